@@ -1,0 +1,102 @@
+import pytest
+
+from archlint.model import Finding, Level, Location, Suppression
+from archlint.registry import load_rules
+from archlint.suppress import apply_suppressions, parse_suppression_text
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("# archlint: ignore[AL101]", (("AL101",), False)),
+        ("// archlint: ignore[AL101, AL203] -- reason text", (("AL101", "AL203"), False)),
+        ("/* archlint: ignore[policy-gate] */", (("policy-gate",), False)),
+        ("// archlint: file-ignore[AL205]", (("AL205",), True)),
+        ("#archlint:ignore[ AL101 , AL102, ]", (("AL101", "AL102"), False)),
+        ("# noqa: E501  # archlint: ignore[AL101]", (("AL101",), False)),
+    ],
+)
+def test_grammar(text, expected):
+    assert parse_suppression_text(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# archlint: ignore",  # no blanket form
+        "# archlint: ignore[]",
+        "# Archlint: ignore[AL101]",  # case-sensitive
+        "# archlint: IGNORE[AL101]",
+        "# archlint: disable[AL101]",
+        "# notarchlint: ignore[AL101]",
+        "# archlint: ignore[AL 101]",
+        "# plain comment",
+    ],
+)
+def test_not_a_suppression(text):
+    assert parse_suppression_text(text) is None
+
+
+def _finding(rule="AL101", path="pkg/jit.py", line=10):
+    return Finding(rule, Level.WARNING, "msg", Location(path, line, 5))
+
+
+def _sup(*ids, line=10, file_level=False, comment_line=None):
+    return Suppression(line, ids, file_level, comment_line or line)
+
+
+def test_line_suppression_by_id_or_name():
+    rules = load_rules()
+    for written in ("AL101", "policy-gate"):
+        marked, meta = apply_suppressions([_finding()], {"pkg/jit.py": [_sup(written)]}, rules)
+        assert marked[0].suppressed
+        assert meta == []
+
+
+def test_python_gate_suppression_covers_finding_with_cuda_evidence():
+    from archlint.model import Evidence
+
+    finding = Finding(
+        "AL103", Level.NOTE, "empty", Location("pkg/jit.py", 10, 5),
+        evidence=(Evidence(Location("csrc/ar.cuh", 40), "#if ... < 1200"),),
+    )
+    marked, meta = apply_suppressions([finding], {"pkg/jit.py": [_sup("empty-kernel-gate")]}, load_rules())
+    assert marked[0].suppressed and meta == []
+
+
+def test_other_line_other_rule_other_file_not_covered():
+    rules = load_rules()
+    sups = {"pkg/jit.py": [_sup("AL101", line=11)], "other.py": [_sup("AL101")]}
+    marked, meta = apply_suppressions([_finding(), _finding("AL102")], sups, rules)
+    assert not any(f.suppressed for f in marked)
+    assert [(m.rule, m.location.path, m.location.line) for m in meta] == [
+        ("AL900", "other.py", 10),
+        ("AL900", "pkg/jit.py", 11),
+    ]
+
+
+def test_file_level_suppression():
+    sups = {"pkg/jit.py": [_sup("AL101", line=1, file_level=True)]}
+    marked, meta = apply_suppressions([_finding(line=99)], sups, load_rules())
+    assert marked[0].suppressed and meta == []
+
+
+def test_unknown_id_reported_as_al901_at_comment_line():
+    sups = {"k.cu": [_sup("AL2O1", line=8, comment_line=7)]}
+    _, meta = apply_suppressions([], sups, load_rules())
+    assert [(m.rule, m.location.line) for m in meta] == [("AL901", 7)]
+    assert "AL2O1" in meta[0].message
+
+
+def test_unused_only_reported_for_rules_that_ran():
+    sups = {"k.cu": [_sup("AL201")]}
+    _, meta = apply_suppressions([], sups, load_rules(), active_rules={"AL101"})
+    assert meta == []
+    _, meta = apply_suppressions([], sups, load_rules())
+    assert [m.rule for m in meta] == ["AL900"]
+
+
+def test_meta_finding_can_be_suppressed():
+    sups = {"k.cu": [_sup("AL201", "unused-suppression")]}
+    _, meta = apply_suppressions([], sups, load_rules())
+    assert [(m.rule, m.suppressed) for m in meta] == [("AL900", True)]
