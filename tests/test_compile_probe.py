@@ -1,0 +1,168 @@
+"""The compile probe with the real nvcc on tiny fixtures, plus its PTX reader and error sorting."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+from archlint.runtime.compile_probe import (
+    ProbeOptions,
+    body_kind,
+    classify_failure,
+    find_nvcc,
+    probe_unit,
+    probe_units,
+    ptx_entries,
+)
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "runtime-probe"
+needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed here; the compile probe runs it")
+
+
+@pytest.fixture
+def options(tmp_path):
+    return ProbeOptions(cache_dir=str(tmp_path / "cache"), include_dirs=(str(FIXTURES / "include"),))
+
+
+@needs_nvcc
+def test_range_gate_without_else_builds_empty_on_sm120(options):
+    result = probe_unit(FIXTURES / "empty_on_sm120.cu", "sm_120", options)
+    assert result.outcome == "built-empty"
+    assert [name.split("(")[0] for name in result.empty_kernels] == ["lamport_like_kernel"]
+    assert result.kernels == 2 and "1 of 2 kernels" in result.message
+
+
+@needs_nvcc
+def test_same_unit_builds_for_hopper(options):
+    assert probe_unit(FIXTURES / "empty_on_sm120.cu", "sm_90a", options).outcome == "built"
+
+
+@needs_nvcc
+def test_wgmma_is_an_arch_error_on_sm120a(options):
+    result = probe_unit(FIXTURES / "wgmma_sm90.cu", "sm_120a", options)
+    assert result.outcome == "arch-error"
+    assert "Instruction 'wgmma.fence' not supported on .target 'sm_120a'" in result.message
+    assert result.message.startswith("ptxas error")
+
+
+@needs_nvcc
+def test_plain_trap_and_header_units(options):
+    results = probe_units(
+        [FIXTURES / "plain.cu", FIXTURES / "trap_fallback.cu", FIXTURES / "uses_header.cu"], "sm_120", options
+    )
+    assert [r.outcome for r in results] == ["built", "built-trap", "built-empty"]
+    assert results[1].trap_kernels[0].startswith("hopper_or_trap")
+    assert results[2].empty_kernels[0].startswith("header_gated_kernel")
+
+
+@needs_nvcc
+def test_inconclusive_outcomes_say_why(options, tmp_path):
+    torch = probe_unit(FIXTURES / "needs_torch.cu", "sm_120", options)
+    assert (torch.outcome, torch.message) == ("inconclusive", "missing header torch/extension.h (add its include folder with -I)")
+    toolkit = probe_unit(FIXTURES / "toolkit_error.cu", "sm_120", options)
+    assert toolkit.outcome == "inconclusive" and toolkit.message.startswith("#error about the toolkit")
+    no_include = probe_unit(FIXTURES / "uses_header.cu", "sm_120", ProbeOptions(cache_dir=str(tmp_path / "c2")))
+    assert no_include.outcome == "inconclusive" and "gated_body.cuh" in no_include.message
+    slow = probe_unit(FIXTURES / "plain.cu", "sm_120", ProbeOptions(use_cache=False, timeout_s=0.001))
+    assert (slow.outcome, slow.message) == ("inconclusive", "nvcc timed out after 0.001 s")
+    missing = probe_unit(FIXTURES / "plain.cu", "sm_120", ProbeOptions(use_cache=False, nvcc="/nonexistent/nvcc"))
+    assert missing.outcome == "inconclusive" and missing.message.startswith("nvcc could not run")
+
+
+@needs_nvcc
+def test_baseline_separates_arch_errors_from_broken_builds(options):
+    alone = probe_unit(FIXTURES / "static_assert_sm120.cu", "sm_120", options)
+    assert alone.outcome == "inconclusive" and "not tied to the target" in alone.message
+    with_base = ProbeOptions(cache_dir=options.cache_dir + "-b", baseline_target="sm_90a")
+    result = probe_unit(FIXTURES / "static_assert_sm120.cu", "sm_120", with_base)
+    assert result.outcome == "arch-error" and result.message.startswith("builds for sm_90a, not for sm_120")
+    assert "tile does not fit" in result.message
+
+
+@needs_nvcc
+def test_cache_hits_and_header_changes_invalidate(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES, tree)
+    opts = ProbeOptions(cache_dir=str(tmp_path / "cache"), include_dirs=(str(tree / "include"),))
+    first = probe_unit(tree / "uses_header.cu", "sm_120", opts)
+    again = probe_unit(tree / "uses_header.cu", "sm_120", opts)
+    assert (first.cached, again.cached, again.outcome) == (False, True, "built-empty")
+    header = tree / "include" / "gated_body.cuh"
+    header.write_text(header.read_text().replace(" && (__CUDA_ARCH__ < 1200)", ""))
+    widened = probe_unit(tree / "uses_header.cu", "sm_120", opts)
+    assert (widened.cached, widened.outcome) == (False, "built")
+
+
+@needs_nvcc
+def test_cache_dir_from_environment_and_tree_untouched(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "envcache"))
+    before = sorted(p.name for p in FIXTURES.rglob("*"))
+    probe_unit(FIXTURES / "plain.cu", "sm_120", ProbeOptions())
+    assert sorted(p.name for p in FIXTURES.rglob("*")) == before
+    assert list((tmp_path / "envcache" / "probe").glob("*.json"))
+
+
+# ---------------------------------------------------------------- PTX reading and error sorting, no nvcc
+
+PTX = """
+.version 9.0
+.target sm_120
+.visible .entry _Z5emptyPi(
+	.param .u64 .ptr .align 1 _Z5emptyPi_param_0
+)
+{
+	ret;
+}
+.visible .entry trapper(
+	.param .u32 trapper_param_0
+)
+.maxntid 128, 1, 1
+{
+	// begin inline asm
+	trap;
+	// end inline asm
+	ret;
+}
+.visible .entry worker()
+{
+	.reg .b32 %r<2>;
+	mov.u32 %r1, %tid.x;
+$L__BB2_1:
+	ret;
+}
+"""
+
+
+def test_ptx_entries_and_body_kinds():
+    kinds = {name: body_kind(body) for name, body in ptx_entries(PTX).items()}
+    assert kinds == {"_Z5emptyPi": "empty", "trapper": "trap", "worker": "code"}
+
+
+@given(
+    st.lists(st.sampled_from(["", ".reg .b32 %r<4>;", "$L__BB0_1:", "// note", "\n", "\t"]), max_size=6),
+    st.sampled_from(["ret;", "exit;", ""]),
+)
+def test_bodies_of_declarations_labels_and_ret_are_empty(noise, end):
+    assert body_kind("\n".join(noise) + "\n" + end) == "empty"
+
+
+@pytest.mark.parametrize(
+    "stderr,outcome,fragment",
+    [
+        ("ptxas /tmp/s/x.ptx, line 25; error   : Instruction 'wgmma.fence' not supported on .target 'sm_120a'\n",
+         "arch-error", "ptxas error (PTX line 25): Instruction 'wgmma.fence'"),
+        ("x.cu(3): error: __cluster_dims__ is not supported for this GPU architecture\n", "arch-error", "__cluster_dims__"),
+        ('x.cu(1): catastrophic error: cannot open source file "tvm/ffi/function.h"\n', "inconclusive", "missing header tvm/ffi/function.h"),
+        ('x.cu:2:2: error: #error "needs sm_90 or newer"\n', "arch-error", "#error for this architecture"),
+        ('x.cu:2:2: error: #error "CUDA 12.8 required"\n', "inconclusive", "#error about the toolkit"),
+        ("nvcc fatal   : Unsupported gpu architecture 'sm_101'\n", "inconclusive", "this nvcc cannot build the target"),
+        ("x.cu(1): error: expected an expression\n", "inconclusive", "not tied to the target: x.cu(1): error: expected"),
+    ],
+)
+def test_classify_failure(stderr, outcome, fragment):
+    got, message = classify_failure(stderr, "/tmp/s")
+    assert got == outcome and fragment in message
