@@ -253,3 +253,85 @@ def test_format_bytes_round_trips_the_byte_count(n):
 @given(st.integers(min_value=1, max_value=15), st.integers(min_value=0, max_value=9))
 def test_parse_profile_cc_dotted_and_plain_agree(major, minor):
     assert parse_profile_cc(f"{major}.{minor}") == parse_profile_cc(f"sm_{major}{minor}") == major * 10 + minor
+
+
+# ---------------------------------------------------------------- the launch probe, against a fake
+
+
+class FakeLaunchDriver(FakeDriver):
+    def __init__(self, optin=232448, **kwargs):
+        super().__init__(**kwargs)
+        self.optin = optin
+        self.attribute_value = 0
+        self.launched: list[int] = []
+        self.released = False
+
+    def cuDevicePrimaryCtxRetain(self, ref, device):
+        ref._obj.value = 0x1000
+        return 0
+
+    def cuCtxSetCurrent(self, context):
+        return 0
+
+    def cuModuleLoadData(self, ref, image):
+        assert b".entry archlint_smem_probe" in image
+        ref._obj.value = 0x2000
+        return 0
+
+    def cuModuleGetFunction(self, ref, module, name):
+        ref._obj.value = 0x3000
+        return 0 if name == b"archlint_smem_probe" else 500
+
+    def cuFuncSetAttribute(self, function, attribute, value):
+        assert attribute == drv.FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        if value > self.optin:
+            return 1
+        self.attribute_value = value
+        return 0
+
+    def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        if smem > self.attribute_value and smem > 49152:
+            return 1
+        self.launched.append(smem)
+        return 0
+
+    def cuCtxSynchronize(self):
+        return 0
+
+    def cuModuleUnload(self, module):
+        return 0
+
+    def cuDevicePrimaryCtxRelease_v2(self, device):
+        self.released = True
+        return 0
+
+
+def test_launch_probe_brackets_the_optin_limit():
+    from archlint.runtime.launch_probe import format_probe, limit_sizes, probe_smem
+
+    fake = FakeLaunchDriver()
+    sizes = limit_sizes(232448, requests=[163840])
+    assert sizes == [49152, 163840, 232448, 232449]
+    results = probe_smem(0, sizes, load_library=lambda: fake)
+    assert [(r.nbytes, r.ok) for r in results] == [(49152, True), (163840, True), (232448, True), (232449, False)]
+    assert results[-1].error == "cuFuncSetAttribute failed: CUDA_ERROR_INVALID_VALUE (1)"
+    assert fake.launched == [49152, 163840, 232448] and fake.released
+    assert format_probe(results[2], 232448) == "  232,448 B (the opt-in limit): launched"
+    assert format_probe(results[3], 232448).startswith("  232,449 B (limit +1 B): failed: cuFuncSetAttribute")
+    n, ok, error = results[0]
+    assert (n, ok, error) == (49152, True, "")
+
+
+def test_launch_probe_releases_the_context_when_loading_fails():
+    from archlint.runtime.launch_probe import probe_smem
+
+    class NoJit(FakeLaunchDriver):
+        def cuModuleLoadData(self, ref, image):
+            return 221
+
+    fake = NoJit()
+    with pytest.raises(drv.DriverError, match=r"cuModuleLoadData failed: CUDA_ERROR_JIT_COMPILER_NOT_FOUND \(221\)"):
+        probe_smem(0, [1024], load_library=lambda: fake)
+    assert fake.released
+    with pytest.raises(drv.DriverError, match="device 2 is out of range"):
+        probe_smem(2, [1024], load_library=lambda: FakeLaunchDriver())
