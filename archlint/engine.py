@@ -27,6 +27,7 @@ class TargetVerdict:
     verdict: Verdict
     reason: str
     evidence: tuple[Evidence, ...] = ()
+    empty_kernels: tuple[str, ...] = ()  # kernels left empty for this target, also when GENUINE
 
 
 @dataclass(frozen=True)
@@ -49,3 +50,10 @@ class ScanResult:
     files_scanned: int = 0
     targets: tuple[str, ...] = ()
     suppressions: tuple[tuple[str, tuple[Suppression, ...]], ...] = field(default=())
+
+
+def scan(options: ScanOptions) -> ScanResult:
+    """Run the whole pipeline over the given paths."""
+    from .pipeline import run
+
+    return run(options)

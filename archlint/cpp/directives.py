@@ -36,6 +36,13 @@ class Structure:
     line_region: tuple[int, ...]  # index = line number (1-based; slot 0 unused) -> innermost region
     masked: bytes  # the file with comments and string/char literal contents blanked (same offsets)
     line_starts: tuple[int, ...]  # byte offset of each line's start; line n starts at line_starts[n-1]
+    raw: bytes = b""  # the file as read
+
+    def line_text(self, line: int, masked: bool = False) -> bytes:
+        source = self.masked if masked else self.raw
+        start = self.line_starts[line - 1]
+        end = self.line_starts[line] if line < len(self.line_starts) else len(source)
+        return source[start:end]
 
     def region_at(self, line: int) -> int:
         if 0 < line < len(self.line_region):
@@ -205,7 +212,7 @@ class _Builder:
         )
         return Structure(
             regions, tuple(self.defines), tuple(self.includes), tuple(self.diagnostics),
-            _line_regions(regions, len(self.starts)), self.masked, self.starts,
+            _line_regions(regions, len(self.starts)), self.masked, self.starts, self.raw,
         )
 
 
@@ -238,3 +245,8 @@ def guard_chain(regions: tuple[Region, ...], index: int) -> tuple[Expr, ...]:
         index = regions[index].parent
         seen += 1
     return tuple(chain)
+
+
+def comment_spans(data: bytes):
+    """Every `//` and `/* */` comment of the file, as regex matches (strings are skipped over)."""
+    return (m for m in _MASK_RE.finditer(data) if m.group(0)[:2] in (b"//", b"/*"))

@@ -1,0 +1,233 @@
+"""What a set of translation units means for one target: blockers, possible blockers, empty kernels.
+
+Used by gate verdicts (the units a gate guards, for each target it excludes or admits) and by
+the file-level AL2xx checks. Works on linked facts only; never reads a file.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from .arch import Target
+from .cpp.directives import guard_chain
+from .cpp.evaluate import Evaluator, Value
+from .cpp.expr import render
+from .kb import KnowledgeBase
+from .link import CudaIndex
+from .model import Binary, CudaFacts, Evidence, Expr, Function, Location, Region, SmemRequest, Construct
+
+HOST_SMEM_KINDS = ("dynamic-attr", "launch")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One reason a unit matters for a target, with the chain that leads to it."""
+
+    kind: str  # 'instruction' | 'smem' | 'empty-kernel' | 'trap-kernel' | 'unresolved'
+    location: Location
+    message: str
+    chain: tuple[Evidence, ...]
+    certain: bool  # False: compiled only under a condition archlint could not decide
+
+
+@dataclass(frozen=True)
+class Analysis:
+    target: Target
+    blockers: tuple[Hit, ...] = ()
+    possible: tuple[Hit, ...] = ()
+    empty: tuple[Hit, ...] = ()
+    unresolved: tuple[Hit, ...] = ()
+    units: int = 0
+
+
+@dataclass
+class TargetView:
+    """Evaluation of regions for one target over the linked facts (memoised)."""
+
+    index: CudaIndex
+    kb: KnowledgeBase
+    target: Target
+    defines: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.device = Evaluator(self.target, self.index.bindings, self.defines)
+        self.host = Evaluator(None, self.index.bindings, self.defines)
+        self._memo: dict[tuple[str, int, bool], Value] = {}
+
+    def truth(self, path: str, region: int, host: bool = False) -> Value:
+        key = (path, region, host)
+        if key not in self._memo:
+            facts = self.index.files[path]
+            evaluator = self.host if host else self.device
+            self._memo[key] = evaluator.all_true(guard_chain(facts.regions, region)) if region >= 0 else 1
+        return self._memo[key]
+
+    def why_false(self, path: str, region: int) -> str:
+        """The first enclosing condition that is false for this target, rendered for evidence."""
+        facts = self.index.files[path]
+        current = region
+        while current >= 0:
+            reg = facts.regions[current]
+            if self.device.truth(reg.cond) == 0:
+                return f"{_directive_text(reg)}: {_false_conjunct(self.device, reg.cond)} is false for {self.target} (__CUDA_ARCH__ = {self.target.cuda_arch})"
+            current = reg.parent
+        return f"compiled out for {self.target}"
+
+    # -------------------------------------------------------------- translation units
+
+    def closure(self, source: str) -> dict[str, tuple[str, int] | None]:
+        """Files a unit compiles for this target: path -> (including file, line), source -> None."""
+        parents: dict[str, tuple[str, int] | None] = {source: None}
+        queue = deque([source])
+        while queue:
+            path = queue.popleft()
+            for resolved in self.index.resolved(path):
+                if resolved.target is None or resolved.target in parents:
+                    continue
+                if self.truth(path, resolved.include.region) == 0 and self.truth(path, resolved.include.region, host=True) == 0:
+                    continue
+                parents[resolved.target] = (path, resolved.include.line)
+                queue.append(resolved.target)
+        return parents
+
+    def reachable(self, source: str, files: set[str]) -> set[tuple[str, str]]:
+        """(path, qualname) of functions reachable by name from the unit's own functions."""
+        start = [(source, f) for f in self.index.files[source].functions]
+        seen = {(path, f.qualname) for path, f in start}
+        queue = deque(start)
+        while queue:
+            _, function = queue.popleft()
+            for name in function.calls:
+                for path, callee in self.index.functions_by_name.get(name, ()):
+                    key = (path, callee.qualname)
+                    if path in files and key not in seen:
+                        seen.add(key)
+                        queue.append((path, callee))
+        return seen
+
+
+def analyze_units(view: TargetView, sources: tuple[str, ...], reference: TargetView | None, head: tuple[Evidence, ...]) -> Analysis:
+    blockers: list[Hit] = []
+    possible: list[Hit] = []
+    empty: list[Hit] = []
+    unresolved: list[Hit] = []
+    for source in sources:
+        if source not in view.index.files:
+            continue
+        parents = view.closure(source)
+        files = set(parents)
+        reached = view.reachable(source, files)
+        for path in sorted(files):
+            facts = view.index.files[path]
+            chain = head + _include_chain(parents, path)
+            _unresolved_includes(view, facts, chain, unresolved)
+            for construct in facts.constructs:
+                _judge_construct(view, facts, construct, reached, source, chain, blockers, possible)
+            for request in facts.smem:
+                _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
+            for function in facts.functions:
+                if function.kind == "global" and (path, function.qualname) in reached:
+                    hit = empty_kernel(view, facts, function, reference, chain)
+                    if hit is not None:
+                        empty.append(hit)
+    return Analysis(view.target, _dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved), len(sources))
+
+
+def _include_chain(parents: dict[str, tuple[str, int] | None], path: str) -> tuple[Evidence, ...]:
+    hops: list[Evidence] = []
+    current = path
+    while parents.get(current) is not None:
+        parent, line = parents[current]
+        hops.append(Evidence(Location(parent, line), f"includes {current}"))
+        current = parent
+    hops.append(Evidence(Location(current, 1), f"compiles {current}"))
+    return tuple(reversed(hops))
+
+
+def _unresolved_includes(view: TargetView, facts: CudaFacts, chain, out: list[Hit]) -> None:
+    for resolved in view.index.resolved(facts.path):
+        if resolved.target is None and not resolved.external and view.truth(facts.path, resolved.include.region) != 0:
+            location = Location(facts.path, resolved.include.line)
+            out.append(Hit("unresolved", location, f"#include \"{resolved.include.target}\" not found in the scanned trees", chain, False))
+
+
+def requirement_for(kb: KnowledgeBase, construct: Construct):
+    return kb.match_ptx(construct.name) if construct.kind == "ptx" else kb.match_identifier(construct.name)
+
+
+def _judge_construct(view, facts, construct: Construct, reached, source, chain, blockers, possible) -> None:
+    requirement = requirement_for(view.kb, construct)
+    if requirement is None or requirement.supports(view.target):
+        return
+    in_function = (facts.path, construct.function) in reached
+    if construct.function and not in_function:
+        return
+    state = view.truth(facts.path, construct.region)
+    if state == 0:
+        return
+    location = Location(facts.path, construct.line, construct.col)
+    where = f" in `{construct.function.split('::')[-1]}`" if construct.function else " (file scope, e.g. a macro body)"
+    message = f"`{construct.name}`{where} {requirement.describe()}; {view.target} lacks it [{requirement.id}]"
+    certain = state == 1 and (bool(construct.function) or facts.path == source)
+    hit = Hit("instruction", location, message, chain + (Evidence(location, message),), certain)
+    (blockers if certain else possible).append(hit)
+
+
+def smem_limit(kb: KnowledgeBase, target: Target, request: SmemRequest) -> int:
+    profile = kb.profile(target.cc)
+    if request.kind == "static" and target.suffix != "a":
+        return profile.smem_per_block  # ptxas's static limit off `a` targets (FACTS.md, static smem)
+    return profile.smem_per_block_optin
+
+
+def _judge_smem(view, facts, request: SmemRequest, reached, source, chain, blockers, possible) -> None:
+    if request.nbytes is None or request.nbytes <= smem_limit(view.kb, view.target, request):
+        return
+    if request.function and (facts.path, request.function) not in reached:
+        return
+    state = view.truth(facts.path, request.region, host=request.kind in HOST_SMEM_KINDS)
+    if state == 0:
+        return
+    limit = smem_limit(view.kb, view.target, request)
+    location = Location(facts.path, request.line, request.col)
+    message = f"shared memory request of {request.nbytes:,} bytes ({request.text}) exceeds {view.target}'s limit of {limit:,} bytes"
+    hit = Hit("smem", location, message, chain + (Evidence(location, message),), state == 1)
+    (blockers if state == 1 else possible).append(hit)
+
+
+def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, reference: TargetView | None, chain=()) -> Hit | None:
+    """A kernel that compiles for the target with no code left in its body (or only a trap)."""
+    if not function.body or view.truth(facts.path, function.region) == 0:
+        return None
+    live = [line for line in function.body if view.truth(facts.path, line.region) != 0]
+    if any(not line.trap for line in live):
+        return None
+    if reference is not None and all(reference.truth(facts.path, line.region) == 0 for line in function.body if not line.trap):
+        return None  # empty everywhere: not an arch question
+    dropped = [line.region for line in function.body if not line.trap and line.region >= 0]
+    region = facts.regions[dropped[0]] if dropped else None
+    kind = "trap-kernel" if live else "empty-kernel"
+    where = Location(facts.path, region.line if region else function.line)
+    reason = view.why_false(facts.path, region.index) if region else "no code left"
+    what = "only traps" if live else "compiles to an empty body"
+    message = f"kernel `{function.name}` (line {function.line}) {what} for {view.target}: {reason}"
+    return Hit(kind, where, message, tuple(chain) + (Evidence(Location(facts.path, function.line, function.col), f"kernel `{function.name}`"), Evidence(where, message)), True)
+
+
+def _directive_text(region: Region) -> str:
+    return f"line {region.line} `{region.text}`"
+
+
+def _false_conjunct(evaluator: Evaluator, expr: Expr) -> str:
+    """The smallest `&&` operand that is false, so evidence names `__CUDA_ARCH__ < 1200`, not the whole line."""
+    while isinstance(expr, Binary) and expr.op == "&&":
+        expr = expr.left if evaluator.truth(expr.left) == 0 else expr.right
+    return f"`{render(expr)}`"
+
+
+def _dedupe(hits: list[Hit]) -> tuple[Hit, ...]:
+    unique: dict[tuple, Hit] = {}
+    for hit in hits:
+        unique.setdefault((hit.kind, hit.location, hit.message), hit)
+    return tuple(sorted(unique.values(), key=lambda h: (h.location.path, h.location.line, h.location.col, h.message)))

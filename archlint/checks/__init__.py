@@ -1,0 +1,36 @@
+"""The rule table: every check module, keyed by rule id (one place to grep, like ruff's codes.rs)."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+from ..model import Finding
+from .context import Context
+
+Check = Callable[[Context], Iterator[Finding]]
+
+
+def all_checks() -> dict[str, Check]:
+    from . import (
+        empty_kernel_gate,
+        exact_arch_branch,
+        gate_admits_unsupported,
+        genuine_gate,
+        policy_gate,
+        silent_noop_branch,
+        smem_over_budget,
+        unguarded_arch_specific,
+        unresolved_gate,
+    )
+
+    return {
+        "AL101": policy_gate.check,
+        "AL102": genuine_gate.check,
+        "AL103": empty_kernel_gate.check,
+        "AL104": unresolved_gate.check,
+        "AL105": gate_admits_unsupported.check,
+        "AL201": unguarded_arch_specific.check,
+        "AL202": silent_noop_branch.check,
+        "AL203": exact_arch_branch.check,
+        "AL204": smem_over_budget.check,
+    }

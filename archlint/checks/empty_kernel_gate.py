@@ -1,0 +1,28 @@
+"""AL103 empty-kernel-gate: without the gate, kernels would compile to empty bodies on those targets."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from ..model import Finding, Verdict
+from ..verdicts import gate_location
+from .context import Context, target_list
+
+_KERNEL_RE = re.compile(r"kernel `([^`]+)`")
+
+
+def check(ctx: Context) -> Iterator[Finding]:
+    for result in ctx.gate_results:
+        empty = [v for v in result.excluded if v.verdict is Verdict.EMPTY or v.empty_kernels]
+        if not empty:
+            continue
+        names = tuple(v.target for v in empty)
+        first = empty[0]
+        message = first.empty_kernels[0] if first.empty_kernels else first.reason
+        kernel = _KERNEL_RE.search(message)
+        evidence = first.evidence if first.verdict is Verdict.EMPTY else ()
+        yield ctx.finding(
+            "AL103", gate_location(result.gate), targets=names, symbol=result.gate.function, evidence=evidence,
+            gate=result.gate.text, arch=target_list(names), kernel=kernel.group(1) if kernel else "?",
+        )

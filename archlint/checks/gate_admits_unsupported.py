@@ -1,0 +1,23 @@
+"""AL105 gate-admits-unsupported: a gate lets a target through whose kernels use what it lacks, unguarded."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..model import Finding
+from ..verdicts import gate_location
+from .context import Context, target_list
+
+
+def check(ctx: Context) -> Iterator[Finding]:
+    for result in ctx.gate_results:
+        broken = [a for a in result.admitted if a.blockers]
+        if not broken:
+            continue
+        names = tuple(a.target.name for a in broken)
+        first = broken[0].blockers[0]
+        construct = first.message.split("`")[1] if "`" in first.message else first.message
+        yield ctx.finding(
+            "AL105", gate_location(result.gate), targets=names, symbol=result.gate.function, evidence=first.chain,
+            gate=result.gate.text, arch=target_list(names), construct=construct,
+        )

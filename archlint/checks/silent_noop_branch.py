@@ -1,0 +1,35 @@
+"""AL202 silent-noop-branch: an arch conditional covers a kernel's whole body with no #else fallback."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..analysis import empty_kernel
+from ..model import Evidence, Finding, Location
+from .context import Context, target_list
+
+
+def check(ctx: Context) -> Iterator[Finding]:
+    for path in sorted(ctx.index.files):
+        facts = ctx.index.files[path]
+        targets = ctx.targets_for(path)
+        for function in facts.functions:
+            if function.kind != "global" or not function.body:
+                continue
+            hits = {t: empty_kernel(ctx.view(t), facts, function, None) for t in targets}
+            empty = [t for t, hit in hits.items() if hit is not None and hit.kind == "empty-kernel"]
+            if not empty or len(empty) == len(targets):
+                continue  # built on none of the targets, or empty everywhere: not an arch question
+            first = hits[empty[0]]
+            names = tuple(t.name for t in empty)
+            condition = _condition(facts, function)
+            yield ctx.finding(
+                "AL202", first.location, targets=names, symbol=function.qualname,
+                evidence=(Evidence(Location(path, function.line, function.col), f"kernel `{function.name}`"), Evidence(first.location, first.message)),
+                condition=condition, kernel=function.name, arch=target_list(names),
+            )
+
+
+def _condition(facts, function) -> str:
+    regions = [line.region for line in function.body if line.region >= 0]
+    return facts.regions[regions[0]].text if regions else "#if"

@@ -1,0 +1,31 @@
+"""AL204 smem-over-budget: a constant shared-memory request above a target's per-block limit."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..analysis import HOST_SMEM_KINDS, smem_limit
+from ..model import Evidence, Finding, Location
+from .context import Context, target_list
+
+
+def check(ctx: Context) -> Iterator[Finding]:
+    for path in sorted(ctx.index.files):
+        facts = ctx.index.files[path]
+        for request in facts.smem:
+            if request.nbytes is None:
+                continue
+            host = request.kind in HOST_SMEM_KINDS
+            over = [t for t in ctx.targets_for(path)
+                    if request.nbytes > smem_limit(ctx.kb, t, request) and ctx.view(t).truth(path, request.region, host=host) != 0]
+            if not over:
+                continue
+            location = Location(path, request.line, request.col)
+            names = tuple(t.name for t in over)
+            limit = smem_limit(ctx.kb, over[0], request)
+            profile = ctx.kb.profile(over[0].cc)
+            yield ctx.finding(
+                "AL204", location, targets=names, symbol=request.function,
+                evidence=(Evidence(location, f"{profile.name}: {profile.smem_per_block_optin:,} bytes per block opt-in, {profile.smem_per_sm:,} per SM; {profile.source}"),),
+                request=request.text, nbytes=f"{request.nbytes:,}", arch=target_list(names), limit=f"{limit:,} bytes",
+            )

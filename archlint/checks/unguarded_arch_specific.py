@@ -1,0 +1,31 @@
+"""AL201 unguarded-arch-specific: an instruction only some targets have, compiled for one that lacks it."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..analysis import requirement_for
+from ..model import Evidence, Finding, Location
+from .context import Context, target_list
+
+
+def check(ctx: Context) -> Iterator[Finding]:
+    for path in sorted(ctx.index.files):
+        facts = ctx.index.files[path]
+        targets = ctx.targets_for(path)
+        for construct in facts.constructs:
+            requirement = requirement_for(ctx.kb, construct)
+            if requirement is None:
+                continue
+            lacking = [t for t in targets if not requirement.supports(t) and ctx.view(t).truth(path, construct.region) == 1]
+            if not lacking:
+                continue
+            location = Location(path, construct.line, construct.col)
+            names = tuple(t.name for t in lacking)
+            region = facts.regions[construct.region] if construct.region >= 0 else None
+            guard = f"under `{region.text}` (line {region.line})" if region else "with no arch guard"
+            evidence = (Evidence(location, f"compiled for {target_list(names)} {guard}; {requirement.source}"),)
+            yield ctx.finding(
+                "AL201", location, targets=names, evidence=evidence, symbol=construct.function,
+                construct=construct.name, requirement=requirement.describe(),
+            )

@@ -1,0 +1,165 @@
+"""CUDA/C++ file → CudaFacts: regions, macros, includes, functions, arch-sensitive constructs, smem.
+
+The preprocessor structure comes from the directive scanner (cpp.directives); functions and
+their calls come from tree-sitter-cuda, with a lexical fallback for kernels the C++ grammar
+loses in ERROR nodes and for files too large to parse whole; constructs (inline PTX,
+intrinsics, shared-memory requests) are found lexically on the comment-masked text, so a
+partial parse never hides one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import hashlib
+import re
+from bisect import bisect_right
+
+from .cpp.directives import Structure, comment_spans, scan_directives
+from .functions import find_functions
+from .model import Construct, CudaFacts, Diagnostic, Function, SmemRequest
+from .ptx import PtxError, _literals_from, opcodes
+from .smem import smem_requests
+from .suppress import parse_suppression_text
+from .model import Suppression
+
+if TYPE_CHECKING:
+    from .kb import KnowledgeBase
+
+_ASM_RE = re.compile(rb"\b(?:asm|__asm__)\s*(?:volatile|__volatile__)?\s*(?:goto\s*)?\(")
+_CLUSTER_ATTR_RE = re.compile(rb"\b__cluster_dims__\s*\(")
+
+
+def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_limit: int = 1 << 20) -> CudaFacts:
+    """Facts of one C/C++/CUDA file. `path` is root-relative posix; `data` its bytes."""
+    if kb is None:
+        from .kb import load_kb
+
+        kb = load_kb()
+    structure = scan_directives(path, data)
+    functions, partial = find_functions(data, structure, parse_limit)
+    spans = _FunctionSpans(functions)
+    text = data.decode("utf-8", "replace")
+    constructs = sorted(
+        _ptx_constructs(data, text, structure, spans) + _identifier_constructs(kb, structure, spans),
+        key=lambda c: (c.line, c.col, c.kind, c.name),
+    )
+    return CudaFacts(
+        path=path,
+        sha256=hashlib.sha256(data).hexdigest(),
+        regions=structure.regions,
+        defines=structure.defines,
+        includes=structure.includes,
+        functions=tuple(functions),
+        constructs=tuple(constructs),
+        smem=tuple(smem_requests(structure, spans.enclosing)),
+        suppressions=tuple(_suppressions(data, structure)),
+        diagnostics=structure.diagnostics,
+        partial_parse=partial,
+    )
+
+
+class _FunctionSpans:
+    """Find the function enclosing a line."""
+
+    def __init__(self, functions: list[Function]):
+        ordered = sorted(functions, key=lambda f: (f.line, -f.end_line))
+        self._starts = [f.line for f in ordered]
+        self._functions = ordered
+
+    def enclosing(self, line: int) -> str:
+        index = bisect_right(self._starts, line) - 1
+        while index >= 0:
+            function = self._functions[index]
+            if function.line <= line <= function.end_line:
+                return function.qualname
+            index -= 1
+            if line - self._functions[index + 1].line > 100_000:
+                break
+        return ""
+
+
+def _ptx_constructs(data: bytes, text: str, structure: Structure, spans: _FunctionSpans) -> list[Construct]:
+    found: list[Construct] = []
+    if b"asm" not in data:
+        return found
+    # Offsets in bytes and in str differ for non-ASCII files; map through line/column.
+    for match in _ASM_RE.finditer(structure.masked):
+        line = structure.line_of(match.start())
+        col = match.start() - structure.line_starts[line - 1] + 1
+        char_pos = _char_offset(text, structure, match.end())
+        try:
+            names = opcodes(_literals_from(text, char_pos))
+        except PtxError:
+            continue
+        region, function = structure.region_at(line), spans.enclosing(line)
+        for name in dict.fromkeys(names):
+            found.append(Construct("ptx", name, line, col, region, function))
+    return found
+
+
+def _char_offset(text: str, structure: Structure, byte_offset: int) -> int:
+    line = structure.line_of(byte_offset)
+    line_start_bytes = structure.line_starts[line - 1]
+    prefix_lines = text.split("\n", line - 1)
+    start_char = len(text) - len(prefix_lines[-1]) if len(prefix_lines) == line else len(text)
+    line_bytes = structure.masked[line_start_bytes:byte_offset]
+    return start_char + len(line_bytes.decode("utf-8", "replace"))
+
+
+def _identifier_constructs(kb: KnowledgeBase, structure: Structure, spans: _FunctionSpans) -> list[Construct]:
+    pattern = _identifier_pattern(kb)
+    found: list[Construct] = []
+    if pattern is None:
+        return found
+    for match in pattern.finditer(structure.masked):
+        name = match.group(0).decode()
+        line = structure.line_of(match.start())
+        col = match.start() - structure.line_starts[line - 1] + 1
+        kind = "attribute" if name.startswith("__cluster_dims__") else "intrinsic"
+        found.append(Construct(kind, name, line, col, structure.region_at(line), spans.enclosing(line)))
+    return found
+
+
+_PATTERNS: dict[int, re.Pattern | None] = {}
+
+
+def _identifier_pattern(kb: KnowledgeBase) -> re.Pattern | None:
+    key = id(kb)
+    if key not in _PATTERNS:
+        names = sorted(kb.intrinsic_names, key=len, reverse=True)
+        alternatives = [re.escape(n) for n in names] + [re.escape(p) + r"\w+" for p in kb.intrinsic_prefixes]
+        _PATTERNS[key] = (
+            re.compile(rb"(?<![\w.])(?:" + "|".join(alternatives).encode() + rb")\b") if alternatives else None
+        )
+    return _PATTERNS[key]
+
+
+def _suppressions(data: bytes, structure: Structure) -> list[Suppression]:
+    """`// archlint: ignore[...]` in real comments only: the same text in a string suppresses nothing."""
+    found: list[Suppression] = []
+    if b"archlint:" not in data:
+        return found
+    for match in comment_spans(data):
+        comment = match.group(0)
+        if b"archlint:" not in comment:
+            continue
+        parsed = parse_suppression_text(comment.decode("utf-8", "replace"))
+        if parsed is None:
+            continue
+        ids, file_level = parsed
+        line = structure.line_of(match.start())
+        line_start = structure.line_starts[line - 1]
+        own_line = not structure.masked[line_start : match.start()].strip()
+        covered = _next_code_line(structure, line) if own_line else line
+        found.append(Suppression(covered, ids, file_level, line))
+    return found
+
+
+def _next_code_line(structure: Structure, line: int) -> int:
+    for candidate in range(line + 1, min(line + 50, len(structure.line_starts)) + 1):
+        start = structure.line_starts[candidate - 1]
+        end = structure.line_starts[candidate] if candidate < len(structure.line_starts) else len(structure.masked)
+        if structure.masked[start:end].strip():
+            return candidate
+    return line + 1

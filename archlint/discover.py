@@ -1,0 +1,121 @@
+"""Walk the scan roots and classify files, never leaving the roots and never following a link loop."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from .model import Diagnostic
+
+CUDA_SUFFIXES = frozenset({".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".inl", ".cc", ".cpp", ".cxx", ".cuinl"})
+PYTHON_SUFFIXES = frozenset({".py"})
+TEMPLATE_SUFFIXES = frozenset({".jinja"})
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", ".nox",
+                       ".venv", "node_modules", "build", "dist", ".eggs", "_skbuild", "CMakeFiles"})
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str  # posix, relative to the scan root
+    absolute: str
+    language: str  # 'cuda' | 'python' | 'template'
+
+
+@dataclass(frozen=True)
+class Discovery:
+    root: str
+    files: tuple[SourceFile, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def scan_root(paths: tuple[str, ...]) -> Path:
+    """The common folder of all paths: every reported path is relative to it."""
+    resolved = [Path(p).resolve() for p in paths]
+    folders = [p if p.is_dir() else p.parent for p in resolved]
+    return Path(os.path.commonpath([str(f) for f in folders])) if folders else Path.cwd()
+
+
+def language_of(name: str) -> str | None:
+    suffix = os.path.splitext(name)[1].lower()
+    if suffix in CUDA_SUFFIXES:
+        return "cuda"
+    if suffix in PYTHON_SUFFIXES:
+        return "python"
+    if suffix in TEMPLATE_SUFFIXES:
+        return "template"
+    return None
+
+
+def discover(paths: tuple[str, ...], exclude: tuple[str, ...] = ()) -> Discovery:
+    root = scan_root(paths)
+    files: dict[str, SourceFile] = {}
+    diagnostics: list[Diagnostic] = []
+    for given in paths:
+        start = Path(given)
+        if not start.exists() and not start.is_symlink():
+            diagnostics.append(Diagnostic(given, "path does not exist", rule="AL902"))
+            continue
+        _walk(start.resolve(), root, exclude, files, diagnostics)
+    ordered = tuple(files[key] for key in sorted(files))
+    return Discovery(str(root), ordered, tuple(sorted(set(diagnostics), key=lambda d: (d.path, d.line, d.message))))
+
+
+def _relative(path: Path, root: Path) -> str | None:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def _excluded(relative: str, exclude: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(relative, pattern.rstrip("/") + "/*") for pattern in exclude)
+
+
+def _walk(start: Path, root: Path, exclude: tuple[str, ...], files: dict[str, SourceFile], diagnostics: list[Diagnostic]) -> None:
+    """Iterative walk; directories are identified by (device, inode) so a link loop is entered once."""
+    seen_dirs: set[tuple[int, int]] = set()
+    stack = [start]
+    while stack:
+        current = stack.pop()
+        relative = _relative(current, root)
+        if relative is None:
+            diagnostics.append(Diagnostic(str(current), "link points outside the scanned roots; not followed", rule="AL902"))
+            continue
+        if relative not in ("", ".") and _excluded(relative, exclude):
+            continue
+        try:
+            info = os.stat(current)
+        except OSError as error:
+            diagnostics.append(Diagnostic(relative or ".", f"cannot be read: {error.strerror or error}", rule="AL902"))
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            key = (info.st_dev, info.st_ino)
+            if key in seen_dirs:
+                continue
+            seen_dirs.add(key)
+            try:
+                entries = sorted(os.scandir(current), key=lambda e: e.name, reverse=True)
+            except OSError as error:
+                diagnostics.append(Diagnostic(relative or ".", f"folder cannot be listed: {error.strerror or error}", rule="AL902"))
+                continue
+            for entry in entries:
+                if entry.name in SKIP_DIRS and entry.is_dir(follow_symlinks=False):
+                    continue
+                if entry.is_symlink():
+                    target = Path(os.path.realpath(entry.path))
+                    if _relative(target, root) is None:
+                        diagnostics.append(Diagnostic(_relative(Path(entry.path), root) or entry.name,
+                                                      "link points outside the scanned roots; not followed", rule="AL902"))
+                        continue
+                    stack.append(target)
+                    continue
+                stack.append(Path(entry.path))
+        elif stat.S_ISREG(info.st_mode):
+            language = language_of(current.name)
+            if language is not None and relative not in files:
+                files[relative] = SourceFile(relative, str(current), language)
+        elif language_of(current.name) is not None:
+            diagnostics.append(Diagnostic(relative, "not a regular file (FIFO, socket or device); skipped", rule="AL902"))

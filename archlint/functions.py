@@ -1,0 +1,239 @@
+"""Functions of a C++/CUDA file: kernels and device functions, their spans, calls and body lines.
+
+tree-sitter-cuda gives the definitions and call expressions. Its C++ grammar loses some kernels
+in ERROR nodes (a `#if` inside a parameter list, `__cluster_dims__(...)` before the name), and
+parsing multi-megabyte generated files whole is slow, so every `__global__`/`__device__`
+definition it misses is recovered lexically: name, parenthesised parameters, balanced braces.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from .cpp.directives import Structure
+from .model import BodyLine, Function
+
+_QUALIFIER_RE = re.compile(rb"\b(__global__|__device__|__host__)\b")
+_TRAP_RE = re.compile(r'__trap\s*\(\s*\)|\basm\s*(?:volatile\s*)?\(\s*"trap;?"|\bassert\s*\(\s*(?:false|0)\s*\)')
+_RETURN_ONLY_RE = re.compile(rb"^\s*(?:return\s*;)?\s*$")
+_NAME_RE = re.compile(rb"(~?[A-Za-z_]\w*|operator\s*\(\s*\)|operator\s*[^\s(]{1,3})\s*(?:<[^;{}()]*>)?\s*\($")
+_IDENT_RE = re.compile(rb"\b[A-Za-z_]\w*\b")
+_KEYWORDS = frozenset(
+    b"if for while switch return sizeof decltype alignof static_cast reinterpret_cast const_cast "
+    b"dynamic_cast static_assert __launch_bounds__ __cluster_dims__ __align__ defined".split()
+)
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    import tree_sitter
+    import tree_sitter_cuda
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
+
+
+def find_functions(data: bytes, structure: Structure, parse_limit: int) -> tuple[list[Function], bool]:
+    """All function definitions with a CUDA qualifier, and whether the C++ parse was partial."""
+    found: dict[int, Function] = {}
+    partial = False
+    if len(data) <= parse_limit and _QUALIFIER_RE.search(structure.masked):
+        tree = _parser().parse(data)
+        partial = tree.root_node.has_error
+        for function in _tree_functions(tree.root_node, structure):
+            found[function.line] = function
+    for function in _lexical_functions(structure, set(found)):
+        found.setdefault(function.line, function)
+    return sorted(found.values(), key=lambda f: (f.line, f.col)), partial
+
+
+# ------------------------------------------------------------------ tree-sitter
+
+
+def _tree_functions(root, structure: Structure):
+    stack = [(root, ())]
+    while stack:
+        node, scope = stack.pop()
+        if node.type == "function_definition":
+            function = _from_definition(node, scope, structure)
+            if function is not None:
+                yield function
+            continue
+        child_scope = scope
+        if node.type in ("namespace_definition", "struct_specifier", "class_specifier"):
+            name = node.child_by_field_name("name")
+            if name is not None:
+                child_scope = (*scope, name.text.decode("utf-8", "replace"))
+        stack.extend((child, child_scope) for child in reversed(node.children))
+
+
+def _from_definition(node, scope: tuple[str, ...], structure: Structure) -> Function | None:
+    declarator = node.child_by_field_name("declarator")
+    body = node.child_by_field_name("body")
+    while declarator is not None and declarator.type not in ("function_declarator",):
+        declarator = declarator.child_by_field_name("declarator")
+    if declarator is None or body is None:
+        return None
+    name_node = declarator.child_by_field_name("declarator")
+    if name_node is None:
+        return None
+    qualified = name_node.text.decode("utf-8", "replace")
+    name = re.split(r"::", re.sub(r"<.*", "", qualified))[-1].strip() or qualified
+    kind = _kind(structure, name_node.start_byte)
+    line = name_node.start_point.row + 1
+    calls = _calls(body)
+    return _function(structure, name, "::".join((*scope, qualified)), kind, line, name_node.start_point.column + 1,
+                     body.start_byte, body.end_byte, calls, _is_template(node))
+
+
+def _is_template(node) -> bool:
+    parent = node.parent
+    return parent is not None and parent.type == "template_declaration"
+
+
+def _calls(body) -> tuple[str, ...]:
+    names: set[str] = set()
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if node.type == "call_expression":
+            callee = node.child_by_field_name("function")
+            if callee is not None:
+                names.add(_last_name(callee.text))
+            arguments = node.child_by_field_name("arguments")
+            if arguments is not None:
+                for argument in arguments.named_children:
+                    if argument.type in ("identifier", "qualified_identifier", "template_function"):
+                        names.add(_last_name(argument.text))
+        elif node.type in ("type_identifier", "qualified_identifier") and node.parent is not None and node.parent.type != "call_expression":
+            names.add(_last_name(node.text))
+        stack.extend(node.children)
+    names.discard("")
+    return tuple(sorted(names))
+
+
+def _last_name(text: bytes) -> str:
+    clean = re.sub(rb"<[^<>]*(?:<[^<>]*>[^<>]*)*>", b"", text)
+    parts = re.split(rb"::|\.|->", clean)
+    tail = parts[-1].strip() if parts else b""
+    return tail.decode("utf-8", "replace") if re.fullmatch(rb"~?[A-Za-z_]\w*", tail) else ""
+
+
+# ------------------------------------------------------------------ lexical fallback
+
+
+def _lexical_functions(structure: Structure, known_lines: set[int]):
+    masked = structure.masked
+    for match in _QUALIFIER_RE.finditer(masked):
+        if match.group(1) == b"__host__":
+            continue
+        opening = _signature_paren(masked, match.end())
+        if opening is None:
+            continue
+        name_match = _NAME_RE.search(masked[max(match.end(), opening - 200) : opening + 1])
+        if name_match is None:
+            continue
+        name_offset = opening - (len(masked[max(match.end(), opening - 200) : opening + 1]) - name_match.start())
+        line = structure.line_of(name_offset)
+        if line in known_lines:
+            continue
+        body = _body_after(masked, opening)
+        if body is None:
+            continue
+        name = re.sub(r"\s+", "", name_match.group(1).decode())
+        kind = _kind(structure, name_offset)
+        col = name_offset - structure.line_starts[line - 1] + 1
+        calls = tuple(sorted({m.group(0).decode() for m in _IDENT_RE.finditer(masked[body[0] : body[1]])} - {k.decode() for k in _KEYWORDS}))
+        known_lines.add(line)
+        yield _function(structure, name, name, kind, line, col, body[0], body[1], calls, False)
+
+
+def _signature_paren(masked: bytes, start: int) -> int | None:
+    """Offset of the `(` opening the parameter list after a qualifier (skips attribute calls)."""
+    pos = start
+    for _ in range(8):
+        opening = masked.find(b"(", pos, pos + 400)
+        if opening < 0 or masked.find(b";", pos, opening) >= 0 or masked.find(b"{", pos, opening) >= 0:
+            return None
+        before = masked[max(pos, opening - 40) : opening].rstrip()
+        if before.endswith((b"__launch_bounds__", b"__cluster_dims__", b"__align__", b"__attribute__", b"alignas")):
+            closing = _match(masked, opening, b"(", b")")
+            if closing is None:
+                return None
+            pos = closing + 1
+            continue
+        return opening
+    return None
+
+
+def _body_after(masked: bytes, opening: int) -> tuple[int, int] | None:
+    closing = _match(masked, opening, b"(", b")")
+    if closing is None:
+        return None
+    brace = masked.find(b"{", closing, closing + 400)
+    if brace < 0 or masked.find(b";", closing, brace) >= 0:
+        return None
+    end = _match(masked, brace, b"{", b"}")
+    return None if end is None else (brace, end + 1)
+
+
+def _match(masked: bytes, start: int, open_char: bytes, close_char: bytes, limit: int = 4_000_000) -> int | None:
+    depth, pos, stop = 0, start, min(len(masked), start + limit)
+    pattern = re.compile(re.escape(open_char) + b"|" + re.escape(close_char))
+    for token in pattern.finditer(masked, pos, stop):
+        depth += 1 if token.group(0) == open_char else -1
+        if depth == 0:
+            return token.start()
+    return None
+
+
+# ------------------------------------------------------------------ shared
+
+
+def _kind(structure: Structure, name_offset: int) -> str:
+    """CUDA execution space from the qualifiers between the previous statement and the name."""
+    masked = structure.masked
+    window_start = max(masked.rfind(b";", 0, name_offset), masked.rfind(b"}", 0, name_offset), masked.rfind(b"{", 0, name_offset), name_offset - 600)
+    qualifiers = set(_QUALIFIER_RE.findall(masked[window_start + 1 : name_offset]))
+    if b"__global__" in qualifiers:
+        return "global"
+    if b"__device__" in qualifiers:
+        return "host_device" if b"__host__" in qualifiers else "device"
+    return "host"
+
+
+def _function(structure: Structure, name: str, qualname: str, kind: str, line: int, col: int,
+              body_start: int, body_end: int, calls: tuple[str, ...], template: bool) -> Function:
+    first, last = structure.line_of(body_start), structure.line_of(max(body_start, body_end - 1))
+    return Function(
+        name=name,
+        qualname=qualname,
+        kind=kind,
+        line=line,
+        col=col,
+        end_line=last,
+        region=structure.region_at(line),
+        calls=calls,
+        body=_body_lines(structure, first, last, body_start, body_end),
+        template=template,
+    )
+
+
+def _body_lines(structure: Structure, first: int, last: int, body_start: int, body_end: int) -> tuple[BodyLine, ...]:
+    """Distinct (region, trap) pairs of the body's code lines: what is compiled under which guard."""
+    seen: set[BodyLine] = set()
+    masked = structure.masked
+    for line in range(first, last + 1):
+        start = max(structure.line_starts[line - 1], body_start + 1)
+        end = min(structure.line_starts[line] if line < len(structure.line_starts) else len(masked), body_end - 1)
+        text = masked[start:end]
+        stripped = text.strip().strip(b"{};").strip()
+        if not stripped or stripped.startswith(b"#") or _RETURN_ONLY_RE.match(stripped):
+            continue
+        seen.add(BodyLine(structure.region_at(line), bool(_TRAP_RE.search(_raw_line(structure, line)))))
+    return tuple(sorted(seen, key=lambda b: (b.region, b.trap)))
+
+
+def _raw_line(structure: Structure, line: int) -> str:
+    # The masked text blanks string contents, and `asm("trap;")` is recognised by its string.
+    return structure.line_text(line).decode("utf-8", "replace")

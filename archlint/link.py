@@ -1,0 +1,118 @@
+"""Cross-file linking of CUDA facts: include resolution, the macro table, the function index."""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from .cpp.directives import guard_chain
+from .cpp.evaluate import Binding
+from .model import CudaFacts, Function, Include
+
+# Headers that come from the toolkit or a framework, not from the scanned code: leaving them
+# unresolved loses nothing arch-specific that archlint could judge.
+EXTERNAL_PREFIXES = (
+    "cuda", "cuda_", "cuda/", "cub/", "thrust/", "nv/", "nvtx3/", "cooperative_groups", "mma.h", "sm_", "vector_",
+    "torch/", "ATen/", "c10/", "pybind11/", "tvm/", "dlpack/", "Python.h", "nvrtc", "cublas", "cufft", "curand",
+    "nccl", "mpi", "crt/", "device_", "host_", "math_", "builtin_", "texture_", "surface_", "library_types",
+    "driver_", "nvml", "cudnn", "cusparse", "cusolver", "cupti", "flashinfer_ops", "gtest/", "benchmark/",
+)
+STD_HEADERS = frozenset(
+    "algorithm array atomic bitset cassert cfloat chrono climits cmath complex condition_variable cstddef cstdint "
+    "cstdio cstdlib cstring ctime deque exception fstream functional initializer_list iomanip iostream iterator "
+    "limits list map memory mutex numeric optional ostream queue random ratio set sstream stack stdexcept string "
+    "string_view thread tuple type_traits typeinfo unordered_map unordered_set utility variant vector assert.h "
+    "stdint.h stdio.h stdlib.h string.h math.h float.h limits.h stddef.h unistd.h cxxabi.h dlfcn.h execinfo.h "
+    "filesystem span any bit concepts source_location cinttypes cerrno csignal".split()
+)
+
+
+@dataclass(frozen=True)
+class ResolvedInclude:
+    include: Include
+    target: str | None  # root-relative path, or None
+    external: bool  # unresolved, but a toolkit/std/framework header
+
+
+@dataclass
+class CudaIndex:
+    files: Mapping[str, CudaFacts]
+    includes: dict[str, tuple[ResolvedInclude, ...]] = field(default_factory=dict)
+    bindings: dict[str, tuple[Binding, ...]] = field(default_factory=dict)
+    functions_by_name: dict[str, tuple[tuple[str, Function], ...]] = field(default_factory=dict)
+
+    def resolved(self, path: str) -> tuple[ResolvedInclude, ...]:
+        return self.includes.get(path, ())
+
+
+def is_external(target: str) -> bool:
+    return target in STD_HEADERS or target.startswith(EXTERNAL_PREFIXES)
+
+
+def include_roots(paths: Iterable[str], extra: Iterable[str] = ()) -> tuple[str, ...]:
+    """Folders named `include` or `csrc` in the scan, plus the user's --include-dir (root-relative)."""
+    roots: set[str] = set(extra)
+    for path in paths:
+        parts = path.split("/")
+        for i, part in enumerate(parts[:-1]):
+            if part in ("include", "csrc"):
+                roots.add("/".join(parts[: i + 1]))
+    return tuple(sorted(roots))
+
+
+class _Resolver:
+    def __init__(self, files: Iterable[str], roots: tuple[str, ...]):
+        self.files = set(files)
+        self.roots = roots
+        self.by_suffix: dict[str, list[str]] = defaultdict(list)
+        for path in sorted(self.files):
+            parts = path.split("/")
+            for i in range(max(0, len(parts) - 4), len(parts)):
+                self.by_suffix["/".join(parts[i:])].append(path)
+
+    def resolve(self, including: str, target: str) -> str | None:
+        target = target.replace("\\", "/")
+        local = posixpath.normpath(posixpath.join(posixpath.dirname(including), target))
+        if local in self.files:
+            return local
+        for root in self.roots:
+            candidate = posixpath.normpath(posixpath.join(root, target))
+            if candidate in self.files:
+                return candidate
+        # Any folder that resolves it: a unique file whose path ends with the include text.
+        matches = self.by_suffix.get(posixpath.normpath(target), [])
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            shared = [m for m in matches if m.split("/")[0] == including.split("/")[0]]
+            return min(shared or matches, key=lambda m: (len(m), m))
+        return None
+
+
+def build_index(facts: Iterable[CudaFacts], extra_include_dirs: Iterable[str] = ()) -> CudaIndex:
+    files = {f.path: f for f in facts}
+    index = CudaIndex(files)
+    resolver = _Resolver(files, include_roots(files, extra_include_dirs))
+    bindings: dict[str, list[Binding]] = defaultdict(list)
+    functions: dict[str, list[tuple[str, Function]]] = defaultdict(list)
+    for path in sorted(files):
+        fact = files[path]
+        index.includes[path] = tuple(_resolve_all(resolver, fact))
+        for define in fact.defines:
+            guard = guard_chain(fact.regions, define.region)
+            bindings[define.name].append(Binding(define.value, define.params, guard, define.undef))
+        for function in fact.functions:
+            functions[function.name].append((path, function))
+    index.bindings = {name: tuple(values) for name, values in bindings.items()}
+    index.functions_by_name = {name: tuple(values) for name, values in functions.items()}
+    return index
+
+
+def _resolve_all(resolver: _Resolver, fact: CudaFacts) -> list[ResolvedInclude]:
+    out = []
+    for include in fact.includes:
+        target = None if include.system and is_external(include.target) else resolver.resolve(fact.path, include.target)
+        out.append(ResolvedInclude(include, target, target is None and is_external(include.target)))
+    return out

@@ -1,0 +1,136 @@
+"""The scan pipeline, stage by stage; engine.scan() is its public door."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .analysis import TargetView, analyze_units
+from .arch import Target, default_targets, parse_target
+from .checks import all_checks
+from .checks.context import Context, GateResult
+from .discover import discover
+from .engine import GateReport, ScanOptions, ScanResult
+from .facts import FileFacts, extract_all
+from .kb import load_kb
+from .link import build_index
+from .model import Finding, Location
+from .verdicts import (build_target, excluded_targets, gate_location, guarded_units, reference_target,
+                       verdict_for)
+
+
+def run(options: ScanOptions) -> ScanResult:
+    discovery = discover(options.paths, options.exclude)
+    root = discovery.root
+    cache = _open_cache(options)
+    facts = extract_all(discovery.files, options.jobs, options.max_file_bytes, cache)
+    kb = load_kb()
+    index = build_index([f.cuda for f in facts if f.cuda is not None], _relative_dirs(options.include_dirs, root))
+    targets = tuple(parse_target(t) for t in options.targets) or default_targets()
+    gates, pyindex = _python_gates(facts, root, discovery)
+    ctx = Context(index, kb, targets)
+    results = tuple(_judge_gate(gate, pyindex, index, kb, targets, ctx) for gate in gates)
+    ctx.gate_results = results
+    findings = _run_checks(ctx, options)
+    diagnostics = tuple(sorted({d for f in facts for d in f.diagnostics} | set(discovery.diagnostics),
+                               key=lambda d: (d.path, d.line, d.message)))
+    suppressions = tuple(sorted((f.file.path, _suppressions_of(f)) for f in facts if _suppressions_of(f)))
+    return ScanResult(
+        root=root,
+        findings=tuple(sorted(findings, key=Finding.sort_key)),
+        diagnostics=diagnostics,
+        gates=tuple(_gate_report(r, targets) for r in results),
+        files_scanned=len(discovery.files),
+        targets=tuple(t.name for t in targets),
+        suppressions=suppressions,
+    )
+
+
+def _open_cache(options: ScanOptions):
+    if not options.use_cache:
+        return None
+    try:
+        from .cache import FactsCache
+    except ImportError:
+        return None
+    return FactsCache.open()
+
+
+def _relative_dirs(dirs: tuple[str, ...], root: str) -> tuple[str, ...]:
+    out = []
+    for folder in dirs:
+        try:
+            out.append(Path(folder).resolve().relative_to(root).as_posix())
+        except ValueError:
+            continue
+    return tuple(out)
+
+
+def _suppressions_of(facts: FileFacts) -> tuple:
+    if facts.cuda is not None:
+        return facts.cuda.suppressions
+    if facts.python is not None:
+        return tuple(getattr(facts.python, "suppressions", ()))
+    return ()
+
+
+def _python_gates(facts: list[FileFacts], root: str, discovery) -> tuple[tuple, object]:
+    python = [f.python for f in facts if f.python is not None]
+    if not python:
+        return (), None
+    from .pylink import link_python
+
+    pyindex = link_python(python, [root], {f.path for f in discovery.files})
+    return tuple(sorted(pyindex.gates, key=lambda g: (g.path, g.line, g.col))), pyindex
+
+
+def _defines(gate) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for flag in getattr(gate, "defines", ()):
+        text = flag[2:] if flag.startswith("-D") else flag
+        name, _, value = text.partition("=")
+        try:
+            out[name.strip()] = int(value, 0) if value else 1
+        except ValueError:
+            continue
+    return out
+
+
+def _judge_gate(gate, pyindex, index, kb, targets: tuple[Target, ...], ctx: Context) -> GateResult:
+    units = guarded_units(pyindex, gate)
+    defines = _defines(gate)
+    reference = reference_target(gate, targets)
+    excluded = tuple(verdict_for(gate, units, index, kb, t, defines, reference) for t in excluded_targets(gate, targets))
+    admitted = []
+    admitted_builds = sorted({b for t in targets if t.cc in set(gate.admits) for b in build_target(gate, t)})
+    for build in admitted_builds:
+        view = TargetView(index, kb, build, defines)
+        admitted.append(analyze_units(view, units.sources, None, ()))
+        for source in units.sources:
+            for path in view.closure(source):
+                existing = ctx.file_targets.get(path, ())
+                if build not in existing:
+                    ctx.file_targets[path] = tuple(sorted((*existing, build)))
+    return GateResult(gate, units.sources, excluded, tuple(admitted))
+
+
+def _run_checks(ctx: Context, options: ScanOptions) -> list[Finding]:
+    from .registry import resolve_all
+
+    selected = set(resolve_all(options.select)) if options.select else None
+    ignored = set(resolve_all(options.ignore)) if options.ignore else set()
+    findings: list[Finding] = []
+    for rule_id, check in all_checks().items():
+        if (selected is not None and rule_id not in selected) or rule_id in ignored:
+            continue
+        findings.extend(check(ctx))
+    if options.report_paths:
+        wanted = set(options.report_paths)
+        findings = [f for f in findings if f.location.path in wanted or any(e.location.path in wanted for e in f.evidence)]
+    return findings
+
+
+def _gate_report(result: GateResult, targets: tuple[Target, ...]) -> GateReport:
+    gate = result.gate
+    admits = tuple(t.name for t in targets if t.cc in set(gate.admits))
+    return GateReport(gate.id, gate.text, gate_location(gate), admits, result.excluded)

@@ -1,0 +1,153 @@
+"""Verdicts for Python gates: for each target a gate excludes, POLICY, GENUINE, EMPTY or UNKNOWN.
+
+A false POLICY (telling someone to widen a gate that then fails to build or silently computes
+nothing) is the costliest mistake, so POLICY needs positive evidence: guarded sources found,
+every include inside the scanned trees resolved, no blocker, no possible blocker.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from .analysis import Analysis, TargetView, analyze_units
+from .arch import Target, known_ccs
+from .engine import TargetVerdict
+from .model import Evidence, Location, Verdict
+
+_MAX_CALL_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class GuardedUnits:
+    sources: tuple[str, ...]  # root-relative CUDA files the gate's builds compile
+    unresolved: tuple[str, ...]  # source references that could not be resolved, as written
+    evidence: dict  # source path -> evidence hops from the gate to it
+
+
+def gate_location(gate) -> Location:
+    return Location(gate.path, gate.line, gate.col, gate.end_line, gate.end_col)
+
+
+def guarded_units(pyindex, gate) -> GuardedUnits:
+    """The CUDA sources a gate guards: the gate's own JIT spec, or what its guarded functions build."""
+    sources: dict[str, tuple[Evidence, ...]] = {}
+    unresolved: list[str] = []
+    head = (Evidence(gate_location(gate), f"gate `{gate.text}`"),)
+    for ref in gate.sources:
+        _add_source(ref, head, sources, unresolved)
+    functions = list(gate.guards)
+    seen = set(functions)
+    queue = deque((name, head, 0) for name in functions)
+    while queue:
+        name, chain, depth = queue.popleft()
+        function = pyindex.functions.get(name)
+        hop = chain
+        if function is not None and name != gate.function:
+            hop = chain + (Evidence(Location(_module_path(pyindex, name), function.span.line), f"calls `{name}`"),)
+        for ref in pyindex.sources(name):
+            _add_source(ref, hop, sources, unresolved)
+        if depth >= _MAX_CALL_DEPTH:
+            continue
+        for callee in pyindex.callees(name):
+            if callee not in seen:
+                seen.add(callee)
+                queue.append((callee, hop, depth + 1))
+    return GuardedUnits(tuple(sorted(sources)), tuple(sorted(set(unresolved))), sources)
+
+
+def _module_path(pyindex, qualname: str) -> str:
+    finder = getattr(pyindex, "path_of", None)
+    return finder(qualname) if finder else ""
+
+
+def _add_source(ref, chain, sources: dict, unresolved: list) -> None:
+    path = getattr(ref, "path", None)
+    if path:
+        sources.setdefault(path, chain + (Evidence(Location(ref.ref_path, ref.line), f"builds {path}"),))
+    else:
+        unresolved.append(getattr(ref, "text", str(ref)))
+
+
+def excluded_targets(gate, targets: tuple[Target, ...]) -> tuple[Target, ...]:
+    admits = set(gate.admits)
+    return tuple(t for t in targets if t.cc not in admits)
+
+
+def build_target(gate, target: Target) -> tuple[Target, ...]:
+    """The target(s) the gate's build would compile for: the project's suffix where it is known."""
+    suffix = getattr(gate, "suffix", "?")
+    if suffix in ("a", "f") and _suffix_allowed(target.cc, suffix):
+        return (Target(target.cc, suffix),)
+    if suffix == "" or target.suffix or target.cc < 90:
+        return (target,)
+    return (target, Target(target.cc, "a"))  # unknown suffix: judge both the plain and the `a` build
+
+
+def _suffix_allowed(cc: int, suffix: str) -> bool:
+    return cc >= 90 if suffix == "a" else cc >= 100
+
+
+def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict, str, tuple[Evidence, ...]]:
+    target = analysis.target
+    if analysis.blockers:
+        first = analysis.blockers[0]
+        more = f" (+{len(analysis.blockers) - 1} more)" if len(analysis.blockers) > 1 else ""
+        return Verdict.GENUINE, first.message + more, first.chain
+    if analysis.empty:
+        first = analysis.empty[0]
+        more = f" (+{len(analysis.empty) - 1} more kernels)" if len(analysis.empty) > 1 else ""
+        return Verdict.EMPTY, first.message + more, first.chain
+    if not units.sources:
+        why = f"unresolved: {', '.join(units.unresolved[:3])}" if units.unresolved else "no CUDA source found behind it"
+        return Verdict.UNKNOWN, f"guarded sources could not be resolved ({why})", ()
+    if analysis.possible:
+        first = analysis.possible[0]
+        return Verdict.UNKNOWN, f"possible blocker under a condition archlint cannot decide for {target}: {first.message}", first.chain
+    if analysis.unresolved:
+        first = analysis.unresolved[0]
+        return Verdict.UNKNOWN, f"evidence incomplete: {first.message}", first.chain
+    if units.unresolved:
+        return Verdict.UNKNOWN, f"some guarded sources could not be resolved: {', '.join(units.unresolved[:3])}", ()
+    if not exact:
+        return Verdict.UNKNOWN, "the gate's condition could only be read approximately", ()
+    return Verdict.POLICY, f"nothing reachable from {len(units.sources)} guarded source(s) needs what {target} lacks", ()
+
+
+_SEVERITY = {Verdict.GENUINE: 3, Verdict.EMPTY: 2, Verdict.UNKNOWN: 1, Verdict.POLICY: 0}
+
+
+def verdict_for(gate, units: GuardedUnits, index, kb, target: Target, defines: dict[str, int], reference: Target | None) -> TargetVerdict:
+    """The verdict for one excluded target; with an unknown build suffix the worse of plain and `a`."""
+    worst: TargetVerdict | None = None
+    for build in build_target(gate, target):
+        view = TargetView(index, kb, build, defines)
+        ref_view = TargetView(index, kb, reference, defines) if reference is not None else None
+        head = (Evidence(gate_location(gate), f"gate `{gate.text}` excludes {build}"),)
+        analysis = analyze_units(view, units.sources, ref_view, head)
+        verdict, reason, evidence = judge(analysis, units, getattr(gate, "exact", True))
+        chain = _join(units, evidence)
+        empties = tuple(h.message for h in analysis.empty)
+        candidate = TargetVerdict(build.name, verdict, reason, chain, empties)
+        if worst is None or _SEVERITY[candidate.verdict] > _SEVERITY[worst.verdict]:
+            worst = candidate
+    return worst
+
+
+def _join(units: GuardedUnits, evidence: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
+    """Prefix the gate → python call chain of the source the evidence starts from."""
+    if not evidence:
+        return evidence
+    for hop in evidence:
+        if hop.message.startswith("compiles "):
+            prefix = units.evidence.get(hop.location.path, ())
+            return (*prefix, *[h for h in evidence if not h.message.startswith("gate ")])
+    return evidence
+
+
+def reference_target(gate, targets: tuple[Target, ...]) -> Target | None:
+    """An admitted target (with the gate's suffix) to tell arch-dependent empties from plain ones."""
+    admitted = sorted(cc for cc in gate.admits if cc in known_ccs())
+    if not admitted:
+        return None
+    return build_target(gate, Target(admitted[-1], ""))[-1]
