@@ -1,0 +1,266 @@
+"""Project configuration: `[tool.archlint]` in pyproject.toml, or top-level keys in archlint.toml.
+
+Found by walking up from the scan root; archlint.toml wins over pyproject.toml in the same
+folder, and a pyproject.toml without `[tool.archlint]` is passed over. Command-line flags
+override what the file says.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+
+from .model import Finding, Level
+
+KNOWN_KEYS = (
+    "targets",
+    "exclude",
+    "include-dirs",
+    "select",
+    "ignore",
+    "per-file-ignores",
+    "fail-on",
+    "levels",
+    "max-file-bytes",
+)
+LEVEL_NAMES = tuple(level.value for level in Level)
+
+
+class ConfigError(ValueError):
+    """A configuration file archlint cannot use; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    path: str = ""  # the file it came from; "" when none was found
+    targets: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    include_dirs: tuple[str, ...] = ()  # resolved against the config file's folder
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    fail_on: str | None = None
+    levels: tuple[tuple[str, str], ...] = ()  # (id or name, level), as written
+    max_file_bytes: int | None = None
+
+
+def find_config(start: str | Path) -> Path | None:
+    """The nearest archlint.toml, or pyproject.toml with [tool.archlint], at or above `start`."""
+    here = Path(start).resolve()
+    if here.is_file():
+        here = here.parent
+    for folder in (here, *here.parents):
+        candidate = folder / "archlint.toml"
+        if candidate.is_file():
+            return candidate
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file() and "archlint" in _read(candidate).get("tool", {}):
+            return candidate
+    return None
+
+
+def load_config(path: str | Path) -> Config:
+    path = Path(path)
+    data = _read(path)
+    table = data.get("tool", {}).get("archlint", {}) if path.name == "pyproject.toml" else data
+    return _parse(table, path)
+
+
+def discover_config(start: str | Path) -> Config:
+    found = find_config(start)
+    return load_config(found) if found else Config()
+
+
+def _read(path: Path) -> dict:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+
+
+def _parse(table: Mapping, path: Path) -> Config:
+    unknown = sorted(set(table) - set(KNOWN_KEYS))
+    if unknown:
+        known = ", ".join(KNOWN_KEYS)
+        raise ConfigError(f"{path}: unknown key `{unknown[0]}` in archlint config (known: {known})")
+    base = path.parent
+    return Config(
+        path=str(path),
+        targets=_strings(table, "targets", path),
+        exclude=_strings(table, "exclude", path),
+        include_dirs=tuple(str((base / d).resolve()) for d in _strings(table, "include-dirs", path)),
+        select=_strings(table, "select", path),
+        ignore=_strings(table, "ignore", path),
+        per_file_ignores=_per_file_ignores(table.get("per-file-ignores", {}), path),
+        fail_on=_level(table.get("fail-on"), "fail-on", path),
+        levels=_levels(table.get("levels", {}), path),
+        max_file_bytes=_positive_int(table.get("max-file-bytes"), path),
+    )
+
+
+def _strings(table: Mapping, key: str, path: Path) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{path}: `{key}` must be a list of strings")
+    return tuple(value)
+
+
+def _per_file_ignores(value: object, path: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: `per-file-ignores` must be a table of glob = [rule ids]")
+    return tuple((glob, _strings(value, glob, path)) for glob in sorted(value))
+
+
+def _level(value: object, key: str, path: Path) -> str | None:
+    if value is None:
+        return None
+    if value not in LEVEL_NAMES:
+        raise ConfigError(f"{path}: `{key}` must be one of {', '.join(LEVEL_NAMES)}, not {value!r}")
+    return str(value)
+
+
+def _levels(value: object, path: Path) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: `levels` must be a table of rule = level")
+    return tuple((rule, _level(level, f"levels.{rule}", path)) for rule, level in sorted(value.items()))
+
+
+def _positive_int(value: object, path: Path) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f"{path}: `max-file-bytes` must be a positive integer")
+    return value
+
+
+# ---------------------------------------------------------------- applying it to findings
+
+
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """A gitignore-like glob: `*` within a segment, `**` across segments, `?` one character."""
+    out, index = [], 0
+    while index < len(pattern):
+        if pattern.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+        elif pattern.startswith("**", index):
+            out.append(".*")
+            index += 2
+        elif pattern[index] == "*":
+            out.append("[^/]*")
+            index += 1
+        elif pattern[index] == "?":
+            out.append("[^/]")
+            index += 1
+        else:
+            out.append(re.escape(pattern[index]))
+            index += 1
+    return re.compile("".join(out) + r"(?:/.*)?\Z")
+
+
+def path_matches(path: str, pattern: str) -> bool:
+    """Match a root-relative posix path; a pattern without '/' also matches the file name."""
+    regex = glob_to_regex(pattern.lstrip("./") if pattern.startswith("./") else pattern)
+    return bool(regex.match(path)) or ("/" not in pattern and bool(regex.match(PurePosixPath(path).name)))
+
+
+def ignored_by_path(finding: Finding, per_file_ignores: Iterable[tuple[str, frozenset[str]]]) -> bool:
+    return any(
+        finding.rule in rules and path_matches(finding.location.path, glob) for glob, rules in per_file_ignores
+    )
+
+
+def relevel(findings: Iterable[Finding], levels: Mapping[str, Level]) -> list[Finding]:
+    """Set each finding's level to its rule's effective level; drop rules set to `none`."""
+    out = []
+    for finding in findings:
+        level = levels.get(finding.rule, finding.level)
+        if level is Level.NONE:
+            continue
+        out.append(finding if level is finding.level else replace(finding, level=level))
+    return out
+
+
+# ---------------------------------------------------------------- settings: config + flags
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The config file merged with command-line flags, rule names resolved to ids."""
+
+    targets: tuple[str, ...]
+    exclude: tuple[str, ...]
+    include_dirs: tuple[str, ...]
+    select: tuple[str, ...]  # resolved ids; empty = all
+    ignore: tuple[str, ...]
+    active: frozenset[str]  # rules that run: select (or all) minus ignore
+    per_file_ignores: tuple[tuple[str, frozenset[str]], ...]
+    fail_on: Level
+    levels: Mapping[str, Level]
+    max_file_bytes: int
+
+
+def merge_settings(
+    config: Config,
+    *,
+    targets: tuple[str, ...] = (),
+    include_dirs: tuple[str, ...] = (),
+    select: tuple[str, ...] = (),
+    ignore: tuple[str, ...] = (),
+    fail_on: str | None = None,
+    rules: Mapping | None = None,
+) -> Settings:
+    """Flags override the file key by key. Raises ConfigError naming an unknown rule or target."""
+    from .registry import effective_levels, load_rules, resolve_all
+
+    rules = load_rules() if rules is None else rules
+    where = config.path or "command line"
+    select_ids = _resolve(resolve_all, select or config.select, rules, f"{where}: select")
+    ignore_ids = _resolve(resolve_all, ignore or config.ignore, rules, f"{where}: ignore")
+    per_file = tuple(
+        (glob, frozenset(_resolve(resolve_all, ids, rules, f"{config.path}: per-file-ignores.{glob}")))
+        for glob, ids in config.per_file_ignores
+    )
+    try:
+        levels = effective_levels(dict(config.levels), rules)
+    except KeyError as error:
+        raise ConfigError(f"{config.path}: levels: unknown rule {error.args[0]!r}") from None
+    chosen = targets or config.targets
+    _check_targets(chosen, where)
+    return Settings(
+        targets=chosen,
+        exclude=config.exclude,
+        include_dirs=include_dirs or config.include_dirs,
+        select=select_ids,
+        ignore=ignore_ids,
+        active=frozenset(select_ids or rules) - frozenset(ignore_ids),
+        per_file_ignores=per_file,
+        fail_on=Level(fail_on or config.fail_on or "warning"),
+        levels=levels,
+        max_file_bytes=config.max_file_bytes or 4 * 1024 * 1024,
+    )
+
+
+def _resolve(resolve_all, ids: tuple[str, ...], rules: Mapping, where: str) -> tuple[str, ...]:
+    try:
+        return resolve_all(ids, rules)
+    except KeyError as error:
+        raise ConfigError(f"{where}: unknown rule {error.args[0]!r} (see `archlint rules`)") from None
+
+
+def _check_targets(targets: tuple[str, ...], where: str) -> None:
+    from .arch import TargetError, parse_target
+
+    for target in targets:
+        try:
+            parse_target(target)
+        except TargetError as error:
+            raise ConfigError(f"{where}: {error}") from None

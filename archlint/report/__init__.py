@@ -1,0 +1,43 @@
+"""Reporters: one module per format, each a `render(report) -> str` over the same Report."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ..engine import GateReport
+from ..model import Diagnostic, Finding, Level
+
+FORMATS = ("text", "json", "sarif", "github")
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a reporter prints: the scan, after suppressions, config and baseline are applied."""
+
+    root: str  # absolute; never printed, only used to read sources (SARIF line hashes)
+    findings: tuple[Finding, ...]  # sorted; suppressed ones only when they are to be shown
+    diagnostics: tuple[Diagnostic, ...] = ()
+    gates: tuple[GateReport, ...] = ()
+    rules: Mapping = field(default_factory=dict)  # rule id -> registry.RuleInfo
+    levels: Mapping[str, Level] = field(default_factory=dict)  # rule id -> effective level
+    targets: tuple[str, ...] = ()
+    files_scanned: int = 0
+    category: str = ""
+    suppressed: int = 0  # findings silenced in source, shown or not
+    baselined: int = 0  # findings matched by --baseline and left out
+    colour: bool = False
+    quiet: bool = False
+    version: str = ""
+
+
+def render(fmt: str, report: Report) -> str:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+    module = importlib.import_module(f"{__name__}.{fmt}")
+    return module.render(report)
+
+
+def sort_findings(findings) -> tuple[Finding, ...]:
+    return tuple(sorted(findings, key=Finding.sort_key))

@@ -1,0 +1,100 @@
+"""The JSON report, schema version 1 (documented in docs/cli.md). Sorted keys, stable order."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from ..baseline import fingerprint
+from ..engine import GateReport
+from ..model import Diagnostic, Evidence, Finding, Fix, Location
+from . import Report
+
+SCHEMA_VERSION = 1
+
+
+def render(report: Report) -> str:
+    document = {
+        "version": SCHEMA_VERSION,
+        "tool": {"name": "archlint", "version": report.version},
+        "targets": list(report.targets),
+        "files_scanned": report.files_scanned,
+        "findings": [finding_dict(f, report) for f in report.findings],
+        "gates": [gate_dict(g) for g in sorted(report.gates, key=lambda g: (g.location, g.gate_id))],
+        "diagnostics": [diagnostic_dict(d) for d in sorted(report.diagnostics, key=_diagnostic_key)],
+        "summary": _summary(report),
+    }
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def location_dict(location: Location) -> dict:
+    out = {"path": location.path, "line": location.line, "col": location.col}
+    if location.end_line:
+        out.update(end_line=location.end_line, end_col=location.end_col)
+    return out
+
+
+def evidence_dict(hop: Evidence) -> dict:
+    return {**location_dict(hop.location), "message": hop.message}
+
+
+def fix_dict(fix: Fix) -> dict:
+    return {**location_dict(fix.location), "replacement": fix.replacement, "description": fix.description}
+
+
+def finding_dict(finding: Finding, report: Report) -> dict:
+    info = report.rules.get(finding.rule)
+    return {
+        "rule": finding.rule,
+        "name": info.name if info else "",
+        "level": finding.level.value,
+        "message": finding.message,
+        **location_dict(finding.location),
+        "symbol": finding.symbol,
+        "snippet": finding.snippet,
+        "targets": list(finding.targets),
+        "evidence": [evidence_dict(hop) for hop in finding.evidence],
+        "fixes": [fix_dict(fix) for fix in finding.fixes],
+        "properties": dict(finding.properties),
+        "suppressed": finding.suppressed,
+        "fingerprint": fingerprint(finding),
+    }
+
+
+def gate_dict(gate: GateReport) -> dict:
+    return {
+        "id": gate.gate_id,
+        "text": gate.text,
+        **location_dict(gate.location),
+        "admits": list(gate.admits),
+        "verdicts": [
+            {
+                "target": v.target,
+                "verdict": v.verdict.value,
+                "reason": v.reason,
+                "evidence": [evidence_dict(hop) for hop in v.evidence],
+            }
+            for v in sorted(gate.verdicts, key=lambda v: v.target)
+        ],
+    }
+
+
+def diagnostic_dict(diagnostic: Diagnostic) -> dict:
+    return {"rule": diagnostic.rule, "path": diagnostic.path, "line": diagnostic.line, "message": diagnostic.message}
+
+
+def _diagnostic_key(d: Diagnostic) -> tuple:
+    return (d.path, d.line, d.rule, d.message)
+
+
+def _summary(report: Report) -> dict:
+    shown = [f for f in report.findings if not f.suppressed]
+    verdicts = Counter(v.verdict.value for g in report.gates for v in g.verdicts)
+    return {
+        "findings": len(shown),
+        "by_level": dict(Counter(f.level.value for f in shown)),
+        "by_rule": dict(Counter(f.rule for f in shown)),
+        "verdicts": dict(verdicts),
+        "suppressed": report.suppressed,
+        "baselined": report.baselined,
+    }
