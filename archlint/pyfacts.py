@@ -1,0 +1,210 @@
+"""Python facts: what archlint needs from one `.py` file, as plain frozen data.
+
+Nothing in a scanned tree is imported or executed: the file is parsed with tree-sitter and
+summarised into `PythonFacts`, which holds no tree-sitter objects and can be cached by content
+hash. Qualnames here are local to the module ('func', 'Class.method'); `pylink` prefixes them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from .model import Diagnostic, Suppression
+from .pyexpr import PyExpr
+from .suppress import parse_suppression_text
+
+CUDA_EXTENSIONS = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".inl", ".jinja")
+
+
+@dataclass(frozen=True)
+class Span:
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class Decorator:
+    name: str  # dotted callee ('supported_compute_capability', 'functools.cache'), or text
+    span: Span
+    expr: PyExpr  # the decorator expression; a 'call' when it has arguments
+    text: str
+
+
+@dataclass(frozen=True)
+class PyFunction:
+    qualname: str  # local: 'func', 'Class.method', 'outer.inner'
+    name: str
+    cls: str  # enclosing class qualname, '' when not a method
+    span: Span
+    params: tuple[str, ...]
+    decorators: tuple[Decorator, ...]
+
+
+@dataclass(frozen=True)
+class PyClass:
+    qualname: str
+    name: str
+    span: Span
+    bases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PyCall:
+    callee: str  # dotted text as written ('current_compilation_context.get_nvcc_flags_list'), '' if not dotted
+    span: Span
+    function: str  # enclosing function ('' at module level)
+    expr: PyExpr  # kind 'call'
+    text: str
+
+    def kwargs(self) -> dict[str, PyExpr]:
+        return {arg.text: arg.args[0] for arg in self.expr.args[1:] if arg.kind == "kw"}
+
+
+@dataclass(frozen=True)
+class PyImport:
+    module: str  # 'flashinfer.jit.core'; for `from . import env` the module is ''
+    names: tuple[str, ...]  # imported names; () for `import module`
+    aliases: tuple[str, ...]  # the local name each binds (parallel to names, or the module's)
+    level: int  # leading dots of a relative import
+    line: int
+    function: str
+
+
+@dataclass(frozen=True)
+class PyConstant:
+    name: str
+    values: tuple[int, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class PyAssign:
+    targets: tuple[str, ...]  # dotted targets; several for tuple unpacking
+    value: PyExpr
+    line: int
+    function: str
+    unpack: bool
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """An expression that names a CUDA source or template file."""
+
+    function: str
+    line: int
+    col: int
+    root: str  # the expression the path hangs off, dotted ('jit_env.FLASHINFER_CSRC_DIR'), '' for a bare string
+    parts: tuple[str, ...]  # the literal path components after the root ('nv_internal', 'x.cu')
+    text: str
+    template: bool = False  # a jinja template that renders into a generated source
+    dynamic: bool = False  # the file name is formatted at run time (an f-string)
+
+    @property
+    def name(self) -> str:
+        return self.parts[-1] if self.parts else ""
+
+
+@dataclass(frozen=True)
+class FlagList:
+    function: str
+    line: int
+    callee: str
+    keyword: str  # 'extra_cuda_cflags', 'extra_cflags', ...
+    values: tuple[str, ...]
+
+    @property
+    def defines(self) -> tuple[str, ...]:
+        return tuple(value for value in self.values if value.startswith("-D"))
+
+
+@dataclass(frozen=True)
+class Test:
+    """A condition that decides control flow: a gate candidate."""
+
+    kind: str  # 'if' | 'elif' | 'while' | 'assert' | 'ternary'
+    expr: PyExpr
+    span: Span
+    function: str
+    text: str
+    body_calls: tuple[str, ...]  # callees in the guarded body
+    exits: bool  # the body leaves the function (raise/return): the rest of the block is guarded by `not expr`
+    rest_calls: tuple[str, ...]  # callees after the statement in the same block (when exits)
+
+
+@dataclass(frozen=True)
+class PyReturn:
+    function: str
+    line: int
+    value: PyExpr | None
+    path: tuple[tuple[PyExpr, bool], ...]  # enclosing conditions with their required truth
+
+
+@dataclass(frozen=True)
+class ArchString:
+    """A string literal that spells a target ('-gencode=arch=compute_90a,code=sm_90a', '90a')."""
+
+    value: str
+    span: Span
+    function: str
+    context: str  # nearby callee, keyword and assignment target names, space-separated
+
+
+@dataclass(frozen=True)
+class PythonFacts:
+    path: str
+    sha256: str
+    encoding: str = "utf-8"
+    functions: tuple[PyFunction, ...] = ()
+    classes: tuple[PyClass, ...] = ()
+    calls: tuple[PyCall, ...] = ()
+    imports: tuple[PyImport, ...] = ()
+    constants: tuple[PyConstant, ...] = ()
+    assigns: tuple[PyAssign, ...] = ()
+    paths: tuple[PyAssign, ...] = ()  # names bound to Path(...) / os.path.join / '/' chains
+    sources: tuple[SourceRef, ...] = ()
+    flags: tuple[FlagList, ...] = ()
+    tests: tuple[Test, ...] = ()
+    returns: tuple[PyReturn, ...] = ()
+    arch_strings: tuple[ArchString, ...] = ()
+    suppressions: tuple[Suppression, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+    partial_parse: bool = False
+
+
+def decode_source(path: str, data: bytes) -> tuple[str | None, str, tuple[Diagnostic, ...]]:
+    """(text, encoding, diagnostics); text is None when the file is not text at all."""
+    if b"\x00" in data[:8192]:
+        return None, "binary", (Diagnostic(path, "binary file (NUL bytes): not parsed as Python"),)
+    try:
+        return data.decode("utf-8"), "utf-8", ()
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        note = Diagnostic(path, "not valid UTF-8; decoded as latin-1", line)
+        return data.decode("latin-1"), "latin-1", (note,)
+
+
+def extract_python(path: str, data: bytes) -> PythonFacts:
+    """Facts of one Python file. `path` is posix, relative to the scan root."""
+    from .pywalk import walk_module
+
+    sha = hashlib.sha256(data).hexdigest()
+    text, encoding, notes = decode_source(path, data)
+    if text is None:
+        return PythonFacts(path=path, sha256=sha, encoding=encoding, diagnostics=notes)
+    return walk_module(path, sha, text.encode("utf-8"), encoding, notes)
+
+
+def suppression_of(comment: str, line: int, trailing: bool, next_statement: int) -> Suppression | None:
+    parsed = parse_suppression_text(comment)
+    if parsed is None:
+        return None
+    ids, file_level = parsed
+    covered = line if trailing or file_level else next_statement
+    return Suppression(line=covered, ids=ids, file_level=file_level, comment_line=line)
+
+
+def is_cuda_name(name: str) -> bool:
+    return name.endswith(CUDA_EXTENSIONS) and len(name) > 3

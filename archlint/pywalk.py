@@ -1,0 +1,566 @@
+"""The tree-sitter walk behind `pyfacts.extract_python`. Iterative: nesting depth comes from input."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from . import pyfacts as pf
+from .model import Diagnostic
+from .pyexpr import PyExpr, dotted, fstring_parts, node_text, short, string_value, to_expr, walk
+
+_ARCH_STRING_RE = re.compile(
+    r"(?:sm|compute)_\d{2,3}[af]?\b|^\d{2,3}[af]$|^\d{1,2}\.\d[af]?(?:\+PTX)?(?:[ ;,]+\d{1,2}\.\d[af]?(?:\+PTX)?)*$"
+)
+_FLAG_KEYWORDS = ("extra_cuda_cflags", "extra_cflags", "extra_compile_args", "nvcc_flags", "cuda_cflags")
+_STATEMENTS = frozenset(
+    """expression_statement return_statement raise_statement if_statement for_statement while_statement
+    try_statement with_statement assert_statement import_statement import_from_statement pass_statement
+    function_definition class_definition decorated_definition delete_statement global_statement
+    nonlocal_statement break_statement continue_statement match_statement""".split()
+)
+_EXITS = frozenset({"raise_statement", "return_statement", "continue_statement", "break_statement"})
+_MAX_PATH = 24
+_MAX_CALLEES = 64
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    import tree_sitter
+    import tree_sitter_python
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_python.language()))
+
+
+@dataclass
+class _Frame:
+    node: object
+    function: str = ""
+    scope: str = ""  # qualname prefix for definitions
+    cls: str = ""
+    path: tuple = ()
+
+
+@dataclass
+class _Out:
+    functions: list = field(default_factory=list)
+    classes: list = field(default_factory=list)
+    calls: list = field(default_factory=list)
+    imports: list = field(default_factory=list)
+    assigns: list = field(default_factory=list)
+    sources: list = field(default_factory=list)
+    tests: list = field(default_factory=list)
+    returns: list = field(default_factory=list)
+    arch_strings: list = field(default_factory=list)
+    comments: list = field(default_factory=list)
+    statement_lines: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+
+
+class _Walker:
+    def __init__(self, data: bytes):
+        self.lines = data.split(b"\n")
+        self.out = _Out()
+
+    def col(self, point) -> int:
+        row, byte = point
+        line = self.lines[row] if row < len(self.lines) else b""
+        return len(line[:byte].decode("utf-8", "replace")) + 1
+
+    def span(self, node) -> pf.Span:
+        return pf.Span(
+            node.start_point[0] + 1, self.col(node.start_point), node.end_point[0] + 1, self.col(node.end_point)
+        )
+
+    def run(self, root) -> None:
+        stack = [_Frame(root)]
+        while stack:
+            frame = stack.pop()
+            stack.extend(reversed(self.visit(frame)))
+
+    def visit(self, frame: _Frame) -> list[_Frame]:
+        node = frame.node
+        kind = node.type
+        if node.is_error or node.is_missing:
+            self.out.errors.append(node.start_point[0] + 1)
+        if kind in _STATEMENTS:
+            self.out.statement_lines.append(node.start_point[0] + 1)
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            result = handler(self, frame)
+            if result is not None:
+                return result
+        return [_child(frame, child) for child in node.named_children]
+
+    # ---------------------------------------------------------------- definitions
+
+    def function_definition(self, frame: _Frame):
+        node = frame.node
+        name = node_text(node.child_by_field_name("name"))
+        qualname = f"{frame.scope}.{name}" if frame.scope else name
+        decorators = ()
+        if node.parent is not None and node.parent.type == "decorated_definition":
+            decorators = tuple(self.decorator(d) for d in node.parent.named_children if d.type == "decorator")
+        params = _params(node.child_by_field_name("parameters"))
+        self.out.functions.append(pf.PyFunction(qualname, name, frame.cls, self.span(node), params, decorators))
+        body = node.child_by_field_name("body")
+        frames = [_child(frame, child) for child in node.named_children if not _same(child, body)]
+        if body is not None:
+            frames.append(_Frame(body, qualname, qualname, "", ()))
+        return frames
+
+    def decorator(self, node) -> pf.Decorator:
+        expression = node.named_children[0] if node.named_children else node
+        expr = to_expr(expression)
+        name = expr.text if expr.kind in ("call", "name") else short(node_text(expression))
+        return pf.Decorator(name, self.span(node), expr, short(node_text(node)))
+
+    def class_definition(self, frame: _Frame):
+        node = frame.node
+        name = node_text(node.child_by_field_name("name"))
+        qualname = f"{frame.scope}.{name}" if frame.scope else name
+        supers = node.child_by_field_name("superclasses")
+        bases = tuple(filter(None, (dotted(child) for child in supers.named_children))) if supers else ()
+        self.out.classes.append(pf.PyClass(qualname, name, self.span(node), bases))
+        body = node.child_by_field_name("body")
+        frames = [_child(frame, child) for child in node.named_children if not _same(child, body)]
+        if body is not None:
+            frames.append(_Frame(body, frame.function, qualname, qualname, ()))
+        return frames
+
+    # ---------------------------------------------------------------- statements
+
+    def block(self, frame: _Frame):
+        """Children in order, each with the conditions that hold when it runs."""
+        path = frame.path
+        frames = []
+        children = frame.node.named_children
+        for index, child in enumerate(children):
+            frames.append(_child(frame, child, path))
+            if child.type in ("if_statement", "assert_statement"):
+                cond = child.child_by_field_name("condition") if child.type == "if_statement" else _first(child)
+                if cond is None:
+                    continue
+                leaves = child.type == "assert_statement" or (_exits(child) and not _alternatives(child))
+                if leaves:
+                    self.record_exit_test(child, cond, frame, children[index + 1 :])
+                    if len(path) < _MAX_PATH:
+                        path = path + ((to_expr(cond), child.type == "assert_statement"),)
+        return frames
+
+    def record_exit_test(self, statement, cond, frame: _Frame, rest) -> None:
+        kind = "assert" if statement.type == "assert_statement" else "if"
+        body = statement.child_by_field_name("consequence")
+        self.out.tests.append(
+            pf.Test(
+                kind,
+                to_expr(cond),
+                self.span(cond),
+                frame.function,
+                short(node_text(cond)),
+                _callees(body) if body is not None else (),
+                True,
+                tuple(sorted(set().union(*(_callees(node) for node in rest)))) if rest else (),
+            )
+        )
+
+    def if_statement(self, frame: _Frame):
+        node = frame.node
+        cond = node.child_by_field_name("condition")
+        body = node.child_by_field_name("consequence")
+        cond_expr = to_expr(cond)
+        if not (_exits(node) and not _alternatives(node)):
+            self.add_test("if", cond, cond_expr, body, frame)
+        frames = [_child(frame, cond)]
+        negations = ((cond_expr, False),)
+        frames.append(_child(frame, body, _extend(frame.path, ((cond_expr, True),))))
+        for clause in node.children_by_field_name("alternative"):
+            if clause.type == "elif_clause":
+                elif_cond = clause.child_by_field_name("condition")
+                elif_body = clause.child_by_field_name("consequence")
+                elif_expr = to_expr(elif_cond)
+                self.add_test("elif", elif_cond, elif_expr, elif_body, frame)
+                frames.append(_child(frame, elif_cond, _extend(frame.path, negations)))
+                frames.append(_child(frame, elif_body, _extend(frame.path, negations + ((elif_expr, True),))))
+                negations = negations + ((elif_expr, False),)
+            else:
+                frames.append(_child(frame, clause, _extend(frame.path, negations)))
+        return frames
+
+    def add_test(self, kind, cond, cond_expr, body, frame: _Frame) -> None:
+        if cond is None:
+            return
+        calls = _callees(body) if body is not None else ()
+        self.out.tests.append(
+            pf.Test(kind, cond_expr, self.span(cond), frame.function, short(node_text(cond)), calls, False, ())
+        )
+
+    def while_statement(self, frame: _Frame):
+        node = frame.node
+        cond = node.child_by_field_name("condition")
+        self.add_test("while", cond, to_expr(cond), node.child_by_field_name("body"), frame)
+        return None
+
+    def conditional_expression(self, frame: _Frame):
+        parts = [child for child in frame.node.named_children if child.type != "comment"]
+        if len(parts) == 3:
+            self.add_test("ternary", parts[1], to_expr(parts[1]), parts[0], frame)
+        return None
+
+    def return_statement(self, frame: _Frame):
+        node = frame.node
+        value = node.named_children[0] if node.named_children else None
+        expr = to_expr(value) if value is not None and value.type != "comment" else None
+        self.out.returns.append(pf.PyReturn(frame.function, node.start_point[0] + 1, expr, frame.path))
+        return None
+
+    def assignment(self, frame: _Frame):
+        node = frame.node
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None or right.type in ("assignment", "yield"):
+            return None
+        if left.type in ("pattern_list", "tuple_pattern", "tuple", "list_pattern", "expression_list"):
+            targets = tuple(dotted(child) or "" for child in left.named_children)
+            unpack = True
+        else:
+            targets = (dotted(left) or _subscript_target(left),)
+            unpack = False
+        if any(targets):
+            self.out.assigns.append(pf.PyAssign(targets, to_expr(right), node.start_point[0] + 1, frame.function, unpack))
+        return None
+
+    # ---------------------------------------------------------------- expressions
+
+    def call(self, frame: _Frame):
+        node = frame.node
+        expr = to_expr(node)
+        self.out.calls.append(pf.PyCall(expr.text, self.span(node), frame.function, expr, short(node_text(node))))
+        return None
+
+    def string(self, frame: _Frame):
+        node = frame.node
+        value = string_value(node)
+        dynamic = False
+        if value is None and node.type == "string":
+            value, _ = fstring_parts(node)
+            dynamic = True
+        if value is None:
+            return None
+        if pf.is_cuda_name(value):
+            self.out.sources.append(self.source_ref(node, value, dynamic, frame))
+        elif not dynamic and _ARCH_STRING_RE.search(value):
+            self.out.arch_strings.append(pf.ArchString(value, self.span(node), frame.function, _context(node)))
+        if node.type == "concatenated_string":
+            return []
+        return [] if not dynamic else None
+
+    def source_ref(self, node, value: str, dynamic: bool, frame: _Frame) -> pf.SourceRef:
+        top = node
+        while top.parent is not None and top.parent.type == "binary_operator" and _op(top.parent) == "/":
+            top = top.parent
+        join = _enclosing_join(top)
+        root, parts = _flatten_path(join if join is not None else top)
+        return pf.SourceRef(
+            frame.function,
+            node.start_point[0] + 1,
+            self.col(node.start_point),
+            root,
+            parts,
+            short(node_text(join if join is not None else top)),
+            template=value.endswith(".jinja"),
+            dynamic=dynamic,
+        )
+
+    def import_statement(self, frame: _Frame):
+        line = frame.node.start_point[0] + 1
+        for child in frame.node.named_children:
+            if child.type == "aliased_import":
+                module = node_text(child.child_by_field_name("name"))
+                alias = node_text(child.child_by_field_name("alias"))
+            elif child.type == "dotted_name":
+                module = node_text(child)
+                alias = module.split(".")[0]
+            else:
+                continue
+            self.out.imports.append(pf.PyImport(module, (), (alias,), 0, line, frame.function))
+        return []
+
+    def import_from_statement(self, frame: _Frame):
+        node = frame.node
+        module_node = node.child_by_field_name("module_name")
+        level, module = 0, ""
+        if module_node is not None:
+            text = node_text(module_node)
+            level = len(text) - len(text.lstrip("."))
+            module = text.lstrip(".")
+        names, aliases = [], []
+        for child in node.children_by_field_name("name"):
+            if child.type == "aliased_import":
+                names.append(node_text(child.child_by_field_name("name")))
+                aliases.append(node_text(child.child_by_field_name("alias")))
+            else:
+                names.append(node_text(child))
+                aliases.append(node_text(child).split(".")[-1])
+        if any(child.type == "wildcard_import" for child in node.named_children):
+            names, aliases = ["*"], ["*"]
+        line = node.start_point[0] + 1
+        self.out.imports.append(pf.PyImport(module, tuple(names), tuple(aliases), level, line, frame.function))
+        return []
+
+    def comment(self, frame: _Frame):
+        node = frame.node
+        row, byte = node.start_point
+        before = self.lines[row][:byte] if row < len(self.lines) else b""
+        self.out.comments.append((node_text(node), row + 1, bool(before.strip())))
+        return []
+
+
+_HANDLERS = {
+    "function_definition": _Walker.function_definition,
+    "class_definition": _Walker.class_definition,
+    "block": _Walker.block,
+    "module": _Walker.block,
+    "if_statement": _Walker.if_statement,
+    "while_statement": _Walker.while_statement,
+    "conditional_expression": _Walker.conditional_expression,
+    "return_statement": _Walker.return_statement,
+    "assignment": _Walker.assignment,
+    "call": _Walker.call,
+    "string": _Walker.string,
+    "concatenated_string": _Walker.string,
+    "import_statement": _Walker.import_statement,
+    "import_from_statement": _Walker.import_from_statement,
+    "comment": _Walker.comment,
+}
+
+
+def _child(frame: _Frame, node, path=None) -> _Frame:
+    return _Frame(node, frame.function, frame.scope, frame.cls, frame.path if path is None else path)
+
+
+def _same(a, b) -> bool:
+    return b is not None and a.start_byte == b.start_byte and a.end_byte == b.end_byte and a.type == b.type
+
+
+def _extend(path: tuple, more: tuple) -> tuple:
+    return path + more if len(path) < _MAX_PATH else path
+
+
+def _first(node):
+    named = [child for child in node.named_children if child.type != "comment"]
+    return named[0] if named else None
+
+
+def _op(node) -> str:
+    operator = node.child_by_field_name("operator")
+    return node_text(operator) if operator is not None else ""
+
+
+def _params(node) -> tuple[str, ...]:
+    names = []
+    for child in node.named_children if node is not None else ():
+        if child.type == "identifier":
+            names.append(node_text(child))
+        elif child.type in ("default_parameter", "typed_default_parameter"):
+            names.append(node_text(child.child_by_field_name("name")))
+        elif child.type == "typed_parameter":
+            inner = [c for c in child.named_children if c.type == "identifier"]
+            if inner:
+                names.append(node_text(inner[0]))
+    return tuple(names)
+
+
+def _exits(if_node) -> bool:
+    body = if_node.child_by_field_name("consequence")
+    statements = [child for child in body.named_children if child.type != "comment"] if body else []
+    return bool(statements) and statements[-1].type in _EXITS
+
+
+def _alternatives(if_node) -> bool:
+    return bool(if_node.children_by_field_name("alternative"))
+
+
+def _callees(node) -> tuple[str, ...]:
+    """Dotted callees of the calls inside `node` (bounded: gate bodies are read, not whole trees)."""
+    found, stack = set(), [node]
+    while stack and len(found) < _MAX_CALLEES:
+        current = stack.pop()
+        if current.type == "call":
+            name = dotted(current.child_by_field_name("function"))
+            if name:
+                found.add(name)
+        if current.type not in ("function_definition", "class_definition", "lambda"):
+            stack.extend(current.named_children)
+    return tuple(sorted(found))
+
+
+def _subscript_target(node) -> str:
+    if node.type != "subscript":
+        return ""
+    value = dotted(node.child_by_field_name("value")) or ""
+    index = node.child_by_field_name("subscript")
+    key = string_value(index) if index is not None else None
+    return f"{value}[{key}]" if value and key else ""
+
+
+def _enclosing_join(node):
+    """The `os.path.join(...)` / `Path(...)` call a path string is an argument of, if any."""
+    parent = node.parent
+    if parent is None or parent.type != "argument_list" or parent.parent is None:
+        return None
+    callee = dotted(parent.parent.child_by_field_name("function")) or ""
+    if callee.endswith(("path.join", "Path", "PurePath", "PosixPath")):
+        return parent.parent
+    return None
+
+
+def _flatten_path(node) -> tuple[str, tuple[str, ...]]:
+    """(root text, literal parts) of a '/'-chain or join call."""
+    parts: list[str] = []
+    while True:
+        if node.type == "binary_operator" and _op(node) == "/":
+            right = node.child_by_field_name("right")
+            parts.append(_part(right))
+            node = node.child_by_field_name("left")
+        elif node.type == "parenthesized_expression" and node.named_child_count == 1:
+            node = node.named_children[0]
+        elif node.type == "call" and _enclosing_join_callee(node):
+            args = [child for child in node.child_by_field_name("arguments").named_children if child.type != "comment"]
+            for arg in reversed(args[1:]):
+                parts.append(_part(arg))
+            if not args:
+                return "", tuple(reversed(parts))
+            node = args[0]
+        else:
+            literal = string_value(node)
+            if literal is not None:
+                parts.append(literal)
+                return "", tuple(reversed(parts))
+            return short(node_text(node)), tuple(reversed(parts))
+
+
+def _enclosing_join_callee(call) -> bool:
+    callee = dotted(call.child_by_field_name("function")) or ""
+    return callee.endswith(("path.join", "Path", "PurePath", "PosixPath"))
+
+
+def _part(node) -> str:
+    literal = string_value(node)
+    if literal is not None:
+        return literal
+    if node.type == "string":
+        return fstring_parts(node)[0]
+    return "{" + short(node_text(node)) + "}"
+
+
+def _context(node) -> str:
+    """Names near a string: enclosing call callee, keyword, assignment target, subscript key."""
+    names: list[str] = []
+    current = node.parent
+    hops = 0
+    while current is not None and hops < 8 and current.type not in _STATEMENTS:
+        if current.type == "keyword_argument":
+            names.append(node_text(current.child_by_field_name("name")))
+        elif current.type == "call":
+            names.append(dotted(current.child_by_field_name("function")) or "")
+        elif current.type == "assignment":
+            names.append(short(node_text(current.child_by_field_name("left"))))
+        elif current.type == "pair":
+            names.append("dict-key" if _same(current.child_by_field_name("key"), node) else "dict-value")
+        current, hops = current.parent, hops + 1
+    return " ".join(name for name in names if name)
+
+
+def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple) -> pf.PythonFacts:
+    tree = _parser().parse(data)
+    walker = _Walker(data)
+    walker.run(tree.root_node)
+    out = walker.out
+    diagnostics = list(notes)
+    if out.errors:
+        first = min(out.errors)
+        diagnostics.append(Diagnostic(path, f"Python syntax error near line {first}; facts are partial", first))
+    assigns = tuple(out.assigns)
+    return pf.PythonFacts(
+        path=path,
+        sha256=sha,
+        encoding=encoding,
+        functions=tuple(out.functions),
+        classes=tuple(out.classes),
+        calls=tuple(out.calls),
+        imports=tuple(out.imports),
+        constants=_constants(assigns),
+        assigns=assigns,
+        paths=tuple(a for a in assigns if _is_path_expr(a.value) and not a.unpack),
+        sources=tuple(out.sources),
+        flags=_flag_lists(out.calls, assigns),
+        tests=tuple(out.tests),
+        returns=tuple(out.returns),
+        arch_strings=tuple(out.arch_strings),
+        suppressions=_suppressions(out.comments, sorted(set(out.statement_lines))),
+        diagnostics=tuple(diagnostics),
+        partial_parse=bool(out.errors),
+    )
+
+
+def _constants(assigns) -> tuple[pf.PyConstant, ...]:
+    from .pyexpr import int_values
+
+    found = []
+    for assign in assigns:
+        if assign.function or assign.unpack:
+            continue
+        values = int_values(assign.value)
+        if values is not None:
+            found.append(pf.PyConstant(assign.targets[0], values, assign.line))
+    return tuple(found)
+
+
+def _is_path_expr(expr: PyExpr) -> bool:
+    for sub in walk(expr):
+        if sub.kind == "binop" and sub.text == "/" and any(a.kind in ("str", "name", "call", "attr", "subscript") for a in sub.args):
+            return expr.kind in ("binop", "call", "subscript", "attr")
+        if sub.kind == "call" and sub.text.endswith(("Path", "path.join", "path.dirname", "path.abspath")):
+            return True
+        if sub.kind == "name" and sub.text == "__file__":
+            return True
+    return False
+
+
+def _flag_lists(calls, assigns) -> tuple[pf.FlagList, ...]:
+    local = {}
+    for assign in assigns:
+        if not assign.unpack:
+            local[(assign.function, assign.targets[0])] = assign.value
+    found = []
+    for call in calls:
+        for keyword, value in call.kwargs().items():
+            if keyword not in _FLAG_KEYWORDS:
+                continue
+            values = _strings(value, call.function, local)
+            if values:
+                found.append(pf.FlagList(call.function, call.span.line, call.callee, keyword, values))
+    return tuple(found)
+
+
+def _strings(expr: PyExpr, function: str, local: dict, hops: int = 0) -> tuple[str, ...]:
+    values = []
+    for sub in walk(expr):
+        if sub.kind == "str":
+            values.append(sub.text)
+        elif sub.kind == "name" and hops < 3 and (function, sub.text) in local:
+            values.extend(_strings(local[(function, sub.text)], function, local, hops + 1))
+    return tuple(values)
+
+
+def _suppressions(comments, statement_lines) -> tuple:
+    found = []
+    for text, line, trailing in comments:
+        index = bisect.bisect_right(statement_lines, line)
+        following = statement_lines[index] if index < len(statement_lines) else line
+        suppression = pf.suppression_of(text, line, trailing, following)
+        if suppression is not None:
+            found.append(suppression)
+    return tuple(found)
