@@ -27,5 +27,5 @@ def check(ctx: Context) -> Iterator[Finding]:
             evidence = (Evidence(location, f"compiled for {target_list(names)} {guard}; {requirement.source}"),)
             yield ctx.finding(
                 "AL201", location, targets=names, evidence=evidence, symbol=construct.function,
-                construct=construct.name, requirement=requirement.describe(),
+                construct=construct.name, requirement=requirement.describe().removeprefix("needs "),
             )
