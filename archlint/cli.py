@@ -143,7 +143,8 @@ def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_b
 
     try:
         plan = _plan(paths or (".",))
-        settings = _settings(plan, config_file, targets, include_dirs, select, ignore, fail_on)
+        include = tuple(str(Path(d).resolve()) for d in include_dirs)
+        settings = _settings(plan, config_file, _split(targets), include, _split(select), _split(ignore), fail_on)
     except ConfigError as error:
         raise UserError(str(error)) from None
     options = _options(plan, settings, jobs=jobs, use_cache=not no_cache)
