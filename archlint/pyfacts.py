@@ -41,6 +41,7 @@ class PyFunction:
     span: Span
     params: tuple[str, ...]
     decorators: tuple[Decorator, ...]
+    path: str = ""
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class PyCall:
     function: str  # enclosing function ('' at module level)
     expr: PyExpr  # kind 'call'
     text: str
+    arg_spans: tuple[tuple[str, Span], ...] = ()  # keyword name or positional index -> span of a literal list value
 
     def kwargs(self) -> dict[str, PyExpr]:
         return {arg.text: arg.args[0] for arg in self.expr.args[1:] if arg.kind == "kw"}
@@ -78,6 +80,7 @@ class PyConstant:
     name: str
     values: tuple[int, ...]
     line: int
+    span: Span | None = None  # the literal's span
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,7 @@ class PyAssign:
     line: int
     function: str
     unpack: bool
+    value_span: Span | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,7 @@ class SourceRef:
     root: str  # the expression the path hangs off, dotted ('jit_env.FLASHINFER_CSRC_DIR'), '' for a bare string
     parts: tuple[str, ...]  # the literal path components after the root ('nv_internal', 'x.cu')
     text: str
+    root_expr: PyExpr | None = None
     template: bool = False  # a jinja template that renders into a generated source
     dynamic: bool = False  # the file name is formatted at run time (an f-string)
 

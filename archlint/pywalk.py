@@ -60,7 +60,8 @@ class _Out:
 
 
 class _Walker:
-    def __init__(self, data: bytes):
+    def __init__(self, path: str, data: bytes):
+        self.path = path
         self.lines = data.split(b"\n")
         self.out = _Out()
 
@@ -104,7 +105,7 @@ class _Walker:
         if node.parent is not None and node.parent.type == "decorated_definition":
             decorators = tuple(self.decorator(d) for d in node.parent.named_children if d.type == "decorator")
         params = _params(node.child_by_field_name("parameters"))
-        self.out.functions.append(pf.PyFunction(qualname, name, frame.cls, self.span(node), params, decorators))
+        self.out.functions.append(pf.PyFunction(qualname, name, frame.cls, self.span(node), params, decorators, self.path))
         body = node.child_by_field_name("body")
         frames = [_child(frame, child) for child in node.named_children if not _same(child, body)]
         if body is not None:
@@ -228,7 +229,8 @@ class _Walker:
             targets = (dotted(left) or _subscript_target(left),)
             unpack = False
         if any(targets):
-            self.out.assigns.append(pf.PyAssign(targets, to_expr(right), node.start_point[0] + 1, frame.function, unpack))
+            line = node.start_point[0] + 1
+            self.out.assigns.append(pf.PyAssign(targets, to_expr(right), line, frame.function, unpack, self.span(right)))
         return None
 
     # ---------------------------------------------------------------- expressions
@@ -236,8 +238,22 @@ class _Walker:
     def call(self, frame: _Frame):
         node = frame.node
         expr = to_expr(node)
-        self.out.calls.append(pf.PyCall(expr.text, self.span(node), frame.function, expr, short(node_text(node))))
+        spans = self.list_spans(node.child_by_field_name("arguments"))
+        self.out.calls.append(pf.PyCall(expr.text, self.span(node), frame.function, expr, short(node_text(node)), spans))
         return None
+
+    def list_spans(self, arguments) -> tuple:
+        spans, index = [], 0
+        for child in arguments.named_children if arguments is not None else ():
+            if child.type == "keyword_argument":
+                value = child.child_by_field_name("value")
+                if value is not None and value.type in ("list", "tuple", "set"):
+                    spans.append((node_text(child.child_by_field_name("name")), self.span(value)))
+            elif child.type != "comment":
+                if child.type in ("list", "tuple", "set"):
+                    spans.append((str(index), self.span(child)))
+                index += 1
+        return tuple(spans)
 
     def string(self, frame: _Frame):
         node = frame.node
@@ -261,7 +277,7 @@ class _Walker:
         while top.parent is not None and top.parent.type == "binary_operator" and _op(top.parent) == "/":
             top = top.parent
         join = _enclosing_join(top)
-        root, parts = _flatten_path(join if join is not None else top)
+        root, parts, root_node = _flatten_path(join if join is not None else top)
         return pf.SourceRef(
             frame.function,
             node.start_point[0] + 1,
@@ -269,6 +285,7 @@ class _Walker:
             root,
             parts,
             short(node_text(join if join is not None else top)),
+            to_expr(root_node) if root_node is not None else None,
             template=value.endswith(".jinja"),
             dynamic=dynamic,
         )
@@ -416,8 +433,8 @@ def _enclosing_join(node):
     return None
 
 
-def _flatten_path(node) -> tuple[str, tuple[str, ...]]:
-    """(root text, literal parts) of a '/'-chain or join call."""
+def _flatten_path(node) -> tuple[str, tuple[str, ...], object]:
+    """(root text, literal parts, root node) of a '/'-chain or join call."""
     parts: list[str] = []
     while True:
         if node.type == "binary_operator" and _op(node) == "/":
@@ -431,14 +448,14 @@ def _flatten_path(node) -> tuple[str, tuple[str, ...]]:
             for arg in reversed(args[1:]):
                 parts.append(_part(arg))
             if not args:
-                return "", tuple(reversed(parts))
+                return "", tuple(reversed(parts)), None
             node = args[0]
         else:
             literal = string_value(node)
             if literal is not None:
                 parts.append(literal)
-                return "", tuple(reversed(parts))
-            return short(node_text(node)), tuple(reversed(parts))
+                return "", tuple(reversed(parts)), None
+            return short(node_text(node)), tuple(reversed(parts)), node
 
 
 def _enclosing_join_callee(call) -> bool:
@@ -475,7 +492,7 @@ def _context(node) -> str:
 
 def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple) -> pf.PythonFacts:
     tree = _parser().parse(data)
-    walker = _Walker(data)
+    walker = _Walker(path, data)
     walker.run(tree.root_node)
     out = walker.out
     diagnostics = list(notes)
@@ -514,7 +531,7 @@ def _constants(assigns) -> tuple[pf.PyConstant, ...]:
             continue
         values = int_values(assign.value)
         if values is not None:
-            found.append(pf.PyConstant(assign.targets[0], values, assign.line))
+            found.append(pf.PyConstant(assign.targets[0], values, assign.line, assign.value_span))
     return tuple(found)
 
 

@@ -1,0 +1,278 @@
+"""Gates: every place Python code decides which GPU architectures a feature is built or run for,
+each reduced to the compute capabilities it admits."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .arch import known_ccs
+from .capability import UNKNOWN, Evaluator, Trace
+from .pyexpr import PyExpr, int_values, walk
+from .pyfacts import SourceRef, Span
+
+_FLAGS_CALL = "get_nvcc_flags_list"
+_DECORATORS = ("supported_compute_capability", "supported_compute_capabilities", "supported_archs", "requires_sm")
+_SUFFIX_FUNCTION = "_normalize_cuda_arch"
+_TARGET_RE = re.compile(r"(?:compute|sm)_(\d{2,3})([af]?)")
+_BARE_RE = re.compile(r"^(\d{2,3})([af]?)$")
+_DOTTED_RE = re.compile(r"(\d{1,2})\.(\d)([af]?)")
+_FLAG_HINTS = ("-gencode", "-arch", "--gpu-arch", "-code", "arch=")
+
+
+@dataclass(frozen=True)
+class Gate:
+    id: str
+    kind: str  # 'nvcc-flags' | 'decorator' | 'predicate-call' | 'capability-compare' | 'build-flags'
+    text: str
+    path: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    function: str
+    admits: tuple[int, ...]
+    exact: bool
+    suffix: str  # '' | 'a' | 'f' | '?'
+    guards: tuple[str, ...]
+    sources: tuple[SourceRef, ...]
+    defines: tuple[str, ...]
+    list_span: tuple[int, int, int, int] | None
+    majors_literal: tuple[int, ...] | None
+    unit: str  # 'major' | 'cc'
+    suffix_by_cc: tuple[tuple[int, str], ...] = ()  # the suffix the build uses for each admitted CC
+    resolved_sources: tuple = ()  # ResolvedSource of `sources`, in the same order
+
+
+def _gate(kind, text, path, span: Span, function, admits, exact, **extra) -> Gate:
+    fields = dict(
+        suffix="?", guards=(), sources=(), defines=(), list_span=None, majors_literal=None, unit="cc",
+    )
+    fields.update(extra)
+    return Gate(
+        f"{path}:{span.line}:{span.col}", kind, text, path, span.line, span.col, span.end_line, span.end_col,
+        function, tuple(sorted(admits)), exact, **fields,
+    )
+
+
+def find_gates(index) -> tuple[Gate, ...]:
+    ccs = known_ccs()
+    evaluator = Evaluator(index, ccs)
+    suffixes = _suffix_table(index, evaluator, ccs)
+    found: list[Gate] = []
+    for module, facts in sorted(index.modules.items()):
+        found.extend(_flag_gates(index, evaluator, module, facts, ccs, suffixes))
+        found.extend(_decorator_gates(index, evaluator, module, facts, ccs))
+        found.extend(_test_gates(index, evaluator, module, facts, ccs))
+        found.extend(_build_flag_gates(index, module, facts, ccs))
+    return tuple(sorted(found, key=lambda gate: (gate.path, gate.line, gate.col, gate.kind)))
+
+
+# ---------------------------------------------------------------- JIT context shared by flag gates
+
+
+def _context(index, module: str, function: str):
+    """(guards, sources, resolved, defines) of the JIT spec a flags gate in `function` feeds."""
+    qualname = index.qualify(module, function)
+    owners = [qualname]
+    if not index.sources(qualname):
+        owners += [caller for caller in index.callers(qualname) if index.sources(caller)]
+    resolved = tuple(source for owner in owners for source in index.sources(owner))
+    defines = []
+    for owner in owners:
+        owner_module = index.module_of_path.get(index.functions[owner].path, module) if owner in index.functions else module
+        local = owner[len(owner_module) + 1 :]
+        for flags in index.modules[owner_module].flags:
+            if flags.function == local:
+                defines.extend(flags.defines)
+    guards = tuple(sorted(set(owners))) if function else ()
+    return guards, tuple(s.ref for s in resolved), resolved, tuple(dict.fromkeys(defines))
+
+
+def _suffix_table(index, evaluator: Evaluator, ccs) -> dict[int, str]:
+    """Per CC, the target suffix the project's own flag builder appends (read from its normaliser)."""
+    names = [q for q in index.functions if q.rpartition(".")[2] == _SUFFIX_FUNCTION]
+    if not names:
+        return {}
+    table = {}
+    for cc in ccs:
+        value = evaluator.call_value(sorted(names)[0], (cc // 10, cc % 10), cc, Trace())
+        minor = value[1] if isinstance(value, tuple) and len(value) == 2 else UNKNOWN
+        table[cc] = minor[-1] if isinstance(minor, str) and minor[-1:] in ("a", "f") else ("" if isinstance(minor, str) else "?")
+    return table
+
+
+def _summarise_suffix(admits, suffixes: dict[int, str]) -> tuple[str, tuple[tuple[int, str], ...]]:
+    by_cc = tuple((cc, suffixes.get(cc, "?")) for cc in admits)
+    kinds = {suffix for _, suffix in by_cc}
+    return (kinds.pop() if len(kinds) == 1 else "?"), by_cc
+
+
+# ---------------------------------------------------------------- get_nvcc_flags_list(...)
+
+
+def _flag_gates(index, evaluator, module, facts, ccs, suffixes):
+    for call in facts.calls:
+        if call.callee.rpartition(".")[2] != _FLAGS_CALL:
+            continue
+        arg = call.expr.kwarg("supported_major_versions")
+        key = "supported_major_versions"
+        if arg is None and call.expr.positional():
+            arg, key = call.expr.positional()[0], "0"
+        if arg is None or arg.kind == "none":
+            continue
+        majors, span, exact = _int_list(index, evaluator, module, call, arg, key, ccs)
+        if majors is None:
+            admits, exact = ccs, False
+        else:
+            admits = tuple(cc for cc in ccs if cc // 10 in majors)
+        guards, sources, resolved, defines = _context(index, module, call.function)
+        suffix, by_cc = _summarise_suffix(admits, suffixes)
+        yield _gate(
+            "nvcc-flags", call.text, facts.path, call.span, _qual(index, module, call.function), admits, exact,
+            suffix=suffix, suffix_by_cc=by_cc, guards=guards, sources=sources, resolved_sources=resolved,
+            defines=defines, list_span=span, majors_literal=majors, unit="major",
+        )
+
+
+def _int_list(index, evaluator, module, call, arg: PyExpr, key: str, ccs):
+    """(values, literal span in this file or None, exact) of a list argument: literal or constant."""
+    literal = int_values(arg)
+    if literal is not None:
+        span = dict(call.arg_spans).get(key)
+        return literal, _span4(span), True
+    value = evaluator.value(arg, _scope(module, call.function, call.span.line), ccs[0], Trace(), 0)
+    if isinstance(value, tuple) and value and all(isinstance(v, int) for v in value):
+        return value, _constant_span(index, module, arg), True
+    return None, None, False
+
+
+def _constant_span(index, module, arg: PyExpr):
+    names = [sub.text for sub in walk(arg) if sub.kind == "name" and "." not in sub.text]
+    for constant in index.modules[module].constants:
+        if constant.name in names and constant.span is not None:
+            return _span4(constant.span)
+    return None
+
+
+def _span4(span):
+    return (span.line, span.col, span.end_line, span.end_col) if span is not None else None
+
+
+def _scope(module, function, line):
+    from .capability import Scope
+
+    return Scope(module, function, line)
+
+
+def _qual(index, module, function):
+    return index.qualify(module, function) if function else ""
+
+
+# ---------------------------------------------------------------- @supported_compute_capability([...])
+
+
+def _decorator_gates(index, evaluator, module, facts, ccs):
+    for fn in facts.functions:
+        for decorator in fn.decorators:
+            if decorator.name.rpartition(".")[2] not in _DECORATORS or decorator.expr.kind != "call":
+                continue
+            args = decorator.expr.positional()
+            if not args:
+                continue
+            call_like = _CallView(decorator)
+            values, span, exact = _int_list(index, evaluator, module, call_like, args[0], "0", ccs)
+            listed = set(values or ())
+            admits = tuple(cc for cc in ccs if cc in listed) if values is not None else ccs
+            qualname = index.qualify(module, fn.qualname)
+            yield _gate(
+                "decorator", decorator.text.lstrip("@"), facts.path, decorator.span, qualname, admits,
+                exact and values is not None, guards=(qualname,), sources=tuple(s.ref for s in index.sources(qualname)),
+                resolved_sources=index.sources(qualname), majors_literal=values, unit="cc", suffix="?",
+            )
+
+
+@dataclass(frozen=True)
+class _CallView:
+    decorator: object
+
+    @property
+    def arg_spans(self):
+        return ()
+
+    @property
+    def function(self):
+        return ""
+
+    @property
+    def span(self):
+        return self.decorator.span
+
+
+# ---------------------------------------------------------------- if / assert / while conditions
+
+
+def _test_gates(index, evaluator, module, facts, ccs):
+    for test in facts.tests:
+        if not _may_touch(test.expr):
+            continue
+        table, trace = evaluator.truth_table(test.expr, module, test.function, test.span.line)
+        if not trace.arch:
+            continue
+        passing = (lambda v: v is not True) if test.exits and test.kind == "if" else (lambda v: v is not False)
+        admits = tuple(cc for cc in ccs if passing(table[cc]))
+        guarded = test.rest_calls if test.exits else test.body_calls
+        guards = tuple(sorted({g for g in (index.function_of(module, c, test.function) for c in guarded) if g}))
+        kind = "predicate-call" if trace.predicate and not _direct_capability(test.expr) else "capability-compare"
+        yield _gate(
+            kind, test.text, facts.path, test.span, _qual(index, module, test.function), admits,
+            not trace.opaque, guards=guards, unit="cc", suffix="?",
+        )
+
+
+def _may_touch(expr: PyExpr) -> bool:
+    return any(sub.kind in ("call", "name", "attr") for sub in walk(expr))
+
+
+def _direct_capability(expr: PyExpr) -> bool:
+    return any(sub.kind == "call" and sub.text.endswith(("get_device_capability", "get_compute_capability")) for sub in walk(expr))
+
+
+# ---------------------------------------------------------------- arch strings in build flags
+
+
+def parse_arch_string(value: str, context: str) -> tuple[tuple[int, str], ...]:
+    """(cc, suffix) pairs an nvcc flag or arch-list string names; () when it is not a build flag."""
+    flagged = any(hint in value for hint in _FLAG_HINTS)
+    listed = "ARCH_LIST" in context or "ARCH_LIST" in value
+    flag_list = any(word in context for word in ("cflags", "flags", "nvcc", "cuda_archs", "arch_list"))
+    if "dict-key" in context:
+        return ()
+    if flagged:
+        found = _TARGET_RE.findall(value)
+    elif listed:
+        found = [(f"{major}{minor}", suffix) for major, minor, suffix in _DOTTED_RE.findall(value)]
+    elif flag_list:
+        match = _BARE_RE.match(value) or _TARGET_RE.fullmatch(value)
+        if match is None:
+            return ()
+        found = [match.groups()]
+    else:
+        return ()
+    return tuple(dict.fromkeys((int(cc), suffix) for cc, suffix in found))
+
+
+def _build_flag_gates(index, module, facts, ccs):
+    for item in facts.arch_strings:
+        targets = parse_arch_string(item.value, item.context)
+        if not targets:
+            continue
+        admits = tuple(sorted({cc for cc, _ in targets if cc in ccs}))
+        suffixes = {suffix for _, suffix in targets}
+        guards, sources, resolved, defines = _context(index, module, item.function)
+        yield _gate(
+            "build-flags", item.value, facts.path, item.span, _qual(index, module, item.function), admits,
+            all(cc in ccs for cc, _ in targets), suffix=suffixes.pop() if len(suffixes) == 1 else "?",
+            suffix_by_cc=tuple((cc, s) for cc, s in targets if cc in ccs), guards=guards, sources=sources,
+            resolved_sources=resolved, defines=defines, unit="cc",
+        )
