@@ -89,9 +89,13 @@ def _summary_lines(report: Report) -> list[str]:
     line = f"{len(shown)} {noun}"
     if parts:
         line += f" ({', '.join(parts)})"
-    line += f" in {report.files_scanned} files; {len(report.gates)} gates"
+    line += f" in {_plural(report.files_scanned, 'file')}; {_plural(len(report.gates), 'gate')}"
     if report.suppressed:
         line += f"; {report.suppressed} suppressed"
     if report.baselined:
         line += f"; {report.baselined} in baseline"
     return ["", line]
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
