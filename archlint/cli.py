@@ -69,7 +69,8 @@ class ArchlintGroup(click.Group):
         except UserError as error:
             click.echo(f"archlint: error: {error}", err=True)
             code = EXIT_ERROR
-        except BrokenPipeError:
+        except BrokenPipeError:  # `archlint scan | head`: stop quietly, without a flush error at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             code = EXIT_ERROR
         except Exception as error:  # an internal error: one line, the traceback only with --debug
             if debug:

@@ -324,3 +324,19 @@ def test_optional_command_absent_is_skipped(monkeypatch):
 def test_python_dash_m_entry_point():
     out = subprocess.run([sys.executable, "-m", "archlint", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "archlint 0.1.0"
+
+
+def test_colour_only_on_a_terminal_without_no_color(monkeypatch):
+    from archlint import cli as cli_module
+    from archlint.registry import load_rules
+    from archlint.report import Report, render
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert cli_module.use_colour(None, "text") is True
+    assert cli_module.use_colour(Path("out.txt"), "text") is False
+    assert cli_module.use_colour(None, "json") is False
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert cli_module.use_colour(None, "text") is False
+    coloured = render("text", Report(root="", findings=(policy_finding(),), rules=load_rules(), colour=True))
+    assert "\x1b[33mAL101\x1b[0m" in coloured
