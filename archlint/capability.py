@@ -72,6 +72,9 @@ class Evaluator:
         for cc in self.ccs:
             value = self.value(expr, Scope(module, function, line), cc, trace, 0)
             table[cc] = truth(value)
+            if not trace.arch:
+                # nothing read the capability: the condition does not depend on the arch
+                return {cc: table[cc] for cc in self.ccs[:1]}, trace
         return table, trace
 
     def call_value(self, qualname: str, args: tuple, cc: int, trace: Trace) -> object:
@@ -114,9 +117,15 @@ class Evaluator:
         for key, bound in scope.bound:
             if key == name:
                 return bound
-        head = name.partition(".")[0]
-        if any(key == head for key, _ in scope.bound):
-            return UNKNOWN
+        head, _, rest = name.partition(".")
+        if rest:
+            base = dict(scope.bound).get(head, None) if any(key == head for key, _ in scope.bound) else None
+            if base is None:
+                found = self._lookup(name, scope, cc, trace, depth)
+                if found is not UNKNOWN:
+                    return found
+                base = self._lookup(head, scope, cc, trace, depth)
+            return _members(base, rest.split("."), trace)
         return self._lookup(name, scope, cc, trace, depth)
 
     def _lookup(self, name, scope, cc, trace, depth):
@@ -349,6 +358,13 @@ def _compare(op, left, right):
         return bool(function(left, right))
     except TypeError:
         return UNKNOWN
+
+
+def _members(base, names: list[str], trace: Trace):
+    if isinstance(base, Props) and len(names) == 1 and names[0] in ("major", "minor"):
+        trace.arch = True
+        return getattr(base, names[0])
+    return UNKNOWN
 
 
 def _element(value, position: int):

@@ -60,12 +60,14 @@ class PyIndex:
     _callees: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     _sources: Mapping[str, tuple[ResolvedSource, ...]] = field(default_factory=dict)
     gates: tuple = ()
+    _assigns: Mapping[str, Mapping[tuple[str, str], tuple[PyAssign, ...]]] = field(default_factory=dict)
+    _callers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def callees(self, qualname: str) -> tuple[str, ...]:
         return self._callees.get(qualname, ())
 
     def callers(self, qualname: str) -> tuple[str, ...]:
-        return tuple(sorted(q for q, callees in self._callees.items() if qualname in callees))
+        return self._callers.get(qualname, ())
 
     def sources(self, qualname: str) -> tuple[ResolvedSource, ...]:
         return self._sources.get(qualname, ())
@@ -168,25 +170,33 @@ class PyIndex:
         if facts is None:
             return None
         if function:
-            local = _latest(facts.assigns, name, function, before)
+            local = _latest(self._assigns.get(module, {}).get((function, name), ()), before)
             if local is not None:
                 return module, local
         binding = self.resolve(module, name, function) if "." in name or not function else self._local(module, "", name)
         binding = self._settle(binding)
         if binding is not None and binding.kind == "assign":
             target = self.modules.get(binding.module)
-            found = _latest(target.assigns, binding.name, "", None) if target is not None else None
+            found = _latest(self._assigns.get(binding.module, {}).get(("", binding.name), ()), None)
             if found is not None:
                 return binding.module, found
         return None
 
 
-def _latest(assigns: Sequence[PyAssign], name: str, function: str, before: int | None) -> PyAssign | None:
+def _latest(assigns: Sequence[PyAssign], before: int | None) -> PyAssign | None:
     found = None
     for assign in assigns:
-        if assign.function == function and name in assign.targets and (before is None or assign.line < before):
+        if before is None or assign.line < before:
             found = assign
     return found
+
+
+def _assign_table(facts: PythonFacts) -> dict[tuple[str, str], tuple[PyAssign, ...]]:
+    table = defaultdict(list)
+    for assign in facts.assigns:
+        for target in assign.targets:
+            table[(assign.function, target)].append(assign)
+    return {key: tuple(value) for key, value in table.items()}
 
 
 def _scope(module: str, facts: PythonFacts, is_package: bool) -> dict[str, Binding]:
@@ -245,14 +255,23 @@ def link_python(facts: Sequence[PythonFacts], roots: Sequence[str], files: Colle
         for fn in item.functions:
             full = f"{name}.{fn.qualname}" if name else fn.qualname
             functions[full] = replace(fn, qualname=full)
-    index = PyIndex(modules, module_of_path, functions, scopes, files)
+    assigns = {name: _assign_table(item) for name, item in modules.items()}
+    index = PyIndex(modules, module_of_path, functions, scopes, files, _assigns=assigns)
     callees, sources = defaultdict(set), {}
     for name, item in modules.items():
         for call in item.calls:
             target = index.function_of(name, call.callee, call.function)
             if target is not None:
                 callees[index.qualify(name, call.function)].add(target)
-    index = replace(index, _callees={k: tuple(sorted(v)) for k, v in sorted(callees.items())})
+    callers = defaultdict(set)
+    for caller, targets in callees.items():
+        for target in targets:
+            callers[target].add(caller)
+    index = replace(
+        index,
+        _callees={k: tuple(sorted(v)) for k, v in sorted(callees.items())},
+        _callers={k: tuple(sorted(v)) for k, v in sorted(callers.items())},
+    )
     sources = resolve_sources(index)
     index = replace(index, _sources=sources)
     return replace(index, gates=find_gates(index))

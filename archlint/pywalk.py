@@ -145,8 +145,9 @@ class _Walker:
                 if cond is None:
                     continue
                 leaves = child.type == "assert_statement" or (_exits(child) and not _alternatives(child))
-                if leaves:
+                if child.type == "assert_statement" or (_raises(child) and not _alternatives(child)):
                     self.record_exit_test(child, cond, frame, children[index + 1 :])
+                if leaves:
                     if len(path) < _MAX_PATH:
                         path = path + ((to_expr(cond), child.type == "assert_statement"),)
         return frames
@@ -172,9 +173,10 @@ class _Walker:
         cond = node.child_by_field_name("condition")
         body = node.child_by_field_name("consequence")
         cond_expr = to_expr(cond)
-        if not (_exits(node) and not _alternatives(node)):
+        if not (_raises(node) and not _alternatives(node)):
             self.add_test("if", cond, cond_expr, body, frame)
         frames = [_child(frame, cond)]
+        frames += [_child(frame, c) for c in node.named_children if c.type == "comment"]
         negations = ((cond_expr, False),)
         frames.append(_child(frame, body, _extend(frame.path, ((cond_expr, True),))))
         for clause in node.children_by_field_name("alternative"):
@@ -395,6 +397,12 @@ def _exits(if_node) -> bool:
     return bool(statements) and statements[-1].type in _EXITS
 
 
+def _raises(if_node) -> bool:
+    body = if_node.child_by_field_name("consequence")
+    statements = [child for child in body.named_children if child.type != "comment"] if body else []
+    return bool(statements) and statements[-1].type == "raise_statement"
+
+
 def _alternatives(if_node) -> bool:
     return bool(if_node.children_by_field_name("alternative"))
 
@@ -495,6 +503,8 @@ def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple) -
     walker = _Walker(path, data)
     walker.run(tree.root_node)
     out = walker.out
+    if tree.root_node.has_error and not out.errors:
+        out.errors.append(_first_error_line(tree.root_node))
     diagnostics = list(notes)
     if out.errors:
         first = min(out.errors)
@@ -520,6 +530,16 @@ def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple) -
         diagnostics=tuple(diagnostics),
         partial_parse=bool(out.errors),
     )
+
+
+def _first_error_line(root) -> int:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            return node.start_point[0] + 1
+        stack.extend(reversed([child for child in node.children if child.has_error or child.is_missing]))
+    return 1
 
 
 def _constants(assigns) -> tuple[pf.PyConstant, ...]:
