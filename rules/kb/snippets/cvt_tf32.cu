@@ -1,0 +1,6 @@
+// cvt.rna.tf32.f32 (round to TF32)
+__global__ void k(unsigned* out, float a) {
+  unsigned r;
+  asm volatile("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(a));
+  out[threadIdx.x] = r;
+}
