@@ -83,11 +83,14 @@ def _ptx_constructs(data: bytes, text: str, structure: Structure, spans: _Functi
     found: list[Construct] = []
     if b"asm" not in data:
         return found
-    # Offsets in bytes and in str differ for non-ASCII files; map through line/column.
+    char_starts: list[int] | None = None
     for match in _ASM_RE.finditer(structure.masked):
         line = structure.line_of(match.start())
-        col = match.start() - structure.line_starts[line - 1] + 1
-        char_pos = _char_offset(text, structure, match.end())
+        line_start = structure.line_starts[line - 1]
+        col = match.start() - line_start + 1
+        if char_starts is None:  # str offsets differ from byte offsets in non-ASCII files
+            char_starts = [0, *(m.end() for m in re.finditer("\n", text))]
+        char_pos = char_starts[line - 1] + len(structure.raw[line_start : match.end()].decode("utf-8", "replace"))
         try:
             names = opcodes(_literals_from(text, char_pos))
         except PtxError:
@@ -96,15 +99,6 @@ def _ptx_constructs(data: bytes, text: str, structure: Structure, spans: _Functi
         for name in dict.fromkeys(names):
             found.append(Construct("ptx", name, line, col, region, function))
     return found
-
-
-def _char_offset(text: str, structure: Structure, byte_offset: int) -> int:
-    line = structure.line_of(byte_offset)
-    line_start_bytes = structure.line_starts[line - 1]
-    prefix_lines = text.split("\n", line - 1)
-    start_char = len(text) - len(prefix_lines[-1]) if len(prefix_lines) == line else len(text)
-    line_bytes = structure.masked[line_start_bytes:byte_offset]
-    return start_char + len(line_bytes.decode("utf-8", "replace"))
 
 
 def _identifier_constructs(kb: KnowledgeBase, structure: Structure, spans: _FunctionSpans) -> list[Construct]:

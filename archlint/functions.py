@@ -9,6 +9,7 @@ definition it misses is recovered lexically: name, parenthesised parameters, bal
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import lru_cache
 
 from .cpp.directives import Structure
@@ -18,11 +19,13 @@ _QUALIFIER_RE = re.compile(rb"\b(__global__|__device__|__host__)\b")
 _TRAP_RE = re.compile(r'__trap\s*\(\s*\)|\basm\s*(?:volatile\s*)?\(\s*"trap;?"|\bassert\s*\(\s*(?:false|0)\s*\)')
 _RETURN_ONLY_RE = re.compile(rb"^\s*(?:return\s*;)?\s*$")
 _NAME_RE = re.compile(rb"(~?[A-Za-z_]\w*|operator\s*\(\s*\)|operator\s*[^\s(]{1,3})\s*(?:<[^;{}()]*>)?\s*\($")
-_IDENT_RE = re.compile(rb"\b[A-Za-z_]\w*\b")
-_KEYWORDS = frozenset(
-    b"if for while switch return sizeof decltype alignof static_cast reinterpret_cast const_cast "
-    b"dynamic_cast static_assert __launch_bounds__ __cluster_dims__ __align__ defined".split()
+_CALL_RE = re.compile(rb"(?:(?<=[^\w])|^)(~?[A-Za-z_]\w*)\s*(?:<[^;{}()]{0,200}?>\s*)?(?:\(|<<<)")
+_ARG_NAME_RE = re.compile(rb"[(,]\s*&?\s*(?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)\s*(?:<[^;{}()]{0,200}?>)?\s*(?=[,)])")
+_KEYWORD_NAMES = frozenset(
+    "if for while switch return sizeof decltype alignof static_cast reinterpret_cast const_cast "
+    "dynamic_cast static_assert __launch_bounds__ __cluster_dims__ __align__ defined".split()
 )
+_PAIR_RES = {b"(": re.compile(rb"[()]"), b"{": re.compile(rb"[{}]")}
 
 
 @lru_cache(maxsize=1)
@@ -36,13 +39,15 @@ def _parser():
 def find_functions(data: bytes, structure: Structure, parse_limit: int) -> tuple[list[Function], bool]:
     """All function definitions with a CUDA qualifier, and whether the C++ parse was partial."""
     found: dict[int, Function] = {}
+    covered: list[tuple[int, int]] = []
     partial = False
     if len(data) <= parse_limit and _QUALIFIER_RE.search(structure.masked):
         tree = _parser().parse(data)
         partial = tree.root_node.has_error
-        for function in _tree_functions(tree.root_node, structure):
+        for function, start, end in _tree_functions(tree.root_node, structure):
             found[function.line] = function
-    for function in _lexical_functions(structure, set(found)):
+            covered.append((start, end))
+    for function in _lexical_functions(structure, set(found), _Covered(covered)):
         found.setdefault(function.line, function)
     return sorted(found.values(), key=lambda f: (f.line, f.col)), partial
 
@@ -57,7 +62,7 @@ def _tree_functions(root, structure: Structure):
         if node.type == "function_definition":
             function = _from_definition(node, scope, structure)
             if function is not None:
-                yield function
+                yield function, node.start_byte, node.end_byte
             continue
         child_scope = scope
         if node.type in ("namespace_definition", "struct_specifier", "class_specifier"):
@@ -81,7 +86,7 @@ def _from_definition(node, scope: tuple[str, ...], structure: Structure) -> Func
     name = re.split(r"::", re.sub(r"<.*", "", qualified))[-1].strip() or qualified
     kind = _kind(structure, name_node.start_byte)
     line = name_node.start_point.row + 1
-    calls = _calls(body)
+    calls = lexical_calls(structure.masked, body.start_byte, body.end_byte)
     return _function(structure, name, "::".join((*scope, qualified)), kind, line, name_node.start_point.column + 1,
                      body.start_byte, body.end_byte, calls, _is_template(node))
 
@@ -91,41 +96,33 @@ def _is_template(node) -> bool:
     return parent is not None and parent.type == "template_declaration"
 
 
-def _calls(body) -> tuple[str, ...]:
-    names: set[str] = set()
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if node.type == "call_expression":
-            callee = node.child_by_field_name("function")
-            if callee is not None:
-                names.add(_last_name(callee.text))
-            arguments = node.child_by_field_name("arguments")
-            if arguments is not None:
-                for argument in arguments.named_children:
-                    if argument.type in ("identifier", "qualified_identifier", "template_function"):
-                        names.add(_last_name(argument.text))
-        elif node.type in ("type_identifier", "qualified_identifier") and node.parent is not None and node.parent.type != "call_expression":
-            names.add(_last_name(node.text))
-        stack.extend(node.children)
-    names.discard("")
-    return tuple(sorted(names))
-
-
-def _last_name(text: bytes) -> str:
-    clean = re.sub(rb"<[^<>]*(?:<[^<>]*>[^<>]*)*>", b"", text)
-    parts = re.split(rb"::|\.|->", clean)
-    tail = parts[-1].strip() if parts else b""
-    return tail.decode("utf-8", "replace") if re.fullmatch(rb"~?[A-Za-z_]\w*", tail) else ""
+def lexical_calls(masked: bytes, start: int, end: int) -> tuple[str, ...]:
+    """Names called (or launched, or passed as an argument, as kernels are to launchers) in a body."""
+    body = masked[start:end]
+    names = {m.group(1).decode() for m in _CALL_RE.finditer(body)}
+    names.update(m.group(1).decode() for m in _ARG_NAME_RE.finditer(body))
+    return tuple(sorted(names - _KEYWORD_NAMES))
 
 
 # ------------------------------------------------------------------ lexical fallback
 
 
-def _lexical_functions(structure: Structure, known_lines: set[int]):
+class _Covered:
+    """Byte spans of the definitions tree-sitter found, to skip their qualifiers quickly."""
+
+    def __init__(self, spans: list[tuple[int, int]]):
+        self.spans = sorted(spans)
+        self.starts = [start for start, _ in self.spans]
+
+    def __contains__(self, offset: int) -> bool:
+        index = bisect_right(self.starts, offset) - 1
+        return index >= 0 and self.spans[index][0] <= offset < self.spans[index][1]
+
+
+def _lexical_functions(structure: Structure, known_lines: set[int], covered: _Covered):
     masked = structure.masked
     for match in _QUALIFIER_RE.finditer(masked):
-        if match.group(1) == b"__host__":
+        if match.group(1) == b"__host__" or match.start() in covered:
             continue
         opening = _signature_paren(masked, match.end())
         if opening is None:
@@ -143,7 +140,7 @@ def _lexical_functions(structure: Structure, known_lines: set[int]):
         name = re.sub(r"\s+", "", name_match.group(1).decode())
         kind = _kind(structure, name_offset)
         col = name_offset - structure.line_starts[line - 1] + 1
-        calls = tuple(sorted({m.group(0).decode() for m in _IDENT_RE.finditer(masked[body[0] : body[1]])} - {k.decode() for k in _KEYWORDS}))
+        calls = lexical_calls(masked, body[0], body[1])
         known_lines.add(line)
         yield _function(structure, name, name, kind, line, col, body[0], body[1], calls, False)
 
@@ -179,8 +176,7 @@ def _body_after(masked: bytes, opening: int) -> tuple[int, int] | None:
 
 def _match(masked: bytes, start: int, open_char: bytes, close_char: bytes, limit: int = 4_000_000) -> int | None:
     depth, pos, stop = 0, start, min(len(masked), start + limit)
-    pattern = re.compile(re.escape(open_char) + b"|" + re.escape(close_char))
-    for token in pattern.finditer(masked, pos, stop):
+    for token in _PAIR_RES[open_char].finditer(masked, pos, stop):
         depth += 1 if token.group(0) == open_char else -1
         if depth == 0:
             return token.start()
@@ -214,23 +210,29 @@ def _function(structure: Structure, name: str, qualname: str, kind: str, line: i
         end_line=last,
         region=structure.region_at(line),
         calls=calls,
-        body=_body_lines(structure, first, last, body_start, body_end),
+        body=_body_lines(structure, first, last, body_start, body_end) if kind == "global" else (),
         template=template,
     )
 
 
 def _body_lines(structure: Structure, first: int, last: int, body_start: int, body_end: int) -> tuple[BodyLine, ...]:
     """Distinct (region, trap) pairs of the body's code lines: what is compiled under which guard."""
+    body = structure.masked[body_start + 1 : max(body_start + 1, body_end - 1)]
+    may_trap = b"trap" in structure.raw[body_start:body_end] or b"assert" in body
     seen: set[BodyLine] = set()
-    masked = structure.masked
-    for line in range(first, last + 1):
-        start = max(structure.line_starts[line - 1], body_start + 1)
-        end = min(structure.line_starts[line] if line < len(structure.line_starts) else len(masked), body_end - 1)
-        text = masked[start:end]
+    with_code: set[int] = set()
+    for offset, text in enumerate(body.split(b"\n")):
+        line = first + offset
+        region = structure.region_at(line)
+        if region in with_code and not may_trap:
+            continue
         stripped = text.strip().strip(b"{};").strip()
         if not stripped or stripped.startswith(b"#") or _RETURN_ONLY_RE.match(stripped):
             continue
-        seen.add(BodyLine(structure.region_at(line), bool(_TRAP_RE.search(_raw_line(structure, line)))))
+        trap = may_trap and bool(_TRAP_RE.search(_raw_line(structure, line)))
+        seen.add(BodyLine(region, trap))
+        if not trap:
+            with_code.add(region)
     return tuple(sorted(seen, key=lambda b: (b.region, b.trap)))
 
 
