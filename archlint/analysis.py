@@ -93,12 +93,13 @@ class TargetView:
 
     def reachable(self, source: str, files: set[str]) -> set[tuple[str, str]]:
         """(path, qualname) of functions reachable by name from the unit's own functions."""
-        start = [(source, f) for f in self.index.files[source].functions]
+        unit = self.index.files[source]
+        start = [(source, f) for f in unit.functions]
         seen = {(path, f.qualname) for path, f in start}
-        queue = deque(start)
+        queue = deque([(source, None)] + start)
         while queue:
             _, function = queue.popleft()
-            for name in function.calls:
+            for name in (unit.calls if function is None else function.calls):
                 for path, callee in self.index.functions_by_name.get(name, ()):
                     key = (path, callee.qualname)
                     if path in files and key not in seen:

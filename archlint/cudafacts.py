@@ -16,7 +16,7 @@ import re
 from bisect import bisect_right
 
 from .cpp.directives import Structure, comment_spans, scan_directives
-from .functions import find_functions
+from .functions import find_functions, lexical_calls
 from .model import Construct, CudaFacts, Diagnostic, Function, SmemRequest
 from .ptx import PtxError, _literals_from, opcodes
 from .smem import smem_requests
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .kb import KnowledgeBase
 
 _ASM_RE = re.compile(rb"\b(?:asm|__asm__)\s*(?:volatile|__volatile__)?\s*(?:goto\s*)?\(")
-_CLUSTER_ATTR_RE = re.compile(rb"\b__cluster_dims__\s*\(")
+_DECLARES_RE = re.compile(rb"\b(?:struct|class)\s+$")
 
 
 def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_limit: int = 1 << 20) -> CudaFacts:
@@ -56,6 +56,7 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         suppressions=tuple(_suppressions(data, structure)),
         diagnostics=structure.diagnostics,
         partial_parse=partial,
+        calls=lexical_calls(structure.masked, 0, len(structure.masked)),
     )
 
 
@@ -107,10 +108,12 @@ def _identifier_constructs(kb: KnowledgeBase, structure: Structure, spans: _Func
     if pattern is None:
         return found
     for match in pattern.finditer(structure.masked):
+        if _DECLARES_RE.search(structure.masked, max(0, match.start() - 16), match.start()):
+            continue  # `struct SM90_...` defines the tag; only its uses count
         name = match.group(0).decode()
         line = structure.line_of(match.start())
         col = match.start() - structure.line_starts[line - 1] + 1
-        kind = "attribute" if name.startswith("__cluster_dims__") else "intrinsic"
+        kind = "attribute" if name.startswith("__cluster_dims__") else "tag" if name.startswith(kb.intrinsic_prefixes) else "intrinsic"
         found.append(Construct(kind, name, line, col, structure.region_at(line), spans.enclosing(line)))
     return found
 

@@ -202,6 +202,7 @@ class CudaFacts:
     suppressions: tuple["Suppression", ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     partial_parse: bool = False  # tree-sitter produced ERROR nodes
+    calls: tuple[str, ...] = ()  # every name called anywhere in the file (a unit's entry points)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ def run(options: ScanOptions) -> ScanResult:
     targets = tuple(parse_target(t) for t in options.targets) or default_targets()
     gates, pyindex = _python_gates(facts, root, discovery)
     ctx = Context(index, kb, targets)
-    results = tuple(_judge_gate(gate, pyindex, index, kb, targets, ctx) for gate in gates)
+    results = tuple(r for r in (_judge_gate(gate, pyindex, index, kb, targets, ctx) for gate in gates) if r is not None)
     ctx.gate_results = results
     findings = _run_checks(ctx, options)
     diagnostics = tuple(sorted({d for f in facts for d in f.diagnostics} | set(discovery.diagnostics),
@@ -96,8 +96,10 @@ def _defines(gate) -> dict[str, int]:
     return out
 
 
-def _judge_gate(gate, pyindex, index, kb, targets: tuple[Target, ...], ctx: Context) -> GateResult:
+def _judge_gate(gate, pyindex, index, kb, targets: tuple[Target, ...], ctx: Context) -> GateResult | None:
     units = guarded_units(pyindex, gate)
+    if not units.sources and not units.unresolved:
+        return None  # a capability test with no kernel build behind it: nothing to judge
     defines = _defines(gate)
     reference = reference_target(gate, targets)
     excluded = tuple(verdict_for(gate, units, index, kb, t, defines, reference) for t in excluded_targets(gate, targets))

@@ -34,19 +34,19 @@ def guarded_units(pyindex, gate) -> GuardedUnits:
     sources: dict[str, tuple[Evidence, ...]] = {}
     unresolved: list[str] = []
     head = (Evidence(gate_location(gate), f"gate `{gate.text}`"),)
-    for ref in gate.sources:
-        _add_source(ref, head, sources, unresolved)
+    for ref in getattr(gate, "resolved_sources", ()) or ():
+        _add_source(ref, head, gate.path, sources, unresolved)
     functions = list(gate.guards)
     seen = set(functions)
     queue = deque((name, head, 0) for name in functions)
     while queue:
         name, chain, depth = queue.popleft()
         function = pyindex.functions.get(name)
-        hop = chain
+        hop, path = chain, _module_path(pyindex, name)
         if function is not None and name != gate.function:
-            hop = chain + (Evidence(Location(_module_path(pyindex, name), function.span.line), f"calls `{name}`"),)
+            hop = chain + (Evidence(Location(path, function.span.line), f"calls `{name}`"),)
         for ref in pyindex.sources(name):
-            _add_source(ref, hop, sources, unresolved)
+            _add_source(ref, hop, path, sources, unresolved)
         if depth >= _MAX_CALL_DEPTH:
             continue
         for callee in pyindex.callees(name):
@@ -57,16 +57,22 @@ def guarded_units(pyindex, gate) -> GuardedUnits:
 
 
 def _module_path(pyindex, qualname: str) -> str:
-    finder = getattr(pyindex, "path_of", None)
-    return finder(qualname) if finder else ""
+    """The file defining a python function, from the longest module prefix of its qualname."""
+    paths = {module: path for path, module in pyindex.module_of_path.items()}
+    parts = qualname.split(".")
+    for end in range(len(parts) - 1, 0, -1):
+        module = ".".join(parts[:end])
+        if module in paths:
+            return paths[module]
+    return ""
 
 
-def _add_source(ref, chain, sources: dict, unresolved: list) -> None:
-    path = getattr(ref, "path", None)
-    if path:
-        sources.setdefault(path, chain + (Evidence(Location(ref.ref_path, ref.line), f"builds {path}"),))
+def _add_source(resolved, chain, where: str, sources: dict, unresolved: list) -> None:
+    if resolved.path:
+        hop = Evidence(Location(where, resolved.ref.line, resolved.ref.col), f"builds {resolved.path}")
+        sources.setdefault(resolved.path, chain + (hop,))
     else:
-        unresolved.append(getattr(ref, "text", str(ref)))
+        unresolved.append(resolved.ref.text)
 
 
 def excluded_targets(gate, targets: tuple[Target, ...]) -> tuple[Target, ...]:
