@@ -110,6 +110,11 @@ def _walk(start: Path, root: Path, exclude: tuple[str, ...], files: dict[str, So
                         diagnostics.append(Diagnostic(_relative(Path(entry.path), root) or entry.name,
                                                       "link points outside the scanned roots; not followed", rule="AL902"))
                         continue
+                    if not os.path.exists(entry.path):  # dangling, or a loop of links
+                        if language_of(entry.name) or language_of(target.name):
+                            diagnostics.append(Diagnostic(_relative(Path(entry.path), root) or entry.name,
+                                                          "link is dangling or loops; not followed", rule="AL902"))
+                        continue
                     stack.append(target)
                     continue
                 stack.append(Path(entry.path))
