@@ -94,7 +94,11 @@ class TargetView:
     def reachable(self, source: str, files: set[str]) -> set[tuple[str, str]]:
         """(path, qualname) of functions reachable by name from the unit's own functions."""
         unit = self.index.files[source]
-        start = [(source, f) for f in unit.functions]
+        # A non-template kernel is emitted wherever its header is included, called or not.
+        start = [(source, f) for f in unit.functions] + [
+            (path, f) for path in sorted(files) if path != source
+            for f in self.index.files[path].functions if f.kind == "global" and not f.template
+        ]
         seen = {(path, f.qualname) for path, f in start}
         queue = deque([(source, None)] + start)
         while queue:
