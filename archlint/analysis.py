@@ -103,7 +103,7 @@ class TargetView:
         queue = deque([(source, None)] + start)
         while queue:
             _, function = queue.popleft()
-            for name in (unit.calls if function is None else function.calls):
+            for name in self.index.expand(unit.calls if function is None else function.calls):
                 for path, callee in self.index.functions_by_name.get(name, ()):
                     key = (path, callee.qualname)
                     if path in files and key not in seen:

@@ -98,7 +98,7 @@ def _is_template(node) -> bool:
 
 def lexical_calls(masked: bytes, start: int, end: int) -> tuple[str, ...]:
     """Names called (or launched, or passed as an argument, as kernels are to launchers) in a body."""
-    body = masked[start:end]
+    body = masked[start:end].replace(b"\\\n", b"  ")  # macro bodies continue lines with a backslash
     names = {m.group(1).decode() for m in _CALL_RE.finditer(body)}
     names.update(m.group(1).decode() for m in _ARG_NAME_RE.finditer(body))
     return tuple(sorted(names - _KEYWORD_NAMES))

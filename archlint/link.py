@@ -9,6 +9,7 @@ from typing import Iterable, Mapping
 
 from .cpp.directives import guard_chain
 from .cpp.evaluate import Binding
+from .functions import lexical_calls
 from .model import CudaFacts, Function, Include
 
 # Headers that come from the toolkit or a framework, not from the scanned code: leaving them
@@ -43,8 +44,21 @@ class CudaIndex:
     bindings: dict[str, tuple[Binding, ...]] = field(default_factory=dict)
     functions_by_name: dict[str, tuple[tuple[str, Function], ...]] = field(default_factory=dict)
 
+    macro_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
     def resolved(self, path: str) -> tuple[ResolvedInclude, ...]:
         return self.includes.get(path, ())
+
+    def expand(self, names: tuple[str, ...]) -> set[str]:
+        """Names plus those called inside the bodies of function-like macros among them."""
+        out, stack = set(names), [n for n in names if n in self.macro_calls]
+        while stack:
+            for inner in self.macro_calls[stack.pop()]:
+                if inner not in out:
+                    out.add(inner)
+                    if inner in self.macro_calls:
+                        stack.append(inner)
+        return out
 
 
 def is_external(target: str) -> bool:
@@ -103,6 +117,9 @@ def build_index(facts: Iterable[CudaFacts], extra_include_dirs: Iterable[str] = 
         for define in fact.defines:
             guard = guard_chain(fact.regions, define.region)
             bindings[define.name].append(Binding(define.value, define.params, guard, define.undef))
+            if define.params is not None and define.value:
+                body = define.value.encode()
+                index.macro_calls[define.name] = tuple(sorted(set(index.macro_calls.get(define.name, ())) | set(lexical_calls(body, 0, len(body)))))
         for function in fact.functions:
             functions[function.name].append((path, function))
     index.bindings = {name: tuple(values) for name, values in bindings.items()}

@@ -53,7 +53,7 @@ def _open_cache(options: ScanOptions):
         from .cache import FactsCache
     except ImportError:
         return None
-    return FactsCache.open()
+    return FactsCache.open(options.max_file_bytes, options.paths)
 
 
 def _relative_dirs(dirs: tuple[str, ...], root: str) -> tuple[str, ...]:

@@ -81,13 +81,30 @@ def excluded_targets(gate, targets: tuple[Target, ...]) -> tuple[Target, ...]:
 
 
 def build_target(gate, target: Target) -> tuple[Target, ...]:
-    """The target(s) the gate's build would compile for: the project's suffix where it is known."""
-    suffix = getattr(gate, "suffix", "?")
+    """The target(s) the gate's build would compile for, the project's own suffix first.
+
+    Where the project's flag code could not be read for this target, the suffix its admitted
+    targets get is assumed (arch-specific libraries build every target the same way), and the
+    plain build is judged too; `verdict_for` says which one the verdict assumes.
+    """
+    if target.suffix or target.cc < 90:
+        return (target,)
+    suffix = _project_suffix(gate, target.cc)
     if suffix in ("a", "f") and _suffix_allowed(target.cc, suffix):
         return (Target(target.cc, suffix),)
-    if suffix == "" or target.suffix or target.cc < 90:
+    if suffix == "":
         return (target,)
-    return (target, Target(target.cc, "a"))  # unknown suffix: judge both the plain and the `a` build
+    return (Target(target.cc, "a"), target)
+
+
+def _project_suffix(gate, cc: int) -> str:
+    by_cc = dict(getattr(gate, "suffix_by_cc", ()) or ())
+    if by_cc.get(cc, "?") != "?":
+        return by_cc[cc]
+    known = {s for c, s in by_cc.items() if c >= 90 and s != "?"}
+    if len(known) == 1 and getattr(gate, "suffix", "?") in ("?", *known):
+        return "?"  # decided by verdict_for: the admitted targets' suffix first, plain too
+    return getattr(gate, "suffix", "?")
 
 
 def _suffix_allowed(cc: int, suffix: str) -> bool:
@@ -120,24 +137,27 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
     return Verdict.POLICY, f"nothing reachable from {len(units.sources)} guarded source(s) needs what {target} lacks", ()
 
 
-_SEVERITY = {Verdict.GENUINE: 3, Verdict.EMPTY: 2, Verdict.UNKNOWN: 1, Verdict.POLICY: 0}
-
-
 def verdict_for(gate, units: GuardedUnits, index, kb, target: Target, defines: dict[str, int], reference: Target | None) -> TargetVerdict:
-    """The verdict for one excluded target; with an unknown build suffix the worse of plain and `a`."""
-    worst: TargetVerdict | None = None
+    """The verdict for one excluded target. With two candidate builds (suffix not readable), the
+    first (arch-specific) build's verdict stands, but POLICY needs both builds to agree."""
+    verdicts = []
     for build in build_target(gate, target):
         view = TargetView(index, kb, build, defines)
         ref_view = TargetView(index, kb, reference, defines) if reference is not None else None
         head = (Evidence(gate_location(gate), f"gate `{gate.text}` excludes {build}"),)
         analysis = analyze_units(view, units.sources, ref_view, head)
         verdict, reason, evidence = judge(analysis, units, getattr(gate, "exact", True))
-        chain = _join(units, evidence)
         empties = tuple(h.message for h in analysis.empty)
-        candidate = TargetVerdict(build.name, verdict, reason, chain, empties)
-        if worst is None or _SEVERITY[candidate.verdict] > _SEVERITY[worst.verdict]:
-            worst = candidate
-    return worst
+        verdicts.append(TargetVerdict(build.name, verdict, reason, _join(units, evidence), empties))
+    chosen = verdicts[0]
+    if len(verdicts) > 1:
+        other = verdicts[1]
+        note = f" (assumes a {chosen.target} build; a {other.target} build would be {other.verdict.value}: {other.reason})"
+        verdict = chosen.verdict
+        if verdict is Verdict.POLICY and other.verdict is not Verdict.POLICY:
+            verdict = Verdict.UNKNOWN
+        chosen = TargetVerdict(chosen.target, verdict, chosen.reason + note, chosen.evidence, chosen.empty_kernels)
+    return chosen
 
 
 def _join(units: GuardedUnits, evidence: tuple[Evidence, ...]) -> tuple[Evidence, ...]:

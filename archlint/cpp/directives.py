@@ -183,7 +183,8 @@ class _Builder:
         name, has_params, params, value = match.groups()
         value = re.sub(r"\s*//.*$", "", value).strip() if value else ""
         param_names = tuple(p.strip() for p in params.split(",") if p.strip()) if has_params else None
-        self.defines.append(MacroDef(name, value[:200], param_names, line, self.current, undef=keyword == "undef"))
+        limit = 4000 if param_names is not None else 200  # function-like bodies name kernels they launch
+        self.defines.append(MacroDef(name, value[:limit], param_names, line, self.current, undef=keyword == "undef"))
 
     def include(self, raw_text: str, line: int) -> None:
         match = _INCLUDE_RE.match(raw_text)

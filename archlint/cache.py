@@ -1,0 +1,266 @@
+"""Content-addressed cache of per-file facts, kept in the user's cache folder.
+
+An entry is found by a key that covers everything the facts depend on: archlint's version, its
+shipped data, its own source code, the size limit, the file's root-relative path and the sha256
+of its bytes. So a changed file, a new archlint or a new knowledge base simply misses; nothing is
+ever invalidated in place. An entry is a header (magic, key, payload length and sha256) followed
+by the pickled FileFacts; one that fails any check is deleted and rebuilt, never trusted.
+
+Writes go to a temporary file in the entry's own folder and are moved into place with
+os.replace, so concurrent scans see either no entry or a whole one. A file modified within the
+last two seconds, or changed while it was being read, is not stored (the racy-git rule: its
+mtime cannot prove the bytes read are the bytes hashed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import struct
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+
+from . import __version__
+from .discover import SourceFile
+from .facts import FileFacts
+
+MAGIC = b"ALFACTS1"
+_HEADER = struct.Struct(">8s32s32sQ")  # magic, key, payload sha256, payload length
+LAYOUT = "facts-v1"  # the folder inside cache_dir(); a format change picks a new name
+RACY_SECONDS = 2.0
+PRUNE_EVERY_SECONDS = 24 * 3600
+UNUSED_SECONDS = 30 * 24 * 3600  # entries not read for this long are pruned
+
+
+def cache_dir() -> Path:
+    """$ARCHLINT_CACHE_DIR, else $XDG_CACHE_HOME/archlint, else ~/.cache/archlint."""
+    explicit = os.environ.get("ARCHLINT_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "archlint"
+
+
+@lru_cache(maxsize=1)
+def code_hash() -> str:
+    """Hash of archlint's own source files: a code change must invalidate cached facts."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _salt(max_bytes: int) -> bytes:
+    from .resources import data_hash
+
+    return f"{__version__}\0{data_hash()}\0{code_hash()}\0{max_bytes}".encode()
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What get() saw of a file: its content hash and the stat that vouches for it."""
+
+    digest: str
+    stat: tuple[int, int, int, int]  # size, mtime_ns, inode, device
+    racy: bool
+
+
+class FactsCache:
+    def __init__(self, folder: Path, salt: bytes):
+        self.folder = folder
+        self._salt = salt
+        self._seen: dict[str, _Seen] = {}
+
+    @classmethod
+    def open(cls, max_bytes: int = 4 * 1024 * 1024, roots: tuple[str, ...] = ()) -> FactsCache | None:
+        """The cache, or None when its folder cannot be made or would lie inside a scanned root."""
+        folder = cache_dir() / LAYOUT
+        try:
+            resolved = folder.resolve()
+            if any(_inside(resolved, Path(root).resolve()) for root in roots):
+                return None
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if not os.access(folder, os.W_OK | os.X_OK):
+                return None
+            salt = _salt(max_bytes)
+        except (OSError, RuntimeError):
+            return None
+        _prune_now_and_then(folder)
+        return cls(folder, salt)
+
+    def get(self, file: SourceFile) -> FileFacts | None:
+        seen = self._look(file)
+        if seen is None:
+            return None
+        key = self._key(file, seen.digest)
+        facts = _read_entry(self._entry(key), key)
+        if facts is None:
+            return None
+        self._seen.pop(file.absolute, None)
+        return replace(facts, file=file)
+
+    def put(self, file: SourceFile, facts: FileFacts) -> None:
+        seen = self._seen.pop(file.absolute, None) or self._look(file, remember=False)
+        if seen is None or seen.racy or _stat(file.absolute) != seen.stat:
+            return
+        key = self._key(file, seen.digest)
+        try:
+            payload = pickle.dumps(facts, protocol=5)
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+            return
+        _write_entry(self._entry(key), key, payload)
+
+    def _look(self, file: SourceFile, remember: bool = True) -> _Seen | None:
+        before = _stat(file.absolute)
+        if before is None:
+            return None
+        try:
+            with open(file.absolute, "rb") as handle:
+                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        except OSError:
+            return None
+        racy = time.time_ns() - before[1] < RACY_SECONDS * 1e9 or _stat(file.absolute) != before
+        seen = _Seen(digest, before, racy)
+        if remember:
+            self._seen[file.absolute] = seen
+        return seen
+
+    def _key(self, file: SourceFile, digest: str) -> bytes:
+        text = b"\0".join((self._salt, file.path.encode("utf-8", "surrogateescape"), file.language.encode(), digest.encode()))
+        return hashlib.sha256(text).digest()
+
+    def _entry(self, key: bytes) -> Path:
+        name = key.hex()
+        return self.folder / name[:2] / f"{name}.pkl"
+
+
+def clear() -> int:
+    """Delete every cache entry (and any temporary file a killed scan left); returns how many entries."""
+    folder = cache_dir() / LAYOUT
+    removed = 0
+    if not folder.is_dir():
+        return 0
+    for shard in sorted(folder.iterdir()):
+        if not shard.is_dir() or shard.is_symlink():
+            continue
+        for item in shard.iterdir():
+            if item.name.endswith(".pkl") or item.name.startswith(".tmp-"):
+                try:
+                    item.unlink()
+                except OSError:
+                    continue
+                removed += item.name.endswith(".pkl")
+        try:
+            shard.rmdir()
+        except OSError:
+            pass
+    return removed
+
+
+# ---------------------------------------------------------------- entries on disk
+
+
+def _read_entry(path: Path, key: bytes) -> FileFacts | None:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    facts = _decode(data, key)
+    if facts is None:
+        _discard(path)
+    else:
+        _touch(path)
+    return facts
+
+
+def _decode(data: bytes, key: bytes) -> FileFacts | None:
+    if len(data) < _HEADER.size:
+        return None
+    magic, stored_key, checksum, length = _HEADER.unpack_from(data)
+    payload = data[_HEADER.size :]
+    if magic != MAGIC or stored_key != key or length != len(payload) or hashlib.sha256(payload).digest() != checksum:
+        return None
+    try:
+        facts = pickle.loads(payload)
+    except Exception:  # noqa: BLE001 - any failure to load means a bad entry, rebuilt from the source
+        return None
+    return facts if isinstance(facts, FileFacts) else None
+
+
+def _write_entry(path: Path, key: bytes, payload: bytes) -> None:
+    header = _HEADER.pack(MAGIC, key, hashlib.sha256(payload).digest(), len(payload))
+    temporary = None
+    try:
+        path.parent.mkdir(exist_ok=True, mode=0o700)
+        handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        with os.fdopen(handle, "wb") as out:
+            out.write(header)
+            out.write(payload)
+        os.replace(temporary, path)
+        temporary = None
+    except OSError:
+        pass
+    finally:
+        if temporary is not None:
+            _discard(Path(temporary))
+
+
+def _discard(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+def _touch(path: Path) -> None:
+    """Mark an entry as used, at most once a day, so pruning keeps what is read."""
+    try:
+        if time.time() - path.stat().st_mtime > PRUNE_EVERY_SECONDS:
+            os.utime(path)
+    except OSError:
+        pass
+
+
+def _prune_now_and_then(folder: Path) -> None:
+    """Delete entries unused for a month; runs at most once a day, keeping the cache bounded."""
+    stamp = folder / ".pruned"
+    try:
+        if time.time() - stamp.stat().st_mtime < PRUNE_EVERY_SECONDS:
+            return
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return
+    try:
+        stamp.touch()
+        cutoff = time.time() - UNUSED_SECONDS
+        for shard in folder.iterdir():
+            if shard.is_dir() and not shard.is_symlink():
+                for entry in shard.iterdir():
+                    if entry.stat().st_mtime < cutoff:
+                        _discard(entry)
+    except OSError:
+        return
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _stat(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
