@@ -104,7 +104,7 @@ def _judge_gate(gate, pyindex, index, kb, targets: tuple[Target, ...], ctx: Cont
     reference = reference_target(gate, targets)
     excluded = tuple(verdict_for(gate, units, index, kb, t, defines, reference) for t in excluded_targets(gate, targets))
     admitted = []
-    admitted_builds = sorted({b for t in targets if t.cc in set(gate.admits) for b in build_target(gate, t)})
+    admitted_builds = sorted({build_target(gate, t)[0] for t in targets if t.cc in set(gate.admits)})
     for build in admitted_builds:
         view = TargetView(index, kb, build, defines)
         admitted.append(analyze_units(view, units.sources, None, ()))
