@@ -247,3 +247,18 @@ def test_file_deleted_after_discovery(tmp_path, monkeypatch):
 
     monkeypatch.setattr(pipeline, "discover", discover_then_delete)
     assert any("cannot be read" in m for m in diagnostics_for(scan_json(tree), "hostile/vanishing.cu"))
+
+
+def test_huge_conditions_in_a_guarded_header(tmp_path):
+    """5,000-term `||` chains, 150 nested parentheses and a 5,000-digit literal, all reached by the gate."""
+    tree = make_tree(tmp_path)
+    terms = " || ".join(f"(__CUDA_ARCH__ == {i})" for i in range(5000))
+    header = tree / "flashinfer/data/include/flashinfer/long.cuh"
+    header.write_text(
+        f"#pragma once\n#if {terms}\n__device__ int chained() {{ return 1; }}\n#endif\n"
+        f"#if {'(' * 150}1{')' * 150}\n#endif\n#if 1{'1' * 5000}\n#endif\n"
+        f"#if {'!' * 3000}1\n#endif\n"
+    )
+    source = tree / CSRC / "vec_dequant.cu"
+    source.write_text('#include "flashinfer/long.cuh"\n' + source.read_text())
+    scan_json(tree)

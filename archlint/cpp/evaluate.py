@@ -83,7 +83,12 @@ class Evaluator:
 
     def value(self, expr: Expr) -> Value:
         handler = _HANDLERS.get(type(expr))
-        return handler(self, expr) if handler else None
+        if handler is None:
+            return None
+        try:
+            return handler(self, expr)
+        except RecursionError:  # macros nested deeper than the stack: unknown, which is always sound
+            return None
 
     # ------------------------------------------------------------ macros
 

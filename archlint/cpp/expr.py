@@ -41,6 +41,9 @@ _BINARY_LEVELS: tuple[tuple[str, ...], ...] = (
     ("*", "/", "%"),
 )
 _MAX_DEPTH = 200
+# Operators in one condition: a longer chain becomes Opaque, so every later walk over the tree
+# (evaluation, rendering, pickling) stays far from the recursion limit.
+_MAX_NODES = 128
 
 
 def _tokenize(text: str) -> list[tuple[str, str]]:
@@ -89,6 +92,13 @@ class _Parser:
         self.tokens = tokens
         self.pos = 0
         self.depth = 0
+        self.nodes = 0
+
+    def node(self, expr: Expr) -> Expr:
+        self.nodes += 1
+        if self.nodes > _MAX_NODES:
+            raise ExprError(f"condition has more than {_MAX_NODES} operators")
+        return expr
 
     def peek(self) -> tuple[str, str] | None:
         return self.tokens[self.pos] if self.pos < len(self.tokens) else None
@@ -121,7 +131,7 @@ class _Parser:
             then = self.ternary()
             self.expect(":")
             other = self.ternary()
-            cond = Ternary(cond, then, other)
+            cond = self.node(Ternary(cond, then, other))
         self.depth -= 1
         return cond
 
@@ -134,7 +144,7 @@ class _Parser:
             if token is None or token[0] != "op" or token[1] not in _BINARY_LEVELS[level]:
                 return left
             self.take()
-            left = Binary(token[1], left, self.binary(level + 1))
+            left = self.node(Binary(token[1], left, self.binary(level + 1)))
 
     def unary(self) -> Expr:
         token = self.peek()
@@ -145,7 +155,7 @@ class _Parser:
                 raise ExprError("condition nested too deeply")
             operand = self.unary()
             self.depth -= 1
-            return Unary(token[1], operand)
+            return self.node(Unary(token[1], operand))
         return self.primary()
 
     def primary(self) -> Expr:
@@ -202,7 +212,14 @@ def parse_strict(text: str) -> Expr:
     tokens = _tokenize(text)
     if not tokens:
         raise ExprError("empty condition")
-    return _Parser(tokens).parse()
+    try:
+        return _Parser(tokens).parse()
+    except ExprError:
+        raise
+    except RecursionError:
+        raise ExprError("condition nested too deeply") from None
+    except ValueError as error:  # e.g. an integer literal longer than Python converts
+        raise ExprError(str(error)) from None
 
 
 def parse_condition(text: str) -> Expr:
