@@ -90,7 +90,6 @@ BAD_FILES = {
     "random-bytes": ("hostile/random.cu", _random_bytes, ("binary",)),
     "nul-header": ("hostile/nul.cuh", lambda: b"#pragma once\n#define A 1\n\x00\x00\xff\xfe\n__device__ int f();\n", ("binary",)),
     "invalid-utf8-header": ("hostile/latin.cuh", lambda: b"// caf\xe9 \xff\xfe\n#if __CUDA_ARCH__ >= 900\n#endif\n", ("UTF-8",)),
-    "7MB-header": ("hostile/huge.cuh", _huge_header, ("limit",)),
     "unbalanced-if": ("hostile/unbalanced.cuh", lambda: b"#if __CUDA_ARCH__ >= 900\n#ifdef X\n#endif\n", ("without #endif",)),
     "stray-endif": ("hostile/stray.cuh", lambda: b"#endif\n#else\n__device__ int g();\n", ("without #if",)),
     "latin1-python": ("hostile/latin1.py", lambda: b"# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n", ("UTF-8",)),
