@@ -39,6 +39,7 @@ class Analysis:
     empty: tuple[Hit, ...] = ()
     unresolved: tuple[Hit, ...] = ()
     units: int = 0
+    reached: frozenset[tuple[str, str]] = frozenset()  # (path, qualname) compiled into the units
 
 
 @dataclass
@@ -117,12 +118,15 @@ def analyze_units(view: TargetView, sources: tuple[str, ...], reference: TargetV
     possible: list[Hit] = []
     empty: list[Hit] = []
     unresolved: list[Hit] = []
+    all_reached: set[tuple[str, str]] = set()
     for source in sources:
         if source not in view.index.files:
             continue
         parents = view.closure(source)
         files = set(parents)
         reached = view.reachable(source, files)
+        all_reached |= reached
+        all_reached.update((path, "") for path in files)
         for path in sorted(files):
             facts = view.index.files[path]
             chain = head + _include_chain(parents, path)
@@ -136,7 +140,8 @@ def analyze_units(view: TargetView, sources: tuple[str, ...], reference: TargetV
                     hit = empty_kernel(view, facts, function, reference, chain)
                     if hit is not None:
                         empty.append(hit)
-    return Analysis(view.target, _dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved), len(sources))
+    return Analysis(view.target, _dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved), len(sources),
+                    frozenset(all_reached))
 
 
 def _include_chain(parents: dict[str, tuple[str, int] | None], path: str) -> tuple[Evidence, ...]:

@@ -31,6 +31,8 @@ def run(options: ScanOptions) -> ScanResult:
     ctx = Context(index, kb, targets)
     results = tuple(r for r in (_judge_gate(gate, pyindex, index, kb, targets, ctx) for gate in gates) if r is not None)
     ctx.gate_results = results
+    if results:
+        ctx.live = {key for r in results for a in r.admitted for key in a.reached}
     findings = _run_checks(ctx, options)
     diagnostics = tuple(sorted({d for f in facts for d in f.diagnostics} | set(discovery.diagnostics),
                                key=lambda d: (d.path, d.line, d.message)))

@@ -30,6 +30,12 @@ class Context:
     gate_results: tuple[GateResult, ...] = ()
     file_targets: dict[str, tuple[Target, ...]] = field(default_factory=dict)
     levels: dict[str, str] = field(default_factory=dict)
+    live: set[tuple[str, str]] | None = None  # with gates: (path, function) compiled by an admitted build
+
+    def is_live(self, path: str, function: str) -> bool:
+        """In a scan with gates, CUDA-side rules speak only of code some gate's build compiles;
+        without gates (a plain CUDA library) every file counts."""
+        return self.live is None or (path, function) in self.live
 
     @cached_property
     def rules(self) -> dict[str, RuleInfo]:

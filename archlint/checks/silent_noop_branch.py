@@ -14,7 +14,7 @@ def check(ctx: Context) -> Iterator[Finding]:
         facts = ctx.index.files[path]
         targets = ctx.targets_for(path)
         for function in facts.functions:
-            if function.kind != "global" or not function.body:
+            if function.kind != "global" or not function.body or not ctx.is_live(path, function.qualname):
                 continue
             hits = {t: empty_kernel(ctx.view(t), facts, function, None) for t in targets}
             empty = [t for t, hit in hits.items() if hit is not None and hit.kind == "empty-kernel"]

@@ -13,7 +13,7 @@ def check(ctx: Context) -> Iterator[Finding]:
     for path in sorted(ctx.index.files):
         facts = ctx.index.files[path]
         for request in facts.smem:
-            if request.nbytes is None:
+            if request.nbytes is None or not ctx.is_live(path, request.function):
                 continue
             host = request.kind in HOST_SMEM_KINDS
             over = [t for t in ctx.targets_for(path)

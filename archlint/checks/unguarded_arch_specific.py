@@ -15,7 +15,7 @@ def check(ctx: Context) -> Iterator[Finding]:
         targets = ctx.targets_for(path)
         for construct in facts.constructs:
             requirement = requirement_for(ctx.kb, construct)
-            if requirement is None:
+            if requirement is None or not ctx.is_live(path, construct.function):
                 continue
             lacking = [t for t in targets if not requirement.supports(t) and ctx.view(t).truth(path, construct.region) == 1]
             if not lacking:
