@@ -1,0 +1,554 @@
+"""Measure archlint's gate verdicts against the compiler.
+
+For a FlashInfer wheel (or any tree whose JIT builds CUDA sources behind Python gates), this:
+
+1. scans the tree with `archlint scan ... --format json` (the JSON is kept on disk and reused),
+2. takes every (gate, excluded target) verdict for the targets asked for,
+3. picks a stratified sample (every verdict kind represented, cheap translation units first),
+4. builds every guarded translation unit of each sampled pair with `nvcc -cubin -arch=<target>`
+   through `archlint.runtime.compile_probe` (cached on disk), with the include folders and the
+   defines the project's JIT would pass,
+5. prints a confusion matrix (archlint verdict x compiler outcome), POLICY precision and recall,
+   and every disagreement with archlint's evidence chain and the compiler's first error line.
+
+Usage (see docs/accuracy.md):
+
+    python bench/accuracy.py --wheel /tmp/wheels/fi-0.7.2.post1 --tvm-ffi /tmp/tvmffi/x/tvm_ffi \
+        --workdir /tmp/acc --budget-minutes 20
+
+The compiler's answer for a pair is the worst over the pair's units: an arch error in any unit
+makes the pair `arch-error`; otherwise any inconclusive unit makes it `inconclusive`; otherwise
+a unit with kernels that are empty (or only trap) on the target but not on an admitted target
+makes it `built-empty`; otherwise `built`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+VERDICTS = ("POLICY", "GENUINE", "EMPTY", "UNKNOWN")
+COMPILER = ("built", "arch-error", "built-empty", "inconclusive", "not-run")
+# The compiler outcome that proves each verdict right.
+EXPECTED = {"POLICY": "built", "GENUINE": "arch-error", "EMPTY": "built-empty"}
+DEFAULT_TARGETS = ("sm_80", "sm_89", "sm_100a", "sm_103a", "sm_110a", "sm_120a", "sm_121a")
+# Targets scanned alongside, so that gates admitting them are read with their suffixes.
+SCAN_EXTRA_TARGETS = ("sm_90a",)
+SCAN_FOLDERS = ("flashinfer/jit", "flashinfer/data/csrc", "flashinfer/data/include")
+# What FlashInfer's gen_jit_spec and CompilationContext always pass (flashinfer/jit/core.py, cpp_ext.py).
+JIT_DEFINES = (
+    "FLASHINFER_ENABLE_F16", "FLASHINFER_ENABLE_BF16", "FLASHINFER_ENABLE_FP8_E4M3", "FLASHINFER_ENABLE_FP8_E5M2",
+    "FLASHINFER_ENABLE_FP8_E8M0", "FLASHINFER_ENABLE_FP4_E2M1", "NDEBUG", "Py_LIMITED_API=0x03090000",
+)
+JIT_FLAGS = ("--expt-relaxed-constexpr", "-static-global-template-stub=false", "-use_fast_math", "-O3")
+
+
+# ---------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One (gate, excluded target) verdict and what the compiler said about it."""
+
+    release: str
+    gate_id: str
+    gate_text: str
+    target: str  # the build archlint judged (`sm_120a`)
+    verdict: str
+    reason: str
+    evidence: tuple[str, ...] = ()
+    units: tuple[str, ...] = ()  # absolute paths of the guarded translation units
+    defines: tuple[str, ...] = ()
+    reference: str = ""  # an admitted build, to tell arch-dependent empty kernels from plain ones
+    compiler: str = "not-run"
+    compiler_detail: str = ""
+    unit_outcomes: tuple[tuple[str, str, str], ...] = ()  # (unit, outcome, message)
+
+    @property
+    def key(self) -> str:
+        return f"{self.release}:{self.gate_id}:{self.target}"
+
+
+@dataclass
+class Metrics:
+    matrix: dict = field(default_factory=dict)  # verdict -> compiler -> count
+    agree: int = 0
+    disagree: int = 0
+    inconclusive: int = 0
+    judged: int = 0  # pairs with a conclusive compiler answer and a POLICY/GENUINE/EMPTY verdict
+    policy_precision: float | None = None
+    policy_recall: float | None = None
+    accuracy: float | None = None
+    inconclusive_rate: float | None = None
+
+
+def aggregate(outcomes: list[str]) -> str:
+    """One compiler answer for a pair from its units' answers (see the module doc)."""
+    if not outcomes:
+        return "inconclusive"
+    if "arch-error" in outcomes:
+        return "arch-error"
+    if "inconclusive" in outcomes:
+        return "inconclusive"
+    if any(o in ("built-empty", "built-trap") for o in outcomes):
+        return "built-empty"
+    return "built"
+
+
+def is_agreement(verdict: str, compiler: str) -> bool | None:
+    """True/False when the pair counts; None when it does not (UNKNOWN, inconclusive, not run)."""
+    if verdict not in EXPECTED or compiler in ("inconclusive", "not-run"):
+        return None
+    return EXPECTED[verdict] == compiler
+
+
+def metrics(pairs: list[Pair]) -> Metrics:
+    out = Metrics(matrix={v: {c: 0 for c in COMPILER} for v in VERDICTS})
+    run = [p for p in pairs if p.compiler != "not-run"]
+    for pair in pairs:
+        out.matrix.setdefault(pair.verdict, {c: 0 for c in COMPILER})[pair.compiler] += 1
+        verdict_ok = is_agreement(pair.verdict, pair.compiler)
+        if verdict_ok is True:
+            out.agree += 1
+        elif verdict_ok is False:
+            out.disagree += 1
+    out.inconclusive = sum(1 for p in run if p.compiler == "inconclusive")
+    out.judged = out.agree + out.disagree
+    conclusive = [p for p in run if p.compiler != "inconclusive"]
+    said_policy = [p for p in conclusive if p.verdict == "POLICY"]
+    builds = [p for p in conclusive if p.compiler == "built"]
+    if said_policy:
+        out.policy_precision = sum(p.compiler == "built" for p in said_policy) / len(said_policy)
+    if builds:
+        out.policy_recall = sum(p.verdict == "POLICY" for p in builds) / len(builds)
+    if out.judged:
+        out.accuracy = out.agree / out.judged
+    if run:
+        out.inconclusive_rate = out.inconclusive / len(run)
+    return out
+
+
+def disagreements(pairs: list[Pair]) -> list[Pair]:
+    return [p for p in pairs if is_agreement(p.verdict, p.compiler) is False]
+
+
+# ---------------------------------------------------------------- reading the scan
+
+
+def load_pairs(scan: dict, release: str, targets: tuple[str, ...], units: dict, root: str) -> list[Pair]:
+    """Every (gate, excluded target) verdict of a scan report for the wanted targets."""
+    wanted = set(targets)
+    pairs = []
+    for gate in scan.get("gates", []):
+        info = units.get(gate["id"], {})
+        for verdict in gate.get("verdicts", []):
+            if verdict["target"] not in wanted and _plain(verdict["target"]) not in {_plain(t) for t in wanted}:
+                continue
+            evidence = tuple(f"{e['path']}:{e['line']}: {e['message']}" for e in verdict.get("evidence", []))
+            pairs.append(Pair(
+                release=release, gate_id=gate["id"], gate_text=gate["text"], target=verdict["target"],
+                verdict=verdict["verdict"], reason=verdict["reason"], evidence=evidence,
+                units=tuple(os.path.join(root, u) for u in info.get("sources", ())),
+                defines=tuple(info.get("defines", ())), reference=info.get("reference", ""),
+            ))
+    return pairs
+
+
+def _arch_specific(target: str) -> str:
+    """FlashInfer builds its admitted 9.x-12.x targets arch-specific (`sm_100a`)."""
+    if target[-1].isdigit() and int(target[3:]) >= 90:
+        return target + "a"
+    return target
+
+
+def _plain(target: str) -> str:
+    return target.rstrip("af")
+
+
+def gate_units(paths: list[str], targets: tuple[str, ...]) -> tuple[str, dict]:
+    """{gate id: {sources, defines, reference}} from archlint's own reading of the Python side."""
+    from archlint.arch import parse_target
+    from archlint.discover import discover
+    from archlint.facts import extract_all
+    from archlint.pylink import link_python
+    from archlint.verdicts import guarded_units, reference_target
+
+    found = discover(tuple(paths))
+    python_files = [f for f in found.files if f.language == "python"]
+    facts = extract_all(python_files, 1, 4 * 1024 * 1024, None)
+    pyindex = link_python([f.python for f in facts if f.python is not None], [found.root],
+                          {f.path for f in found.files})
+    parsed = tuple(parse_target(t) for t in targets)
+    out = {}
+    for gate in pyindex.gates:
+        gate_id = f"{gate.path}:{gate.line}:{gate.col}"
+        units = guarded_units(pyindex, gate)
+        reference = reference_target(gate, parsed)
+        out[gate_id] = {
+            "sources": [s for s in units.sources if s.endswith((".cu", ".cpp", ".cc"))],
+            "defines": [d[2:] if d.startswith("-D") else d for d in getattr(gate, "defines", ())],
+            "reference": _arch_specific(reference.name) if reference is not None else "",
+        }
+    return found.root, out
+
+
+# ---------------------------------------------------------------- sampling
+
+
+def unit_cost(path: str, cache: dict) -> int:
+    """A cheap proxy for compile time: bytes of the unit plus its local includes, one level deep."""
+    if path in cache:
+        return cache[path]
+    cost = 0
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        cost = len(text)
+        cost += 20000 * text.count("cutlass") + 200000 * text.count("#include \"cutlass") + 200000 * text.count("#include <cutlass")
+    except OSError:
+        cost = 10 ** 9
+    cache[path] = cost
+    return cost
+
+
+def sample(pairs: list[Pair], size: int, seed: int = 0, max_units: int = 3, max_cost: int = 5_000_000) -> list[Pair]:
+    """A stratified sample: round-robin over (verdict, target) strata, cheapest pairs first,
+    so every verdict kind and target is represented; a (unit, target) build shared with an
+    already chosen pair costs nothing and is preferred."""
+    rng = random.Random(seed)
+    costs: dict[str, int] = {}
+    usable = [p for p in pairs if p.units and len(p.units) <= max_units]
+    strata: dict[tuple[str, str], list[Pair]] = defaultdict(list)
+    for pair in usable:
+        strata[(pair.verdict, _plain(pair.target))].append(pair)
+    for members in strata.values():
+        rng.shuffle(members)
+        members.sort(key=lambda p: sum(unit_cost(u, costs) for u in p.units))
+    chosen: list[Pair] = []
+    builds: set[tuple[str, str]] = set()
+    order = sorted(strata, key=lambda k: (VERDICTS.index(k[0]) if k[0] in VERDICTS else 9, k[1]))
+    # Rarer verdicts first in each round so that they are always in.
+    order.sort(key=lambda k: sum(len(v) for (vk, _), v in strata.items() if vk == k[0]))
+    while len(chosen) < size and any(strata[k] for k in order):
+        for key in order:
+            members = strata[key]
+            if not members or len(chosen) >= size:
+                continue
+            # prefer a pair whose builds are already planned
+            best = min(range(len(members)), key=lambda i: (
+                sum(unit_cost(u, costs) for u in members[i].units if (u, members[i].target) not in builds), i))
+            pair = members.pop(best)
+            if sum(unit_cost(u, costs) for u in pair.units) > max_cost:
+                continue
+            chosen.append(pair)
+            builds.update((u, pair.target) for u in pair.units)
+    return chosen
+
+
+# ---------------------------------------------------------------- compiling
+
+
+def include_dirs(wheel: Path, tvm_ffi: Path | None) -> tuple[str, ...]:
+    """The include folders FlashInfer's JIT passes (flashinfer/jit/cpp_ext.py), in its order."""
+    data = wheel / "flashinfer" / "data"
+    dirs = [data / "cccl" / "cub", data / "cccl" / "libcudacxx" / "include", data / "cccl" / "thrust"]
+    # (The JIT also passes Python's include folder; no unit checked here needs Python.h, and leaving it
+    # out keeps the compile cache keys the same on every machine.)
+    if tvm_ffi is not None:
+        dirs += [tvm_ffi / "include", tvm_ffi / "3rdparty" / "dlpack" / "include"]
+    dirs += [data / "include", data / "csrc", data / "cutlass" / "include",
+             data / "cutlass" / "tools" / "util" / "include", data / "spdlog" / "include"]
+    return tuple(str(d) for d in dirs if d.is_dir())
+
+
+def probe_options(includes: tuple[str, ...], defines: tuple[str, ...], timeout_s: float, cache_dir: str | None):
+    from archlint.runtime.compile_probe import ProbeOptions
+
+    return ProbeOptions(include_dirs=includes, defines=tuple(dict.fromkeys(JIT_DEFINES + defines)),
+                        timeout_s=timeout_s, extra_flags=JIT_FLAGS, cache_dir=cache_dir, jobs=1)
+
+
+def plan(pairs: list[Pair], includes_by_release: dict[str, tuple[str, ...]]) -> list[dict]:
+    """The builds the pairs need, each once: unit, target, defines, include folders, reference build."""
+    jobs: dict[tuple, dict] = {}
+    for pair in pairs:
+        for unit in pair.units:
+            key = (unit, pair.target, pair.defines)
+            job = jobs.setdefault(key, {"unit": unit, "target": pair.target, "defines": list(pair.defines),
+                                        "includes": list(includes_by_release[pair.release]), "references": []})
+            if pair.reference and pair.reference not in job["references"]:
+                job["references"].append(pair.reference)
+    return list(jobs.values())
+
+
+def execute(jobs: list[dict], budget_s: float, workers: int, timeout_s: float, cache_dir: str | None,
+            log=print) -> list[dict]:
+    """Build every job (then its reference builds where kernels came out empty), `workers` at a time,
+    starting none after the budget. Returns one record per build done: job fields + result + deps."""
+    from archlint.runtime.compile_probe import probe_unit
+
+    started = time.monotonic()
+    records: list[dict] = []
+
+    def one(unit: str, target: str, job: dict) -> dict:
+        options = probe_options(tuple(job["includes"]), tuple(job["defines"]), timeout_s, cache_dir)
+        result = probe_unit(unit, target, options)
+        return {"unit": unit, "target": target, "defines": job["defines"], "includes": job["includes"],
+                "result": asdict(result)}
+
+    queue = [(job["unit"], job["target"], job) for job in jobs]
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        pending = {}
+        while queue or pending:
+            while queue and len(pending) < workers and time.monotonic() - started < budget_s:
+                unit, target, job = queue.pop(0)
+                pending[pool.submit(one, unit, target, job)] = job
+            if not pending:
+                break
+            done = next(as_completed(pending))
+            job = pending.pop(done)
+            record = done.result()
+            records.append(record)
+            result = record["result"]
+            log(f"  [{len(records)}] {os.path.basename(record['unit'])} {record['target']}: {result['outcome']}"
+                f" ({result['seconds']:.0f} s{', cached' if result['cached'] else ''}) {result['message'][:160]}")
+            if result["outcome"] in ("built-empty", "built-trap") and record["target"] == job["target"]:
+                queue.extend((job["unit"], ref, job) for ref in job["references"])
+    return records
+
+
+def import_records(records: list[dict], timeout_s: float, cache_dir: str | None) -> int:
+    """Store builds done elsewhere (same paths, same nvcc release) in this machine's compile cache."""
+    from archlint.runtime.compile_probe import (ProbeResult, cache_key, cache_store, default_cache_dir, find_nvcc,
+                                                _read_deps)
+
+    nvcc = find_nvcc()
+    directory = Path(cache_dir) if cache_dir else default_cache_dir()
+    stored = 0
+    for record in records:
+        fields = dict(record["result"])
+        deps = fields.pop("deps", None) or record.get("deps", [])
+        fields["empty_kernels"] = tuple(fields["empty_kernels"])
+        fields["trap_kernels"] = tuple(fields["trap_kernels"])
+        fields["cached"] = False
+        result = ProbeResult(**fields)
+        if result.message.startswith("nvcc timed out"):
+            continue
+        options = probe_options(tuple(record["includes"]), tuple(record["defines"]), timeout_s, cache_dir)
+        unit = Path(record["unit"]).resolve()
+        if not unit.is_file():
+            continue
+        cache_store(directory, cache_key(unit, record["target"], options, nvcc), result, list(deps) + [str(unit)])
+        stored += 1
+    return stored
+
+
+def classify(pairs: list[Pair], includes_by_release: dict[str, tuple[str, ...]], timeout_s: float,
+             cache_dir: str | None) -> list[Pair]:
+    """Fill in each pair's compiler answer from the compile cache (builds not in it: `not-run`)."""
+    from archlint.runtime.compile_probe import cache_key, cache_load, default_cache_dir, find_nvcc
+
+    nvcc = find_nvcc()
+    directory = Path(cache_dir) if cache_dir else default_cache_dir()
+
+    def lookup(unit: str, target: str, pair: Pair):
+        options = probe_options(includes_by_release[pair.release], pair.defines, timeout_s, cache_dir)
+        path = Path(unit).resolve()
+        if not path.is_file() or nvcc is None:
+            return None
+        return cache_load(directory, cache_key(path, target, options, nvcc))
+
+    out = []
+    for pair in pairs:
+        answers = []
+        for unit in pair.units:
+            result = lookup(unit, pair.target, pair)
+            if result is None:
+                answers.append((unit, "not-run", "not built within the budget"))
+                continue
+            outcome, message = result.outcome, result.message
+            if outcome in ("built-empty", "built-trap") and pair.reference:
+                ref = lookup(unit, pair.reference, pair)
+                if ref is not None and ref.outcome.startswith("built"):
+                    plain = set(ref.empty_kernels) | set(ref.trap_kernels)
+                    left = [k for k in (*result.empty_kernels, *result.trap_kernels) if k not in plain]
+                    if not left:
+                        outcome = "built"
+                        message = f"{message} (also empty on {pair.reference}: not arch-dependent)"
+                    else:
+                        message = f"{len(left)} kernels empty here but not on {pair.reference}: {', '.join(left[:4])}"
+            answers.append((unit, outcome, message))
+        if not answers or any(a[1] == "not-run" for a in answers):
+            out.append(replace(pair, compiler="not-run", unit_outcomes=tuple(answers)))
+            continue
+        compiler = aggregate([a[1] for a in answers])
+        detail = next((a[2] for a in answers if _agg_name(a[1]) == compiler), answers[0][2])
+        out.append(replace(pair, compiler=compiler, compiler_detail=detail, unit_outcomes=tuple(answers)))
+    return out
+
+
+def _agg_name(outcome: str) -> str:
+    return "built-empty" if outcome == "built-trap" else outcome
+
+
+# ---------------------------------------------------------------- report
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def render(pairs: list[Pair], population: Counter | None = None) -> str:
+    m = metrics(pairs)
+    lines = []
+    if population:
+        lines.append("Population (every (gate, excluded target) verdict for the targets asked): "
+                     + ", ".join(f"{k} {population[k]}" for k in VERDICTS if population[k]))
+    ran = [p for p in pairs if p.compiler != "not-run"]
+    lines.append(f"Sample: {len(pairs)} pairs, {len(ran)} compiled")
+    lines.append("")
+    header = f"{'archlint/nvcc':<16}" + "".join(f"{c:>14}" for c in COMPILER)
+    lines.append(header)
+    for verdict in VERDICTS:
+        row = m.matrix.get(verdict, {})
+        lines.append(f"{verdict:<16}" + "".join(f"{row.get(c, 0):>14}" for c in COMPILER))
+    lines.append("")
+    lines.append(f"verdicts checked (POLICY/GENUINE/EMPTY with a conclusive compile): {m.judged}; "
+                 f"right {m.agree}, wrong {m.disagree}; accuracy {_fmt(m.accuracy)}")
+    lines.append(f"POLICY precision {_fmt(m.policy_precision)} (POLICY verdicts whose units built), "
+                 f"POLICY recall {_fmt(m.policy_recall)} (units that built and archlint called POLICY)")
+    lines.append(f"inconclusive compiles: {m.inconclusive} of {len(ran)} ({_fmt(m.inconclusive_rate)})")
+    wrong = disagreements(pairs)
+    if wrong:
+        lines.append("")
+        lines.append("Disagreements:")
+        for pair in wrong:
+            lines.append(f"- [{pair.release}] {pair.gate_id} `{pair.gate_text}` on {pair.target}: "
+                         f"archlint {pair.verdict}, nvcc {pair.compiler}")
+            lines.append(f"    archlint: {pair.reason}")
+            for hop in pair.evidence:
+                lines.append(f"      {hop}")
+            for unit, outcome, message in pair.unit_outcomes:
+                lines.append(f"    nvcc {os.path.basename(unit)}: {outcome}: {message}")
+    unknown = [p for p in pairs if p.verdict == "UNKNOWN" and p.compiler not in ("not-run", "inconclusive")]
+    if unknown:
+        lines.append("")
+        lines.append("UNKNOWN verdicts the compiler settled:")
+        for pair in unknown:
+            lines.append(f"- [{pair.release}] {pair.gate_id} on {pair.target}: nvcc {pair.compiler}; archlint: {pair.reason[:200]}")
+    inconclusive = [p for p in pairs if p.compiler == "inconclusive"]
+    if inconclusive:
+        lines.append("")
+        lines.append("Inconclusive (not counted):")
+        for pair in inconclusive:
+            why = next((m for _, o, m in pair.unit_outcomes if o == "inconclusive"), "")
+            lines.append(f"- [{pair.release}] {pair.gate_id} on {pair.target} ({pair.verdict}): {why[:220]}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- main
+
+
+def scan_release(wheel: Path, json_path: Path, targets: tuple[str, ...], rescan: bool, log=print) -> dict:
+    if json_path.is_file() and not rescan:
+        log(f"reusing {json_path}")
+        return json.loads(json_path.read_text(encoding="utf-8"))
+    paths = [str(wheel / folder) for folder in SCAN_FOLDERS]
+    command = [sys.executable, "-m", "archlint", "scan", *paths, "--format", "json", "--fail-on", "none",
+               "-o", str(json_path)]
+    for target in dict.fromkeys(targets + SCAN_EXTRA_TARGETS):
+        command += ["--target", target]
+    log("scanning: " + " ".join(command))
+    started = time.monotonic()
+    subprocess.run(command, check=True, cwd=str(HERE.parent))
+    log(f"scan took {time.monotonic() - started:.0f} s")
+    return json.loads(json_path.read_text(encoding="utf-8"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--wheel", action="append", default=[],
+                        help="extracted wheel folder holding flashinfer/ (repeatable); its name is the release label")
+    parser.add_argument("--tvm-ffi", type=Path, help="folder of the apache-tvm-ffi package (its include/ is used)")
+    parser.add_argument("--target", action="append", help=f"targets (default: {' '.join(DEFAULT_TARGETS)})")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/archlint-accuracy"),
+                        help="scan JSON, the sample, the results and the report go here")
+    parser.add_argument("--rescan", action="store_true", help="scan again even if the scan JSON is on disk")
+    parser.add_argument("--sample", type=int, default=60, help="pairs to check with the compiler")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--budget-minutes", type=float, default=30.0, help="start no compile after this")
+    parser.add_argument("--jobs", type=int, default=2, help="parallel compiles")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per compile")
+    parser.add_argument("--max-units", type=int, default=3, help="leave out gates with more translation units")
+    parser.add_argument("--cache-dir", help="compile cache (default: archlint's)")
+    parser.add_argument("--only", action="append", default=[], help="only pairs whose key contains this (repeatable)")
+    parser.add_argument("--no-compile", action="store_true", help="report from the compile cache only")
+    parser.add_argument("--export-jobs", type=Path, help="write the builds the sample needs to this file and stop")
+    parser.add_argument("--run-jobs", type=Path, help="build the jobs in this file (from --export-jobs) and stop")
+    parser.add_argument("--records", type=Path, help="with --run-jobs: write the builds here; else: import them")
+    args = parser.parse_args(argv)
+    budget = args.budget_minutes * 60
+
+    if args.run_jobs:  # a build machine: no scan, only nvcc
+        jobs = json.loads(args.run_jobs.read_text(encoding="utf-8"))
+        records = execute(jobs, budget, args.jobs, args.timeout, args.cache_dir)
+        out = args.records or args.run_jobs.with_suffix(".records.json")
+        out.write_text(json.dumps(records, indent=1, sort_keys=True), encoding="utf-8")
+        print(f"{len(records)} builds written to {out}")
+        return 0
+    if not args.wheel:
+        parser.error("--wheel is required")
+
+    targets = tuple(args.target or DEFAULT_TARGETS)
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    all_pairs: list[Pair] = []
+    includes_by_release: dict[str, tuple[str, ...]] = {}
+    for wheel_arg in args.wheel:
+        wheel = Path(wheel_arg).resolve()
+        release = wheel.name
+        scan = scan_release(wheel, args.workdir / f"scan-{release}.json", targets, args.rescan)
+        root, units = gate_units([str(wheel / f) for f in SCAN_FOLDERS], targets + SCAN_EXTRA_TARGETS)
+        pairs = load_pairs(scan, release, targets, units, root)
+        includes_by_release[release] = include_dirs(wheel, args.tvm_ffi)
+        print(f"{release}: {len(scan.get('gates', []))} gates, {len(pairs)} (gate, target) verdicts: "
+              + ", ".join(f"{k} {v}" for k, v in sorted(Counter(p.verdict for p in pairs).items())))
+        all_pairs += pairs
+    population = Counter(p.verdict for p in all_pairs)
+    if args.only:
+        chosen = [p for p in all_pairs if any(o in p.key for o in args.only)]
+    else:
+        chosen = sample(all_pairs, args.sample, args.seed, args.max_units)
+    print(f"sample: {len(chosen)} pairs: " + ", ".join(f"{k} {v}" for k, v in sorted(Counter(p.verdict for p in chosen).items())))
+    jobs = plan(chosen, includes_by_release)
+    if args.export_jobs:
+        args.export_jobs.write_text(json.dumps(jobs, indent=1, sort_keys=True), encoding="utf-8")
+        print(f"{len(jobs)} builds written to {args.export_jobs}")
+        return 0
+    if args.records:
+        stored = import_records(json.loads(args.records.read_text(encoding="utf-8")), args.timeout, args.cache_dir)
+        print(f"imported {stored} builds from {args.records}")
+    if not args.no_compile:
+        execute(jobs, budget, args.jobs, args.timeout, args.cache_dir)
+    checked = classify(chosen, includes_by_release, args.timeout, args.cache_dir)
+    report = render(checked, population)
+    print()
+    print(report)
+    (args.workdir / "results.json").write_text(
+        json.dumps([asdict(p) for p in checked], indent=1, sort_keys=True), encoding="utf-8")
+    (args.workdir / "report.txt").write_text(report + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

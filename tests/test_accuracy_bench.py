@@ -1,0 +1,132 @@
+"""The accuracy bench's bookkeeping on hand-made data: no nvcc, no wheel."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "accuracy.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("accuracy_bench", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["accuracy_bench"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _pair(bench, verdict, compiler, target="sm_120a", gate="flashinfer/jit/comm.py:7:18", units=("a.cu",)):
+    return bench.Pair(release="r", gate_id=gate, gate_text="g", target=target, verdict=verdict, reason="why",
+                      evidence=("x.cuh:9: kernel empty",), units=units, compiler=compiler,
+                      unit_outcomes=tuple((u, compiler, "first error") for u in units))
+
+
+def test_aggregate_takes_the_worst_unit(bench):
+    assert bench.aggregate(["built", "arch-error", "inconclusive"]) == "arch-error"
+    assert bench.aggregate(["built", "inconclusive", "built-empty"]) == "inconclusive"
+    assert bench.aggregate(["built", "built-trap"]) == "built-empty"
+    assert bench.aggregate(["built", "built"]) == "built"
+    assert bench.aggregate([]) == "inconclusive"
+
+
+def test_agreement_table(bench):
+    assert bench.is_agreement("POLICY", "built") is True
+    assert bench.is_agreement("POLICY", "arch-error") is False
+    assert bench.is_agreement("GENUINE", "arch-error") is True
+    assert bench.is_agreement("GENUINE", "built") is False
+    assert bench.is_agreement("EMPTY", "built-empty") is True
+    assert bench.is_agreement("EMPTY", "built") is False
+    assert bench.is_agreement("UNKNOWN", "built") is None
+    assert bench.is_agreement("POLICY", "inconclusive") is None
+    assert bench.is_agreement("POLICY", "not-run") is None
+
+
+def test_metrics_matrix_precision_recall(bench):
+    pairs = [
+        _pair(bench, "POLICY", "built"),
+        _pair(bench, "POLICY", "built"),
+        _pair(bench, "POLICY", "arch-error"),  # a false POLICY
+        _pair(bench, "GENUINE", "arch-error"),
+        _pair(bench, "GENUINE", "built"),  # the blocker did not stop the build
+        _pair(bench, "EMPTY", "built-empty"),
+        _pair(bench, "UNKNOWN", "built"),  # counts against POLICY recall
+        _pair(bench, "POLICY", "inconclusive"),
+        _pair(bench, "GENUINE", "not-run"),
+    ]
+    m = bench.metrics(pairs)
+    assert m.matrix["POLICY"]["built"] == 2
+    assert m.matrix["POLICY"]["arch-error"] == 1
+    assert m.matrix["GENUINE"]["not-run"] == 1
+    assert m.agree == 4 and m.disagree == 2 and m.judged == 6
+    assert m.policy_precision == pytest.approx(2 / 3)
+    assert m.policy_recall == pytest.approx(2 / 4)  # built: 2 POLICY, 1 GENUINE, 1 UNKNOWN
+    assert m.inconclusive == 1
+    assert m.inconclusive_rate == pytest.approx(1 / 8)  # not-run pairs are not in the denominator
+    wrong = bench.disagreements(pairs)
+    assert [(p.verdict, p.compiler) for p in wrong] == [("POLICY", "arch-error"), ("GENUINE", "built")]
+
+
+def test_render_lists_every_disagreement_with_its_evidence(bench):
+    pairs = [_pair(bench, "POLICY", "built"), _pair(bench, "EMPTY", "built", target="sm_121a"),
+             _pair(bench, "POLICY", "inconclusive")]
+    text = bench.render(pairs, Counter({"POLICY": 10, "EMPTY": 2}))
+    assert "archlint EMPTY, nvcc built" in text
+    assert "x.cuh:9: kernel empty" in text
+    assert "nvcc a.cu: built: first error" in text
+    assert "Inconclusive (not counted)" in text
+    assert "POLICY precision 1.00" in text
+    assert "Population" in text
+
+
+def test_load_pairs_keeps_wanted_targets_and_joins_units(bench, tmp_path):
+    scan = {"gates": [{
+        "id": "flashinfer/jit/comm.py:7:18", "text": "get_nvcc_flags_list(supported_major_versions=[9, 10])",
+        "verdicts": [
+            {"target": "sm_120a", "verdict": "EMPTY", "reason": "kernel empty",
+             "evidence": [{"path": "h.cuh", "line": 9, "message": "empty"}]},
+            {"target": "sm_75", "verdict": "GENUINE", "reason": "old", "evidence": []},
+        ]}]}
+    units = {"flashinfer/jit/comm.py:7:18": {"sources": ["data/csrc/a.cu"], "defines": ["X=1"], "reference": "sm_100a"}}
+    pairs = bench.load_pairs(scan, "rel", ("sm_120a", "sm_80"), units, str(tmp_path))
+    assert len(pairs) == 1
+    pair = pairs[0]
+    assert pair.verdict == "EMPTY" and pair.target == "sm_120a" and pair.reference == "sm_100a"
+    assert pair.units == (str(tmp_path / "data/csrc/a.cu"),)
+    assert pair.defines == ("X=1",)
+    assert pair.evidence == ("h.cuh:9: empty",)
+
+
+def test_sample_is_stratified_and_prefers_cheap_units(bench, tmp_path):
+    small, big = tmp_path / "small.cu", tmp_path / "big.cu"
+    small.write_text("__global__ void k() {}\n")
+    big.write_text("#include <cutlass/gemm.h>\n" + "x" * 100000)
+    pairs = []
+    for verdict, count in (("POLICY", 20), ("GENUINE", 10), ("EMPTY", 2), ("UNKNOWN", 3)):
+        for i in range(count):
+            unit = str(small if i % 2 else big)
+            pairs.append(bench.Pair("r", f"g{i}", "g", "sm_120a" if i % 3 else "sm_80", verdict, "", units=(unit,)))
+    pairs.append(bench.Pair("r", "nounits", "g", "sm_120a", "UNKNOWN", "", units=()))
+    chosen = bench.sample(pairs, 12, seed=1)
+    kinds = Counter(p.verdict for p in chosen)
+    assert len(chosen) == 12
+    assert set(kinds) == {"POLICY", "GENUINE", "EMPTY", "UNKNOWN"}
+    assert kinds["EMPTY"] == 2
+    assert all(p.units for p in chosen)
+    only_policy = [p for p in pairs if p.verdict == "POLICY" and p.target == "sm_120a"]
+    cheap = bench.sample(only_policy, 3, seed=1)
+    assert all(p.units == (str(small),) for p in cheap)  # the cheap unit first
+
+
+def test_plan_builds_each_unit_target_once(bench):
+    a = bench.Pair("r", "g1", "g", "sm_120a", "POLICY", "", units=("/x/a.cu",), reference="sm_100a")
+    b = bench.Pair("r", "g2", "g", "sm_120a", "EMPTY", "", units=("/x/a.cu", "/x/b.cu"), reference="sm_90a")
+    jobs = bench.plan([a, b], {"r": ("/inc",)})
+    assert [(j["unit"], j["target"]) for j in jobs] == [("/x/a.cu", "sm_120a"), ("/x/b.cu", "sm_120a")]
+    assert jobs[0]["references"] == ["sm_100a", "sm_90a"]
+    assert jobs[0]["includes"] == ["/inc"]
