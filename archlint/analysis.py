@@ -103,8 +103,10 @@ class TargetView:
         seen = {(path, f.qualname) for path, f in start}
         queue = deque([(source, None)] + start)
         while queue:
-            _, function = queue.popleft()
-            for name in self.index.expand(unit.calls if function is None else function.calls):
+            caller, function = queue.popleft()
+            calls = unit.calls if function is None else function.calls
+            live = tuple(name for name, region in calls if region < 0 or self.truth(caller, region) != 0 or self.truth(caller, region, host=True) != 0)
+            for name in self.index.expand(live):
                 for path, callee in self.index.functions_by_name.get(name, ()):
                     key = (path, callee.qualname)
                     if path in files and key not in seen:
@@ -113,7 +115,7 @@ class TargetView:
         return seen
 
 
-def analyze_units(view: TargetView, sources: tuple[str, ...], reference: TargetView | None, head: tuple[Evidence, ...]) -> Analysis:
+def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[TargetView, ...], head: tuple[Evidence, ...]) -> Analysis:
     blockers: list[Hit] = []
     possible: list[Hit] = []
     empty: list[Hit] = []
@@ -137,7 +139,7 @@ def analyze_units(view: TargetView, sources: tuple[str, ...], reference: TargetV
                 _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
             for function in facts.functions:
                 if function.kind == "global" and (path, function.qualname) in reached:
-                    hit = empty_kernel(view, facts, function, reference, chain)
+                    hit = empty_kernel(view, facts, function, references, chain)
                     if hit is not None:
                         empty.append(hit)
     return Analysis(view.target, _dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved), len(sources),
@@ -206,15 +208,16 @@ def _judge_smem(view, facts, request: SmemRequest, reached, source, chain, block
     (blockers if state == 1 else possible).append(hit)
 
 
-def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, reference: TargetView | None, chain=()) -> Hit | None:
+def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, references: tuple[TargetView, ...] = (), chain=()) -> Hit | None:
     """A kernel that compiles for the target with no code left in its body (or only a trap)."""
     if not function.body or view.truth(facts.path, function.region) == 0:
         return None
     live = [line for line in function.body if view.truth(facts.path, line.region) != 0]
     if any(not line.trap for line in live):
         return None
-    if reference is not None and all(reference.truth(facts.path, line.region) == 0 for line in function.body if not line.trap):
-        return None  # empty everywhere: not an arch question
+    code = [line for line in function.body if not line.trap]
+    if references and not any(ref.truth(facts.path, line.region) != 0 for ref in references for line in code):
+        return None  # empty on every admitted build too: not what the gate decides
     dropped = [line.region for line in function.body if not line.trap and line.region >= 0]
     region = facts.regions[dropped[0]] if dropped else None
     kind = "trap-kernel" if live else "empty-kernel"

@@ -16,7 +16,7 @@ import re
 from bisect import bisect_right
 
 from .cpp.directives import Structure, comment_spans, scan_directives
-from .functions import find_functions, lexical_calls
+from .functions import find_functions, guarded_calls
 from .model import Construct, CudaFacts, Diagnostic, Function, SmemRequest
 from .ptx import PtxError, _literals_from, opcodes
 from .smem import smem_requests
@@ -56,7 +56,7 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         suppressions=tuple(_suppressions(data, structure)),
         diagnostics=structure.diagnostics,
         partial_parse=partial,
-        calls=lexical_calls(structure.masked, 0, len(structure.masked)),
+        calls=guarded_calls(structure, 0, len(structure.masked)),
     )
 
 

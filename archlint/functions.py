@@ -9,7 +9,7 @@ definition it misses is recovered lexically: name, parenthesised parameters, bal
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
 from .cpp.directives import Structure
@@ -86,7 +86,7 @@ def _from_definition(node, scope: tuple[str, ...], structure: Structure) -> Func
     name = re.split(r"::", re.sub(r"<.*", "", qualified))[-1].strip() or qualified
     kind = _kind(structure, name_node.start_byte)
     line = name_node.start_point.row + 1
-    calls = lexical_calls(structure.masked, body.start_byte, body.end_byte)
+    calls = guarded_calls(structure, body.start_byte, body.end_byte)
     return _function(structure, name, "::".join((*scope, qualified)), kind, line, name_node.start_point.column + 1,
                      body.start_byte, body.end_byte, calls, _is_template(node))
 
@@ -98,10 +98,56 @@ def _is_template(node) -> bool:
 
 def lexical_calls(masked: bytes, start: int, end: int) -> tuple[str, ...]:
     """Names called (or launched, or passed as an argument, as kernels are to launchers) in a body."""
+    return tuple(sorted({name for name, _ in _call_matches(masked, start, end)}))
+
+
+def guarded_calls(structure: Structure, start: int, end: int) -> tuple[tuple[str, int], ...]:
+    """(name, region) of each call, so a call compiled only for some targets is followed only for them."""
+    pairs = {(name, structure.region_at(structure.line_of(offset))) for name, offset in _call_matches(structure.masked, start, end)}
+    return tuple(sorted(pairs))
+
+
+def _call_matches(masked: bytes, start: int, end: int):
     body = masked[start:end].replace(b"\\\n", b"  ")  # macro bodies continue lines with a backslash
+    for pattern in (_CALL_RE, _ARG_NAME_RE):
+        for match in pattern.finditer(body):
+            name = match.group(1).decode()
+            if name not in _KEYWORD_NAMES:
+                yield name, start + match.start(1)
+
+
+def _scan_calls(text: bytes) -> tuple[str, ...]:
+    body = text.replace(b"\\\n", b"  ")  # macro bodies continue lines with a backslash (same length)
     names = {m.group(1).decode() for m in _CALL_RE.finditer(body)}
     names.update(m.group(1).decode() for m in _ARG_NAME_RE.finditer(body))
     return tuple(sorted(names - _KEYWORD_NAMES))
+
+
+class _CallIndex:
+    """Every call-pattern match of one file, by offset."""
+
+    def __init__(self, masked: bytes):
+        text = masked.replace(b"\\\n", b"  ")
+        found = [(m.start(), m.group(1)) for m in _CALL_RE.finditer(text)]
+        found += [(m.start(), m.group(1)) for m in _ARG_NAME_RE.finditer(text)]
+        found.sort()
+        self.offsets = [offset for offset, _ in found]
+        self.words = [word for _, word in found]
+
+    def names(self, start: int, end: int) -> tuple[str, ...]:
+        low, high = bisect_left(self.offsets, start), bisect_left(self.offsets, end)
+        names = {word.decode() for word in set(self.words[low:high])}
+        return tuple(sorted(names - _KEYWORD_NAMES))
+
+
+_last_index: tuple[bytes, _CallIndex] | None = None
+
+
+def _call_index(masked: bytes) -> _CallIndex:
+    global _last_index
+    if _last_index is None or _last_index[0] is not masked:
+        _last_index = (masked, _CallIndex(masked))
+    return _last_index[1]
 
 
 # ------------------------------------------------------------------ lexical fallback
@@ -140,7 +186,7 @@ def _lexical_functions(structure: Structure, known_lines: set[int], covered: _Co
         name = re.sub(r"\s+", "", name_match.group(1).decode())
         kind = _kind(structure, name_offset)
         col = name_offset - structure.line_starts[line - 1] + 1
-        calls = lexical_calls(masked, body[0], body[1])
+        calls = guarded_calls(structure, body[0], body[1])
         known_lines.add(line)
         yield _function(structure, name, name, kind, line, col, body[0], body[1], calls, False)
 

@@ -151,7 +151,7 @@ class Function:
     col: int
     end_line: int
     region: int  # innermost region around the definition
-    calls: tuple[str, ...]  # unqualified callee names, sorted, unique
+    calls: tuple[tuple[str, int], ...]  # (unqualified callee name, region of the call), sorted, unique
     body: tuple[BodyLine, ...]  # distinct (region, trap) pairs of the body's code lines, sorted
     template: bool = False
 
@@ -202,7 +202,7 @@ class CudaFacts:
     suppressions: tuple["Suppression", ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     partial_parse: bool = False  # tree-sitter produced ERROR nodes
-    calls: tuple[str, ...] = ()  # every name called anywhere in the file (a unit's entry points)
+    calls: tuple[tuple[str, int], ...] = ()  # (name, region) of every call in the file: a unit's entry points
 
 
 @dataclass(frozen=True)

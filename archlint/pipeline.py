@@ -15,25 +15,32 @@ from .facts import FileFacts, extract_all
 from .kb import load_kb
 from .link import build_index
 from .model import Finding, Location
-from .verdicts import (build_target, excluded_targets, gate_location, guarded_units, reference_target,
+from .stagetime import stage
+from .verdicts import (build_target, excluded_targets, gate_location, guarded_units, reference_targets,
                        verdict_for)
 
 
 def run(options: ScanOptions) -> ScanResult:
-    discovery = discover(options.paths, options.exclude)
-    root = discovery.root
-    cache = _open_cache(options)
-    facts = extract_all(discovery.files, options.jobs, options.max_file_bytes, cache)
-    kb = load_kb()
-    index = build_index([f.cuda for f in facts if f.cuda is not None], _relative_dirs(options.include_dirs, root))
-    targets = tuple(parse_target(t) for t in options.targets) or default_targets()
-    gates, pyindex = _python_gates(facts, root, discovery)
-    ctx = Context(index, kb, targets)
-    results = tuple(r for r in (_judge_gate(gate, pyindex, index, kb, targets, ctx) for gate in gates) if r is not None)
-    ctx.gate_results = results
-    if results:
-        ctx.live = {key for r in results for a in r.admitted for key in a.reached}
-    findings = _run_checks(ctx, options)
+    with stage("discover"):
+        discovery = discover(options.paths, options.exclude)
+        root = discovery.root
+        cache = _open_cache(options)
+    with stage("facts"):
+        facts = extract_all(discovery.files, options.jobs, options.max_file_bytes, cache)
+    with stage("index"):
+        kb = load_kb()
+        index = build_index([f.cuda for f in facts if f.cuda is not None], _relative_dirs(options.include_dirs, root))
+        targets = tuple(parse_target(t) for t in options.targets) or default_targets()
+    with stage("pylink"):
+        gates, pyindex = _python_gates(facts, root, discovery)
+    with stage("verdicts"):
+        ctx = Context(index, kb, targets)
+        results = tuple(r for r in (_judge_gate(gate, pyindex, index, kb, targets, ctx) for gate in gates) if r is not None)
+        ctx.gate_results = results
+        if results:
+            ctx.live = _live(results)
+    with stage("checks"):
+        findings = _run_checks(ctx, options)
     diagnostics = tuple(sorted({d for f in facts for d in f.diagnostics} | set(discovery.diagnostics),
                                key=lambda d: (d.path, d.line, d.message)))
     suppressions = tuple(sorted((f.file.path, _suppressions_of(f)) for f in facts if _suppressions_of(f)))
@@ -103,19 +110,24 @@ def _judge_gate(gate, pyindex, index, kb, targets: tuple[Target, ...], ctx: Cont
     if not units.sources and not units.unresolved:
         return None  # a capability test with no kernel build behind it: nothing to judge
     defines = _defines(gate)
-    reference = reference_target(gate, targets)
-    excluded = tuple(verdict_for(gate, units, index, kb, t, defines, reference) for t in excluded_targets(gate, targets))
+    references = reference_targets(gate)
+    excluded = tuple(verdict_for(gate, units, index, kb, t, defines, references) for t in excluded_targets(gate, targets))
     admitted = []
     admitted_builds = sorted({build_target(gate, t)[0] for t in targets if t.cc in set(gate.admits)})
     for build in admitted_builds:
         view = TargetView(index, kb, build, defines)
-        admitted.append(analyze_units(view, units.sources, None, ()))
-        for source in units.sources:
-            for path in view.closure(source):
-                existing = ctx.file_targets.get(path, ())
-                if build not in existing:
-                    ctx.file_targets[path] = tuple(sorted((*existing, build)))
+        admitted.append(analyze_units(view, units.sources, (), ()))
     return GateResult(gate, units.sources, excluded, tuple(admitted))
+
+
+def _live(results) -> dict[tuple[str, str], frozenset[Target]]:
+    """For each (path, function) compiled by some admitted build, the builds that compile it."""
+    live: dict[tuple[str, str], set[Target]] = {}
+    for result in results:
+        for analysis in result.admitted:
+            for key in analysis.reached:
+                live.setdefault(key, set()).add(analysis.target)
+    return {key: frozenset(targets) for key, targets in live.items()}
 
 
 def _run_checks(ctx: Context, options: ScanOptions) -> list[Finding]:

@@ -137,15 +137,15 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
     return Verdict.POLICY, f"nothing reachable from {len(units.sources)} guarded source(s) needs what {target} lacks", ()
 
 
-def verdict_for(gate, units: GuardedUnits, index, kb, target: Target, defines: dict[str, int], reference: Target | None) -> TargetVerdict:
+def verdict_for(gate, units: GuardedUnits, index, kb, target: Target, defines: dict[str, int], references: tuple[Target, ...]) -> TargetVerdict:
     """The verdict for one excluded target. With two candidate builds (suffix not readable), the
     first (arch-specific) build's verdict stands, but POLICY needs both builds to agree."""
     verdicts = []
     for build in build_target(gate, target):
         view = TargetView(index, kb, build, defines)
-        ref_view = TargetView(index, kb, reference, defines) if reference is not None else None
+        ref_views = tuple(TargetView(index, kb, ref, defines) for ref in references)
         head = (Evidence(gate_location(gate), f"gate `{gate.text}` excludes {build}"),)
-        analysis = analyze_units(view, units.sources, ref_view, head)
+        analysis = analyze_units(view, units.sources, ref_views, head)
         verdict, reason, evidence = judge(analysis, units, getattr(gate, "exact", True))
         empties = tuple(h.message for h in analysis.empty)
         verdicts.append(TargetVerdict(build.name, verdict, reason, _join(units, evidence), empties))
@@ -171,9 +171,6 @@ def _join(units: GuardedUnits, evidence: tuple[Evidence, ...]) -> tuple[Evidence
     return evidence
 
 
-def reference_target(gate, targets: tuple[Target, ...]) -> Target | None:
-    """An admitted target (with the gate's suffix) to tell arch-dependent empties from plain ones."""
-    admitted = sorted(cc for cc in gate.admits if cc in known_ccs())
-    if not admitted:
-        return None
-    return build_target(gate, Target(admitted[-1], ""))[-1]
+def reference_targets(gate) -> tuple[Target, ...]:
+    """The builds the gate admits: a kernel empty on all of them too is not the gate's doing."""
+    return tuple(build_target(gate, Target(cc, ""))[0] for cc in sorted(set(gate.admits)) if cc in known_ccs())

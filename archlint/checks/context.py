@@ -28,22 +28,20 @@ class Context:
     kb: KnowledgeBase
     targets: tuple[Target, ...]
     gate_results: tuple[GateResult, ...] = ()
-    file_targets: dict[str, tuple[Target, ...]] = field(default_factory=dict)
     levels: dict[str, str] = field(default_factory=dict)
-    live: set[tuple[str, str]] | None = None  # with gates: (path, function) compiled by an admitted build
+    live: dict[tuple[str, str], frozenset[Target]] | None = None  # (path, function) -> builds compiling it
 
-    def is_live(self, path: str, function: str) -> bool:
-        """In a scan with gates, CUDA-side rules speak only of code some gate's build compiles;
-        without gates (a plain CUDA library) every file counts."""
-        return self.live is None or (path, function) in self.live
+    def targets_for(self, path: str, function: str = "") -> tuple[Target, ...]:
+        """Targets a piece of code is built for. In a scan with gates: the admitted builds of the
+        gates whose units compile it (file scope: whose units include the file); without gates (a
+        plain CUDA library) every scan target."""
+        if self.live is None:
+            return self.targets
+        return tuple(sorted(self.live.get((path, function), frozenset())))
 
     @cached_property
     def rules(self) -> dict[str, RuleInfo]:
         return load_rules()
-
-    def targets_for(self, path: str) -> tuple[Target, ...]:
-        """Targets a file is built for: those of the gates that reach it, else every scan target."""
-        return self.file_targets.get(path, self.targets)
 
     def view(self, target: Target) -> TargetView:
         cache = self.__dict__.setdefault("_views", {})

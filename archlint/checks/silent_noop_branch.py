@@ -12,11 +12,11 @@ from .context import Context, target_list
 def check(ctx: Context) -> Iterator[Finding]:
     for path in sorted(ctx.index.files):
         facts = ctx.index.files[path]
-        targets = ctx.targets_for(path)
         for function in facts.functions:
-            if function.kind != "global" or not function.body or not ctx.is_live(path, function.qualname):
+            targets = ctx.targets_for(path, function.qualname)
+            if function.kind != "global" or not function.body or not targets:
                 continue
-            hits = {t: empty_kernel(ctx.view(t), facts, function, None) for t in targets}
+            hits = {t: empty_kernel(ctx.view(t), facts, function) for t in targets}
             empty = [t for t, hit in hits.items() if hit is not None and hit.kind == "empty-kernel"]
             if not empty or len(empty) == len(targets):
                 continue  # built on none of the targets, or empty everywhere: not an arch question

@@ -13,10 +13,10 @@ def check(ctx: Context) -> Iterator[Finding]:
     for path in sorted(ctx.index.files):
         facts = ctx.index.files[path]
         for request in facts.smem:
-            if request.nbytes is None or not ctx.is_live(path, request.function):
+            if request.nbytes is None:
                 continue
             host = request.kind in HOST_SMEM_KINDS
-            over = [t for t in ctx.targets_for(path)
+            over = [t for t in ctx.targets_for(path, request.function)
                     if request.nbytes > smem_limit(ctx.kb, t, request) and ctx.view(t).truth(path, request.region, host=host) != 0]
             if not over:
                 continue

@@ -12,10 +12,10 @@ from .context import Context, target_list
 def check(ctx: Context) -> Iterator[Finding]:
     for path in sorted(ctx.index.files):
         facts = ctx.index.files[path]
-        targets = ctx.targets_for(path)
         for construct in facts.constructs:
+            targets = ctx.targets_for(path, construct.function)
             requirement = requirement_for(ctx.kb, construct)
-            if requirement is None or not ctx.is_live(path, construct.function):
+            if requirement is None:
                 continue
             lacking = [t for t in targets if not requirement.supports(t) and ctx.view(t).truth(path, construct.region) == 1]
             if not lacking:
