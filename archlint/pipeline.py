@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import os
 from pathlib import Path
 
@@ -20,7 +22,19 @@ from .verdicts import (build_target, excluded_targets, gate_location, guarded_un
                        verdict_for)
 
 
-def run(options: ScanOptions) -> ScanResult:
+@dataclass(frozen=True)
+class Linked:
+    """Everything the stages before the checks produce: what `archlint graph` draws."""
+
+    root: str
+    facts: tuple[FileFacts, ...]
+    discovery: object
+    index: object  # link.CudaIndex
+    pyindex: object  # pylink.PyIndex or None
+    context: Context
+
+
+def link(options: ScanOptions) -> Linked:
     with stage("discover"):
         discovery = discover(options.paths, options.exclude)
         root = discovery.root
@@ -39,18 +53,24 @@ def run(options: ScanOptions) -> ScanResult:
         ctx.gate_results = results
         if results:
             ctx.live = _live(results)
+    return Linked(root, tuple(facts), discovery, index, pyindex, ctx)
+
+
+def run(options: ScanOptions) -> ScanResult:
+    linked = link(options)
+    ctx, facts, discovery = linked.context, linked.facts, linked.discovery
     with stage("checks"):
         findings = _run_checks(ctx, options)
     diagnostics = tuple(sorted({d for f in facts for d in f.diagnostics} | set(discovery.diagnostics),
                                key=lambda d: (d.path, d.line, d.message)))
     suppressions = tuple(sorted((f.file.path, _suppressions_of(f)) for f in facts if _suppressions_of(f)))
     return ScanResult(
-        root=root,
+        root=linked.root,
         findings=tuple(sorted(findings, key=Finding.sort_key)),
         diagnostics=diagnostics,
-        gates=tuple(_gate_report(r, targets) for r in results),
+        gates=tuple(_gate_report(r, ctx.targets) for r in ctx.gate_results),
         files_scanned=len(discovery.files),
-        targets=tuple(t.name for t in targets),
+        targets=tuple(t.name for t in ctx.targets),
         suppressions=suppressions,
     )
 
