@@ -1,0 +1,48 @@
+"""`archlint graph`: the gate's guarded constructs are a reachability query; every format renders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from archlint.cli import cli as main
+from archlint.engine import ScanOptions
+from archlint.graph import build_graph, evidence_path, export, guarded_constructs
+from archlint.pipeline import link
+
+CASE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-flashinfer"
+
+
+def _graph(gate=""):
+    return build_graph(link(ScanOptions(paths=(str(CASE),), use_cache=False, jobs=1)), gate)
+
+
+def test_gemm_gate_reaches_the_wgmma_instruction_through_the_header():
+    graph = _graph("supported_major_versions=[9])")
+    gates = [n for n, d in graph.nodes(data=True) if d["kind"] == "gate"]
+    assert len(gates) == 1
+    constructs = guarded_constructs(graph, gates[0])
+    assert [graph.nodes[c]["label"] for c in constructs] == ["wgmma.fence.sync.aligned"]
+    path = evidence_path(graph, gates[0], constructs[0])
+    assert [graph.nodes[n]["kind"] for n in path] == ["gate", "source", "header", "device-function", "construct"]
+    assert graph.nodes[path[2]]["path"] == "flashinfer/data/include/flashinfer/gemm/wgmma.cuh"
+
+
+def test_json_export_is_deterministic_and_carries_verdicts():
+    first, second = export(_graph(), "json"), export(_graph(), "json")
+    assert first == second
+    data = json.loads(first)
+    comm = [n for n in data["nodes"] if n["kind"] == "gate" and n["line"] == 7]
+    assert json.loads(comm[0]["verdicts"])["sm_120a"] == "EMPTY"
+
+
+def test_cli_renders_dot_and_graphml():
+    runner = CliRunner()
+    dot = runner.invoke(main, ["graph", str(CASE), "--format", "dot", "--no-cache"])
+    assert dot.exit_code == 0, dot.output
+    assert dot.output.startswith("digraph archlint {") and "includes" in dot.output
+    graphml = runner.invoke(main, ["graph", str(CASE), "--format", "graphml", "--no-cache", "--gate", "trtllm"])
+    assert graphml.exit_code == 0, graphml.output
+    assert "<graphml" in graphml.output and "lamport_style_one_shot_all_reduce_norm_kernel" in graphml.output
