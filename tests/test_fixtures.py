@@ -55,3 +55,28 @@ def test_fixture(case: str) -> None:
     expected = {e for e in expected if e[2] in rules}
     assert found == expected
     assert not (found & negative)
+
+
+SUPPRESS_CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name.startswith("suppress-"))
+
+
+@pytest.mark.parametrize("case", SUPPRESS_CASES)
+def test_suppressed_fixture(case: str) -> None:
+    """Through the CLI, which applies suppressions: suppressed findings are gone, the rest stay."""
+    import json
+
+    from click.testing import CliRunner
+
+    from archlint.cli import cli
+
+    root = FIXTURES / case
+    result = CliRunner().invoke(cli, ["scan", str(root), "--format", "json", "--no-cache", "--jobs", "1"])
+    assert result.exit_code in (0, 1), result.output
+    data = json.loads(result.output)
+    found = {(f["path"], f["line"], f["rule"]) for f in data["findings"]}
+    expected, negative = expectations(root)
+    assert expected <= found
+    assert not (found & negative)
+    shown = CliRunner().invoke(cli, ["scan", str(root), "--format", "json", "--no-cache", "--jobs", "1", "--no-suppress"])
+    unsuppressed = {(f["path"], f["line"], f["rule"]) for f in json.loads(shown.output)["findings"]}
+    assert negative <= unsuppressed  # the suppressed findings exist; only the comment hides them
