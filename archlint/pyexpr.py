@@ -6,6 +6,7 @@ Gates, path roots and flag lists are all judged from expressions; keeping them a
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 # Deeper sub-expressions become 'other' leaves: bounded recursion, bounded cache size.
@@ -107,8 +108,42 @@ _SEQ = {"list": "list", "tuple": "tuple", "set": "set", "expression_list": "tupl
 _LEAF = {"true": ("bool", "True"), "false": ("bool", "False"), "none": ("none", "None")}
 
 
+# Within one module walk, nested calls would otherwise rebuild the same sub-expressions once per
+# enclosing call. A memoised expression is reused only at a depth no deeper than the one it was
+# built at, and only if no MAX_DEPTH cut happened below it: then it is exactly what a fresh build
+# would give.
+_memo: dict | None = None
+_cuts = 0
+
+
+@contextmanager
+def memoised():
+    global _memo
+    saved, _memo = _memo, {}
+    try:
+        yield
+    finally:
+        _memo = saved
+
+
 def to_expr(node, depth: int = 0) -> PyExpr:
+    memo = _memo
+    if memo is None:
+        return _build(node, depth)
+    hit = memo.get(node.id)
+    if hit is not None and depth <= hit[1]:
+        return hit[0]
+    before = _cuts
+    expr = _build(node, depth)
+    if _cuts == before:
+        memo[node.id] = (expr, depth)
+    return expr
+
+
+def _build(node, depth: int) -> PyExpr:
     if depth > MAX_DEPTH:
+        global _cuts
+        _cuts += 1
         return PyExpr("other", short(node_text(node)))
     kind = node.type
     if kind == "parenthesized_expression" and node.named_child_count == 1:
@@ -158,7 +193,10 @@ def _call(node, depth: int) -> PyExpr:
             args.append(PyExpr("splat", short(node_text(child))))
         elif child.type != "comment":
             args.append(to_expr(child, depth))
-    callee = dotted(function) or ""
+    if args[0].kind == "name" and function.type in ("identifier", "attribute"):
+        callee = args[0].text  # what dotted(function) gives, without a second walk
+    else:
+        callee = dotted(function) or ""
     return PyExpr("call", callee, None, tuple(args))
 
 

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from . import pyfacts as pf
 from .model import Diagnostic
-from .pyexpr import PyExpr, dotted, fstring_parts, node_text, short, string_value, to_expr, walk
+from .pyexpr import PyExpr, dotted, fstring_parts, memoised, node_text, short, string_value, to_expr, walk
 
 _ARCH_STRING_RE = re.compile(
     r"(?:sm|compute)_\d{2,3}[af]?\b|^\d{2,3}[af]$|^\d{1,2}\.\d[af]?(?:\+PTX)?(?:[ ;,]+\d{1,2}\.\d[af]?(?:\+PTX)?)*$"
@@ -409,6 +409,19 @@ def _alternatives(if_node) -> bool:
 
 def _callees(node) -> tuple[str, ...]:
     """Dotted callees of the calls inside `node` (bounded: gate bodies are read, not whole trees)."""
+    memo = _callee_memo
+    if memo is None:
+        return _find_callees(node)
+    found = memo.get(node.id)
+    if found is None:
+        found = memo[node.id] = _find_callees(node)
+    return found
+
+
+_callee_memo: dict | None = None  # per module walk: exit tests re-read the statements after them
+
+
+def _find_callees(node) -> tuple[str, ...]:
     found, stack = set(), [node]
     while stack and len(found) < _MAX_CALLEES:
         current = stack.pop()
@@ -499,9 +512,15 @@ def _context(node) -> str:
 
 
 def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple) -> pf.PythonFacts:
+    global _callee_memo
     tree = _parser().parse(data)
     walker = _Walker(path, data)
-    walker.run(tree.root_node)
+    _callee_memo = {}
+    try:
+        with memoised():
+            walker.run(tree.root_node)
+    finally:
+        _callee_memo = None
     out = walker.out
     if tree.root_node.has_error and not out.errors:
         out.errors.append(_first_error_line(tree.root_node))
