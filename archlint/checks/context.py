@@ -67,3 +67,19 @@ class Context:
 def target_list(names) -> str:
     names = list(names)
     return ", ".join(names) if len(names) <= 4 else ", ".join(names[:4]) + f" and {len(names) - 4} more"
+
+
+def verdict_findings(ctx: Context, rule_id: str, verdict) -> list[Finding]:
+    """One finding per gate for all the excluded targets that got `verdict`, with the first's reason."""
+    from ..verdicts import gate_location
+
+    findings = []
+    for result in ctx.gate_results:
+        matching = [v for v in result.excluded if v.verdict is verdict]
+        if matching:
+            names = tuple(v.target for v in matching)
+            findings.append(ctx.finding(
+                rule_id, gate_location(result.gate), targets=names, symbol=result.gate.function,
+                evidence=matching[0].evidence, gate=result.gate.text, arch=target_list(names), reason=matching[0].reason,
+            ))
+    return findings

@@ -5,16 +5,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..model import Finding, Verdict
-from ..verdicts import gate_location
-from .context import Context, target_list
+from .context import Context, verdict_findings
 
 
 def check(ctx: Context) -> Iterator[Finding]:
-    for result in ctx.gate_results:
-        genuine = [v for v in result.excluded if v.verdict is Verdict.GENUINE]
-        if genuine:
-            names = tuple(v.target for v in genuine)
-            yield ctx.finding(
-                "AL102", gate_location(result.gate), targets=names, symbol=result.gate.function,
-                evidence=genuine[0].evidence, gate=result.gate.text, arch=target_list(names), reason=genuine[0].reason,
-            )
+    yield from verdict_findings(ctx, "AL102", Verdict.GENUINE)

@@ -5,16 +5,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..model import Finding, Verdict
-from ..verdicts import gate_location
-from .context import Context, target_list
+from .context import Context, verdict_findings
 
 
 def check(ctx: Context) -> Iterator[Finding]:
-    for result in ctx.gate_results:
-        unknown = [v for v in result.excluded if v.verdict is Verdict.UNKNOWN]
-        if unknown:
-            names = tuple(v.target for v in unknown)
-            yield ctx.finding(
-                "AL104", gate_location(result.gate), targets=names, symbol=result.gate.function,
-                evidence=unknown[0].evidence, gate=result.gate.text, arch=target_list(names), reason=unknown[0].reason,
-            )
+    yield from verdict_findings(ctx, "AL104", Verdict.UNKNOWN)
