@@ -108,46 +108,33 @@ def guarded_calls(structure: Structure, start: int, end: int) -> tuple[tuple[str
 
 
 def _call_matches(masked: bytes, start: int, end: int):
-    body = masked[start:end].replace(b"\\\n", b"  ")  # macro bodies continue lines with a backslash
+    if (start, end) == (0, len(masked)) or (masked[start : start + 1] == b"{" and masked[end - 1 : end] == b"}"):
+        # No match of either pattern can hold a brace, so a braced body's matches are exactly the
+        # whole file's matches inside it: scan each file once, not once per enclosing body.
+        offsets, matches = _call_index(masked)
+        return matches[bisect_left(offsets, start) : bisect_left(offsets, end)]
+    return list(_scan_matches(masked[start:end], start))
+
+
+def _scan_matches(text: bytes, base: int):
+    body = text.replace(b"\\\n", b"  ")  # macro bodies continue lines with a backslash (same length)
     for pattern in (_CALL_RE, _ARG_NAME_RE):
         for match in pattern.finditer(body):
             name = match.group(1).decode()
             if name not in _KEYWORD_NAMES:
-                yield name, start + match.start(1)
+                yield name, base + match.start(1)
 
 
-def _scan_calls(text: bytes) -> tuple[str, ...]:
-    body = text.replace(b"\\\n", b"  ")  # macro bodies continue lines with a backslash (same length)
-    names = {m.group(1).decode() for m in _CALL_RE.finditer(body)}
-    names.update(m.group(1).decode() for m in _ARG_NAME_RE.finditer(body))
-    return tuple(sorted(names - _KEYWORD_NAMES))
+_last_index: tuple[bytes, list[int], list[tuple[str, int]]] | None = None
 
 
-class _CallIndex:
-    """Every call-pattern match of one file, by offset."""
-
-    def __init__(self, masked: bytes):
-        text = masked.replace(b"\\\n", b"  ")
-        found = [(m.start(), m.group(1)) for m in _CALL_RE.finditer(text)]
-        found += [(m.start(), m.group(1)) for m in _ARG_NAME_RE.finditer(text)]
-        found.sort()
-        self.offsets = [offset for offset, _ in found]
-        self.words = [word for _, word in found]
-
-    def names(self, start: int, end: int) -> tuple[str, ...]:
-        low, high = bisect_left(self.offsets, start), bisect_left(self.offsets, end)
-        names = {word.decode() for word in set(self.words[low:high])}
-        return tuple(sorted(names - _KEYWORD_NAMES))
-
-
-_last_index: tuple[bytes, _CallIndex] | None = None
-
-
-def _call_index(masked: bytes) -> _CallIndex:
+def _call_index(masked: bytes) -> tuple[list[int], list[tuple[str, int]]]:
+    """(offsets, (name, offset) pairs) of every call match in the file, by offset; the last file's is kept."""
     global _last_index
     if _last_index is None or _last_index[0] is not masked:
-        _last_index = (masked, _CallIndex(masked))
-    return _last_index[1]
+        matches = sorted(_scan_matches(masked, 0), key=lambda pair: pair[1])
+        _last_index = (masked, [offset for _, offset in matches], matches)
+    return _last_index[1], _last_index[2]
 
 
 # ------------------------------------------------------------------ lexical fallback
