@@ -30,6 +30,8 @@ from .facts import FileFacts
 
 MAGIC = b"ALFACTS1"
 _HEADER = struct.Struct(">8s32s32sQ")  # magic, key, payload sha256, payload length
+STATS_NAME = "stats-v1.idx"  # (size, mtime_ns, inode, device) -> sha256, for files hashed at rest
+STATS_LIMIT = 500_000
 LAYOUT = "facts-v1"  # the folder inside cache_dir(); a format change picks a new name
 RACY_SECONDS = 2.0
 PRUNE_EVERY_SECONDS = 24 * 3600
@@ -77,6 +79,8 @@ class FactsCache:
         self.folder = folder
         self._salt = salt
         self._seen: dict[str, _Seen] = {}
+        self._known = _load_stats(folder / STATS_NAME)  # absolute path -> (stat, sha256 of its bytes)
+        self._known_changed = False
 
     @classmethod
     def open(cls, max_bytes: int = 4 * 1024 * 1024, roots: tuple[str, ...] = ()) -> FactsCache | None:
@@ -121,6 +125,12 @@ class FactsCache:
         before = _stat(file.absolute)
         if before is None:
             return None
+        known = self._known.get(file.absolute)
+        if known is not None and known[0] == before and time.time_ns() - before[1] >= RACY_SECONDS * 1e9:
+            seen = _Seen(known[1], before, False)  # unchanged since it was hashed: same size, mtime, inode
+            if remember:
+                self._seen[file.absolute] = seen
+            return seen
         try:
             with open(file.absolute, "rb") as handle:
                 digest = hashlib.file_digest(handle, "sha256").hexdigest()
@@ -128,9 +138,18 @@ class FactsCache:
             return None
         racy = time.time_ns() - before[1] < RACY_SECONDS * 1e9 or _stat(file.absolute) != before
         seen = _Seen(digest, before, racy)
+        if not racy:
+            self._known[file.absolute] = (before, digest)
+            self._known_changed = True
         if remember:
             self._seen[file.absolute] = seen
         return seen
+
+    def flush(self) -> None:
+        """Save the stat → hash table, so the next scan need not re-read unchanged files."""
+        if self._known_changed:
+            _save_stats(self.folder / STATS_NAME, self._known)
+            self._known_changed = False
 
     def _key(self, file: SourceFile, digest: str) -> bytes:
         text = b"\0".join((self._salt, file.path.encode("utf-8", "surrogateescape"), file.language.encode(), digest.encode()))
@@ -147,6 +166,7 @@ def clear() -> int:
     removed = 0
     if not folder.is_dir():
         return 0
+    _discard(folder / STATS_NAME)
     for shard in sorted(folder.iterdir()):
         if not shard.is_dir() or shard.is_symlink():
             continue
@@ -249,6 +269,44 @@ def _prune_now_and_then(folder: Path) -> None:
                         _discard(entry)
     except OSError:
         return
+
+
+# ---------------------------------------------------------------- stat table
+
+
+def _load_stats(path: Path) -> dict:
+    """The stat table, or an empty one when it is missing or damaged (it only saves work)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return {}
+    if len(data) < 32 or hashlib.sha256(data[32:]).digest() != data[:32]:
+        return {}
+    try:
+        table = pickle.loads(data[32:])
+    except Exception:  # noqa: BLE001 - a damaged table is simply rebuilt
+        return {}
+    return table if isinstance(table, dict) else {}
+
+
+def _save_stats(path: Path, table: dict) -> None:
+    if len(table) > STATS_LIMIT:
+        table = dict(list(table.items())[-STATS_LIMIT:])
+    payload = pickle.dumps(table, protocol=5)
+    temporary = None
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        with os.fdopen(handle, "wb") as out:
+            out.write(hashlib.sha256(payload).digest())
+            out.write(payload)
+        os.replace(temporary, path)
+        temporary = None
+    except OSError:
+        pass
+    finally:
+        if temporary is not None:
+            _discard(Path(temporary))
 
 
 # ---------------------------------------------------------------- helpers

@@ -92,6 +92,8 @@ def extract_all(files: Iterable[SourceFile], jobs: int, max_bytes: int, cache=No
         results[facts.file.path] = facts
         if cache is not None:
             cache.put(facts.file, facts)
+    if cache is not None and hasattr(cache, "flush"):
+        cache.flush()
     return [results[file.path] for file in files]
 
 

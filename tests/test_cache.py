@@ -102,6 +102,30 @@ def test_warm_scan_reads_the_cache(tmp_path, cache_home, monkeypatch):
     rendered(tree, use_cache=True)
 
 
+def test_warm_scan_does_not_rehash_files_at_rest(tmp_path, cache_home, monkeypatch):
+    tree = generated_tree(tmp_path)
+    expected = rendered(tree, use_cache=True)
+
+    def fail(*args, **kwargs):
+        raise AssertionError("an unchanged file was hashed again")
+
+    monkeypatch.setattr(cache_module.hashlib, "file_digest", fail)
+    assert rendered(tree, use_cache=True) == expected
+
+
+def test_same_size_rewrite_is_not_trusted_from_the_stat_table(tmp_path, cache_home):
+    tree = generated_tree(tmp_path)
+    source = tree / "csrc" / "part0.cuh"
+    rendered(tree, use_cache=True)
+    text = source.read_text()
+    source.write_text(text.replace("800", "900"))
+    os.utime(source, (OLD + 20, OLD + 20))
+    assert rendered(tree, use_cache=True) == rendered(tree, use_cache=False)
+    file = next(f for f in discover((str(tree),)).files if f.path == "csrc/part0.cuh")
+    cached = FactsCache.open().get(file)
+    assert cached.cuda.sha256 == cache_module.hashlib.sha256(source.read_bytes()).hexdigest()
+
+
 def test_modified_file_is_extracted_again(tmp_path, cache_home):
     tree = generated_tree(tmp_path)
     before = rendered(tree, use_cache=True)
