@@ -71,7 +71,7 @@ class Pair:
     evidence: tuple[str, ...] = ()
     units: tuple[str, ...] = ()  # absolute paths of the guarded translation units
     defines: tuple[str, ...] = ()
-    reference: str = ""  # an admitted build, to tell arch-dependent empty kernels from plain ones
+    references: tuple[str, ...] = ()  # admitted builds, to tell arch-dependent empty kernels from plain ones
     compiler: str = "not-run"
     compiler_detail: str = ""
     unit_outcomes: tuple[tuple[str, str, str], ...] = ()  # (unit, outcome, message)
@@ -161,7 +161,7 @@ def load_pairs(scan: dict, release: str, targets: tuple[str, ...], units: dict, 
                 release=release, gate_id=gate["id"], gate_text=gate["text"], target=verdict["target"],
                 verdict=verdict["verdict"], reason=verdict["reason"], evidence=evidence,
                 units=tuple(os.path.join(root, u) for u in info.get("sources", ())),
-                defines=tuple(info.get("defines", ())), reference=info.get("reference", ""),
+                defines=tuple(info.get("defines", ())), references=tuple(info.get("references", ())),
             ))
     return pairs
 
@@ -183,7 +183,7 @@ def gate_units(paths: list[str], targets: tuple[str, ...]) -> tuple[str, dict]:
     from archlint.discover import discover
     from archlint.facts import extract_all
     from archlint.pylink import link_python
-    from archlint.verdicts import guarded_units, reference_target
+    from archlint.verdicts import guarded_units
 
     found = discover(tuple(paths))
     python_files = [f for f in found.files if f.language == "python"]
@@ -195,11 +195,11 @@ def gate_units(paths: list[str], targets: tuple[str, ...]) -> tuple[str, dict]:
     for gate in pyindex.gates:
         gate_id = f"{gate.path}:{gate.line}:{gate.col}"
         units = guarded_units(pyindex, gate)
-        reference = reference_target(gate, parsed)
+        admitted = sorted(t.cc for t in parsed if t.cc in set(gate.admits))
         out[gate_id] = {
             "sources": [s for s in units.sources if s.endswith((".cu", ".cpp", ".cc"))],
             "defines": [d[2:] if d.startswith("-D") else d for d in getattr(gate, "defines", ())],
-            "reference": _arch_specific(reference.name) if reference is not None else "",
+            "references": [_arch_specific(f"sm_{cc}") for cc in admitted],
         }
     return found.root, out
 
@@ -272,6 +272,33 @@ def include_dirs(wheel: Path, tvm_ffi: Path | None) -> tuple[str, ...]:
     return tuple(str(d) for d in dirs if d.is_dir())
 
 
+# The folders FlashInfer's specs that build TensorRT-LLM-derived sources add (extra_include_paths in
+# flashinfer/jit/comm.py, fp4_quantization.py, moe_utils.py, gemm/fp8_blockscale.py).
+NV_INTERNAL_DIRS = ("nv_internal", "nv_internal/include", "nv_internal/tensorrt_llm/cutlass_extensions/include")
+
+
+def pair_includes(pair: Pair, includes_by_release: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The release's include folders, plus nv_internal's where the pair's units need them."""
+    base = includes_by_release[pair.release]
+    if not any(_needs_nv_internal(unit) for unit in pair.units):
+        return base
+    csrc = next((d for d in base if d.endswith("/data/csrc")), None)
+    if csrc is None:
+        return base
+    extra = tuple(str(Path(csrc) / d) for d in NV_INTERNAL_DIRS if (Path(csrc) / d).is_dir())
+    return base + tuple(d for d in extra if d not in base)
+
+
+def _needs_nv_internal(unit: str) -> bool:
+    if "/nv_internal/" in unit:
+        return True
+    try:
+        text = Path(unit).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return '#include "tensorrt_llm/' in text or "#include <tensorrt_llm/" in text
+
+
 def probe_options(includes: tuple[str, ...], defines: tuple[str, ...], timeout_s: float, cache_dir: str | None):
     from archlint.runtime.compile_probe import ProbeOptions
 
@@ -286,14 +313,16 @@ def plan(pairs: list[Pair], includes_by_release: dict[str, tuple[str, ...]]) -> 
         for unit in pair.units:
             key = (unit, pair.target, pair.defines)
             job = jobs.setdefault(key, {"unit": unit, "target": pair.target, "defines": list(pair.defines),
-                                        "includes": list(includes_by_release[pair.release]), "references": []})
-            if pair.reference and pair.reference not in job["references"]:
-                job["references"].append(pair.reference)
+                                        "includes": list(pair_includes(pair, includes_by_release)),
+                                        "references": []})
+            for ref in pair.references:
+                if ref not in job["references"]:
+                    job["references"].append(ref)
     return list(jobs.values())
 
 
 def execute(jobs: list[dict], budget_s: float, workers: int, timeout_s: float, cache_dir: str | None,
-            log=print) -> list[dict]:
+            log=print, on_record=None) -> list[dict]:
     """Build every job (then its reference builds where kernels came out empty), `workers` at a time,
     starting none after the budget. Returns one record per build done: job fields + result + deps."""
     from archlint.runtime.compile_probe import probe_unit
@@ -308,6 +337,7 @@ def execute(jobs: list[dict], budget_s: float, workers: int, timeout_s: float, c
                 "result": asdict(result)}
 
     queue = [(job["unit"], job["target"], job) for job in jobs]
+    queued = {(unit, target, tuple(job["defines"]), tuple(job["includes"])) for unit, target, job in queue}
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         pending = {}
         while queue or pending:
@@ -320,12 +350,32 @@ def execute(jobs: list[dict], budget_s: float, workers: int, timeout_s: float, c
             job = pending.pop(done)
             record = done.result()
             records.append(record)
+            if on_record is not None:
+                on_record(records)
             result = record["result"]
             log(f"  [{len(records)}] {os.path.basename(record['unit'])} {record['target']}: {result['outcome']}"
                 f" ({result['seconds']:.0f} s{', cached' if result['cached'] else ''}) {result['message'][:160]}")
-            if result["outcome"] in ("built-empty", "built-trap") and record["target"] == job["target"]:
-                queue.extend((job["unit"], ref, job) for ref in job["references"])
+            unexplained = result["outcome"] == "inconclusive" and "not tied to the target" in result["message"]
+            if (result["outcome"] in ("built-empty", "built-trap") or unexplained) and record["target"] == job["target"]:
+                for ref in job["references"]:
+                    key = (job["unit"], ref, tuple(job["defines"]), tuple(job["includes"]))
+                    if key not in queued:
+                        queued.add(key)
+                        queue.insert(0, (job["unit"], ref, job))
     return records
+
+
+def _cached(job: dict, timeout_s: float, cache_dir: str | None) -> bool:
+    """Whether this machine's compile cache already answers the job (its target build)."""
+    from archlint.runtime.compile_probe import cache_key, cache_load, default_cache_dir, find_nvcc
+
+    nvcc, unit = find_nvcc(), Path(job["unit"]).resolve()
+    if nvcc is None or not unit.is_file():
+        return False
+    options = probe_options(tuple(job["includes"]), tuple(job["defines"]), timeout_s, cache_dir)
+    directory = Path(cache_dir) if cache_dir else default_cache_dir()
+    result = cache_load(directory, cache_key(unit, job["target"], options, nvcc))
+    return result is not None and result.outcome in ("built", "arch-error")
 
 
 def import_records(records: list[dict], timeout_s: float, cache_dir: str | None) -> int:
@@ -363,7 +413,7 @@ def classify(pairs: list[Pair], includes_by_release: dict[str, tuple[str, ...]],
     directory = Path(cache_dir) if cache_dir else default_cache_dir()
 
     def lookup(unit: str, target: str, pair: Pair):
-        options = probe_options(includes_by_release[pair.release], pair.defines, timeout_s, cache_dir)
+        options = probe_options(pair_includes(pair, includes_by_release), pair.defines, timeout_s, cache_dir)
         path = Path(unit).resolve()
         if not path.is_file() or nvcc is None:
             return None
@@ -378,16 +428,20 @@ def classify(pairs: list[Pair], includes_by_release: dict[str, tuple[str, ...]],
                 answers.append((unit, "not-run", "not built within the budget"))
                 continue
             outcome, message = result.outcome, result.message
-            if outcome in ("built-empty", "built-trap") and pair.reference:
-                ref = lookup(unit, pair.reference, pair)
-                if ref is not None and ref.outcome.startswith("built"):
-                    plain = set(ref.empty_kernels) | set(ref.trap_kernels)
-                    left = [k for k in (*result.empty_kernels, *result.trap_kernels) if k not in plain]
-                    if not left:
-                        outcome = "built"
-                        message = f"{message} (also empty on {pair.reference}: not arch-dependent)"
-                    else:
-                        message = f"{len(left)} kernels empty here but not on {pair.reference}: {', '.join(left[:4])}"
+            refs = [r for r in (lookup(unit, ref, pair) for ref in pair.references) if r is not None]
+            built_refs = [r for r in refs if r.outcome.startswith("built")]
+            if outcome in ("built-empty", "built-trap") and built_refs:
+                # arch-dependent only if some admitted build has the kernel with a body
+                odd = [k for k in (*result.empty_kernels, *result.trap_kernels)
+                       if any(k not in set(r.empty_kernels) | set(r.trap_kernels) for r in built_refs)]
+                if not odd:
+                    outcome = "built"
+                    message = f"{message} (as on {', '.join(r.target for r in built_refs)}: not arch-dependent)"
+                else:
+                    message = f"{len(odd)} kernel(s) empty or trapping here but not on an admitted build: {', '.join(odd[:3])}"
+            elif outcome == "inconclusive" and "not tied to the target" in message and built_refs:
+                outcome = "arch-error"
+                message = f"builds for {built_refs[0].target}, not here: {message.split(': ', 1)[-1]}"
             answers.append((unit, outcome, message))
         if not answers or any(a[1] == "not-run" for a in answers):
             out.append(replace(pair, compiler="not-run", unit_outcomes=tuple(answers)))
@@ -502,9 +556,13 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.run_jobs:  # a build machine: no scan, only nvcc
         jobs = json.loads(args.run_jobs.read_text(encoding="utf-8"))
-        records = execute(jobs, budget, args.jobs, args.timeout, args.cache_dir)
         out = args.records or args.run_jobs.with_suffix(".records.json")
-        out.write_text(json.dumps(records, indent=1, sort_keys=True), encoding="utf-8")
+
+        def save(records: list[dict]) -> None:  # after every build, so a run cut short keeps what it did
+            out.write_text(json.dumps(records, indent=1, sort_keys=True), encoding="utf-8")
+
+        records = execute(jobs, budget, args.jobs, args.timeout, args.cache_dir, on_record=save)
+        save(records)
         print(f"{len(records)} builds written to {out}")
         return 0
     if not args.wheel:
@@ -532,6 +590,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"sample: {len(chosen)} pairs: " + ", ".join(f"{k} {v}" for k, v in sorted(Counter(p.verdict for p in chosen).items())))
     jobs = plan(chosen, includes_by_release)
     if args.export_jobs:
+        jobs = [job for job in jobs if not _cached(job, args.timeout, args.cache_dir)]
         args.export_jobs.write_text(json.dumps(jobs, indent=1, sort_keys=True), encoding="utf-8")
         print(f"{len(jobs)} builds written to {args.export_jobs}")
         return 0

@@ -92,11 +92,11 @@ def test_load_pairs_keeps_wanted_targets_and_joins_units(bench, tmp_path):
              "evidence": [{"path": "h.cuh", "line": 9, "message": "empty"}]},
             {"target": "sm_75", "verdict": "GENUINE", "reason": "old", "evidence": []},
         ]}]}
-    units = {"flashinfer/jit/comm.py:7:18": {"sources": ["data/csrc/a.cu"], "defines": ["X=1"], "reference": "sm_100a"}}
+    units = {"flashinfer/jit/comm.py:7:18": {"sources": ["data/csrc/a.cu"], "defines": ["X=1"], "references": ["sm_90a", "sm_100a"]}}
     pairs = bench.load_pairs(scan, "rel", ("sm_120a", "sm_80"), units, str(tmp_path))
     assert len(pairs) == 1
     pair = pairs[0]
-    assert pair.verdict == "EMPTY" and pair.target == "sm_120a" and pair.reference == "sm_100a"
+    assert pair.verdict == "EMPTY" and pair.target == "sm_120a" and pair.references == ("sm_90a", "sm_100a")
     assert pair.units == (str(tmp_path / "data/csrc/a.cu"),)
     assert pair.defines == ("X=1",)
     assert pair.evidence == ("h.cuh:9: empty",)
@@ -124,8 +124,8 @@ def test_sample_is_stratified_and_prefers_cheap_units(bench, tmp_path):
 
 
 def test_plan_builds_each_unit_target_once(bench):
-    a = bench.Pair("r", "g1", "g", "sm_120a", "POLICY", "", units=("/x/a.cu",), reference="sm_100a")
-    b = bench.Pair("r", "g2", "g", "sm_120a", "EMPTY", "", units=("/x/a.cu", "/x/b.cu"), reference="sm_90a")
+    a = bench.Pair("r", "g1", "g", "sm_120a", "POLICY", "", units=("/x/a.cu",), references=("sm_100a",))
+    b = bench.Pair("r", "g2", "g", "sm_120a", "EMPTY", "", units=("/x/a.cu", "/x/b.cu"), references=("sm_90a",))
     jobs = bench.plan([a, b], {"r": ("/inc",)})
     assert [(j["unit"], j["target"]) for j in jobs] == [("/x/a.cu", "sm_120a"), ("/x/b.cu", "sm_120a")]
     assert jobs[0]["references"] == ["sm_100a", "sm_90a"]
