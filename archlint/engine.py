@@ -39,6 +39,7 @@ class GateReport:
     location: Location
     admits: tuple[str, ...]  # target names admitted, among those evaluated
     verdicts: tuple[TargetVerdict, ...]
+    sources: tuple[str, ...] = ()  # root-relative translation units the gate's builds compile
 
 
 @dataclass(frozen=True)

@@ -169,4 +169,4 @@ def _run_checks(ctx: Context, options: ScanOptions) -> list[Finding]:
 def _gate_report(result: GateResult, targets: tuple[Target, ...]) -> GateReport:
     gate = result.gate
     admits = tuple(t.name for t in targets if t.cc in set(gate.admits))
-    return GateReport(gate.id, gate.text, gate_location(gate), admits, result.excluded)
+    return GateReport(gate.id, gate.text, gate_location(gate), admits, result.excluded, result.sources)

@@ -50,7 +50,8 @@ class Context:
         return cache[target]
 
     def finding(self, rule_id: str, location: Location, *, targets: tuple[str, ...] = (), evidence: tuple[Evidence, ...] = (),
-                symbol: str = "", fixes: tuple[Fix, ...] = (), **fields: object) -> Finding:
+                symbol: str = "", fixes: tuple[Fix, ...] = (), properties: tuple[tuple[str, str], ...] = (),
+                **fields: object) -> Finding:
         rule = self.rules[rule_id]
         return Finding(
             rule=rule_id,
@@ -61,6 +62,7 @@ class Context:
             evidence=evidence,
             symbol=symbol,
             fixes=fixes,
+            properties=properties,
         )
 
 

@@ -26,6 +26,7 @@ def check(ctx: Context) -> Iterator[Finding]:
             profile = ctx.kb.profile(over[0].cc)
             yield ctx.finding(
                 "AL204", location, targets=names, symbol=request.function,
+                properties=(("nbytes", str(request.nbytes)), ("limit", str(limit)), ("kind", request.kind)),
                 evidence=(Evidence(location, f"{profile.name}: {profile.smem_per_block_optin:,} bytes per block opt-in, {profile.smem_per_sm:,} per SM; {profile.source}"),),
                 request=request.text, nbytes=f"{request.nbytes:,}", arch=target_list(names), limit=f"{limit:,} bytes",
             )
