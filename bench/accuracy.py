@@ -52,6 +52,14 @@ JIT_DEFINES = (
     "FLASHINFER_ENABLE_F16", "FLASHINFER_ENABLE_BF16", "FLASHINFER_ENABLE_FP8_E4M3", "FLASHINFER_ENABLE_FP8_E5M2",
     "FLASHINFER_ENABLE_FP8_E8M0", "FLASHINFER_ENABLE_FP4_E2M1", "NDEBUG", "Py_LIMITED_API=0x03090000",
 )
+# Defines a spec computes from its arguments (f-strings archlint cannot read): one representative
+# instance per parameterised unit, from the spec's own code (flashinfer/jit/xqa.py gen_xqa_module_mla,
+# DeepSeek MLA: head_dim 576, fp8 KV cache, page size 64, 128 query heads per KV head).
+INSTANCE_DEFINES = {
+    "csrc/xqa/mla_sm120.cu": ("NDEBUG=1", "BEAM_WIDTH=1", "USE_INPUT_KV=0", "USE_CUSTOM_BARRIER=1",
+                              "TOKENS_PER_PAGE=64", "HEAD_ELEMS=576", "CACHE_ELEM_ENUM=2", "HEAD_GRP_SIZE=128",
+                              "SLIDING_WINDOW=0", "MLA_WRAPPER=1"),
+}
 JIT_FLAGS = ("--expt-relaxed-constexpr", "-static-global-template-stub=false", "-use_fast_math", "-O3")
 
 
@@ -157,11 +165,16 @@ def load_pairs(scan: dict, release: str, targets: tuple[str, ...], units: dict, 
             if verdict["target"] not in wanted and _plain(verdict["target"]) not in {_plain(t) for t in wanted}:
                 continue
             evidence = tuple(f"{e['path']}:{e['line']}: {e['message']}" for e in verdict.get("evidence", []))
+            sources = tuple(info.get("sources", ()))
+            defines = tuple(info.get("defines", ()))
+            for suffix, extra in INSTANCE_DEFINES.items():
+                if any(u.endswith(suffix) for u in sources):
+                    defines = tuple(dict.fromkeys(defines + extra))
             pairs.append(Pair(
                 release=release, gate_id=gate["id"], gate_text=gate["text"], target=verdict["target"],
                 verdict=verdict["verdict"], reason=verdict["reason"], evidence=evidence,
-                units=tuple(os.path.join(root, u) for u in info.get("sources", ())),
-                defines=tuple(info.get("defines", ())), references=tuple(info.get("references", ())),
+                units=tuple(os.path.join(root, u) for u in sources),
+                defines=defines, references=tuple(info.get("references", ())),
             ))
     return pairs
 
