@@ -7,7 +7,7 @@ the file-level AL2xx checks. Works on linked facts only; never reads a file.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .arch import Target
 from .cpp.directives import guard_chain
@@ -40,6 +40,7 @@ class Analysis:
     unresolved: tuple[Hit, ...] = ()
     units: int = 0
     reached: frozenset[tuple[str, str]] = frozenset()  # (path, qualname) compiled into the units
+    kernels: int = 0  # reached kernels compiled for the target
 
 
 @dataclass
@@ -55,6 +56,7 @@ class TargetView:
         self.device = Evaluator(self.target, self.index.bindings, self.defines)
         self.host = Evaluator(None, self.index.bindings, self.defines)
         self._memo: dict[tuple[str, int, bool], Value] = {}
+        self.units: dict[tuple, object] = {}
 
     def truth(self, path: str, region: int, host: bool = False) -> Value:
         key = (path, region, host)
@@ -115,35 +117,73 @@ class TargetView:
         return seen
 
 
+@dataclass(frozen=True)
+class _UnitHits:
+    """What one translation unit means for one target, before the gate's own evidence is prepended."""
+
+    blockers: tuple[Hit, ...]
+    possible: tuple[Hit, ...]
+    empty: tuple[Hit, ...]
+    unresolved: tuple[Hit, ...]
+    reached: frozenset[tuple[str, str]]
+    kernels: int  # reached kernels compiled for the target
+
+
+def view_for(index: CudaIndex, kb: KnowledgeBase, target: Target, defines: dict | None = None) -> TargetView:
+    """One evaluation view per (target, -D set), shared by every gate of the scan."""
+    key = (target, tuple(sorted((k, id(v) if not isinstance(v, int) else v) for k, v in (defines or {}).items())))
+    views = index.views
+    if key not in views:
+        views[key] = TargetView(index, kb, target, dict(defines or {}))
+    return views[key]
+
+
 def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[TargetView, ...], head: tuple[Evidence, ...]) -> Analysis:
+    parts = [unit_hits(view, source, references) for source in sources if source in view.index.files]
+
+    def joined(field: str) -> tuple[Hit, ...]:
+        hits = [replace(hit, chain=head + hit.chain) for part in parts for hit in getattr(part, field)]
+        return _dedupe(hits)
+
+    reached = frozenset().union(*(part.reached for part in parts)) if parts else frozenset()
+    return Analysis(view.target, joined("blockers"), joined("possible"), joined("empty"), joined("unresolved"),
+                    len(sources), reached, sum(part.kernels for part in parts))
+
+
+def unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]) -> _UnitHits:
+    """Memoised per (target view, source, reference builds): gates sharing units share the work."""
+    key = (source, tuple(ref.target for ref in references))
+    cached = view.units.get(key)
+    if cached is None:
+        cached = view.units[key] = _unit_hits(view, source, references)
+    return cached
+
+
+def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]) -> _UnitHits:
     blockers: list[Hit] = []
     possible: list[Hit] = []
     empty: list[Hit] = []
     unresolved: list[Hit] = []
-    all_reached: set[tuple[str, str]] = set()
-    for source in sources:
-        if source not in view.index.files:
-            continue
-        parents = view.closure(source)
-        files = set(parents)
-        reached = view.reachable(source, files)
-        all_reached |= reached
-        all_reached.update((path, "") for path in files)
-        for path in sorted(files):
-            facts = view.index.files[path]
-            chain = head + _include_chain(parents, path)
-            _unresolved_includes(view, facts, chain, unresolved)
-            for construct in facts.constructs:
-                _judge_construct(view, facts, construct, reached, source, chain, blockers, possible)
-            for request in facts.smem:
-                _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
-            for function in facts.functions:
-                if function.kind == "global" and (path, function.qualname) in reached:
-                    hit = empty_kernel(view, facts, function, references, chain)
-                    if hit is not None:
-                        empty.append(hit)
-    return Analysis(view.target, _dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved), len(sources),
-                    frozenset(all_reached))
+    parents = view.closure(source)
+    files = set(parents)
+    reached = view.reachable(source, files)
+    kernels = 0
+    for path in sorted(files):
+        facts = view.index.files[path]
+        chain = _include_chain(parents, path)
+        _unresolved_includes(view, facts, chain, unresolved)
+        for construct in facts.constructs:
+            _judge_construct(view, facts, construct, reached, source, chain, blockers, possible)
+        for request in facts.smem:
+            _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
+        for function in facts.functions:
+            if function.kind == "global" and (path, function.qualname) in reached:
+                kernels += view.truth(path, function.region) != 0
+                hit = empty_kernel(view, facts, function, references, chain)
+                if hit is not None:
+                    empty.append(hit)
+    return _UnitHits(tuple(blockers), tuple(possible), tuple(empty), tuple(unresolved),
+                     frozenset(reached) | {(path, "") for path in files}, kernels)
 
 
 def _include_chain(parents: dict[str, tuple[str, int] | None], path: str) -> tuple[Evidence, ...]:

@@ -20,6 +20,8 @@ _TRAP_RE = re.compile(r'__trap\s*\(\s*\)|\basm\s*(?:volatile\s*)?\(\s*"trap;?"|\
 _RETURN_ONLY_RE = re.compile(rb"^\s*(?:return\s*;)?\s*$")
 _NAME_RE = re.compile(rb"(~?[A-Za-z_]\w*|operator\s*\(\s*\)|operator\s*[^\s(]{1,3})\s*(?:<[^;{}()]*>)?\s*\($")
 _CALL_RE = re.compile(rb"(?:(?<=[^\w])|^)(~?[A-Za-z_]\w*)\s*(?:<[^;{}()]{0,200}?>\s*)?(?:\(|<<<)")
+# `auto kernel = tmpl<...>;` then `cudaLaunchKernelExC(&cfg, (void*)kernel, ...)`: a launch with no call syntax.
+_ASSIGNED_RE = re.compile(rb"=\s*&?\s*(?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)\s*(?:<[^;{}()]{0,400}?>)?\s*;")
 _ARG_NAME_RE = re.compile(rb"[(,]\s*&?\s*(?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)\s*(?:<[^;{}()]{0,200}?>)?\s*(?=[,)])")
 _KEYWORD_NAMES = frozenset(
     "if for while switch return sizeof decltype alignof static_cast reinterpret_cast const_cast "
@@ -118,7 +120,7 @@ def _call_matches(masked: bytes, start: int, end: int):
 
 def _scan_matches(text: bytes, base: int):
     body = text.replace(b"\\\n", b"  ")  # macro bodies continue lines with a backslash (same length)
-    for pattern in (_CALL_RE, _ARG_NAME_RE):
+    for pattern in (_CALL_RE, _ARG_NAME_RE, _ASSIGNED_RE):
         for match in pattern.finditer(body):
             name = match.group(1).decode()
             if name not in _KEYWORD_NAMES:

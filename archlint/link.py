@@ -45,6 +45,7 @@ class CudaIndex:
     functions_by_name: dict[str, tuple[tuple[str, Function], ...]] = field(default_factory=dict)
 
     macro_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    views: dict = field(default_factory=dict)  # analysis.view_for's cache of per-target views
 
     def resolved(self, path: str) -> tuple[ResolvedInclude, ...]:
         return self.includes.get(path, ())
@@ -131,5 +132,6 @@ def _resolve_all(resolver: _Resolver, fact: CudaFacts) -> list[ResolvedInclude]:
     out = []
     for include in fact.includes:
         target = None if include.system and is_external(include.target) else resolver.resolve(fact.path, include.target)
-        out.append(ResolvedInclude(include, target, target is None and is_external(include.target)))
+        external = target is None and (include.system or is_external(include.target))
+        out.append(ResolvedInclude(include, target, external))
     return out

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 import os
 from pathlib import Path
 
-from .analysis import TargetView, analyze_units
+from .analysis import analyze_units, view_for
 from .arch import Target, default_targets, parse_target
 from .checks import all_checks
+from .cpp.evaluate import UNKNOWN_DEFINE
 from .checks.context import Context, GateResult
 from .discover import discover
 from .engine import GateReport, ScanOptions, ScanResult
@@ -113,16 +114,19 @@ def _python_gates(facts: list[FileFacts], root: str, discovery) -> tuple[tuple, 
     return tuple(sorted(pyindex.gates, key=lambda g: (g.path, g.line, g.col))), pyindex
 
 
-def _defines(gate) -> dict[str, int]:
-    out: dict[str, int] = {}
+def _defines(gate) -> dict[str, object]:
+    """-D flags of the gate's JIT spec. A name given two values (flag lists built in branches)
+    or a value that is not a number is defined with an unknown value: never guessed."""
+    values: dict[str, set] = {}
     for flag in getattr(gate, "defines", ()):
         text = flag[2:] if flag.startswith("-D") else flag
         name, _, value = text.partition("=")
         try:
-            out[name.strip()] = int(value, 0) if value else 1
+            parsed: object = int(value, 0) if value else 1
         except ValueError:
-            continue
-    return out
+            parsed = UNKNOWN_DEFINE
+        values.setdefault(name.strip(), set()).add(parsed)
+    return {name: next(iter(v)) if len(v) == 1 else UNKNOWN_DEFINE for name, v in values.items()}
 
 
 def _judge_gate(gate, pyindex, index, kb, targets: tuple[Target, ...], ctx: Context) -> GateResult | None:
@@ -135,8 +139,7 @@ def _judge_gate(gate, pyindex, index, kb, targets: tuple[Target, ...], ctx: Cont
     admitted = []
     admitted_builds = sorted({build_target(gate, t)[0] for t in targets if t.cc in set(gate.admits)})
     for build in admitted_builds:
-        view = TargetView(index, kb, build, defines)
-        admitted.append(analyze_units(view, units.sources, (), ()))
+        admitted.append(analyze_units(view_for(index, kb, build, defines), units.sources, (), ()))
     return GateResult(gate, units.sources, excluded, tuple(admitted))
 
 

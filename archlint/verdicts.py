@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from .analysis import Analysis, TargetView, analyze_units
+from .analysis import Analysis, analyze_units, view_for
 from .arch import Target, known_ccs
 from .engine import TargetVerdict
 from .model import Evidence, Location, Verdict
@@ -134,6 +134,8 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
         return Verdict.UNKNOWN, f"some guarded sources could not be resolved: {', '.join(units.unresolved[:3])}", ()
     if not exact:
         return Verdict.UNKNOWN, "the gate's condition could only be read approximately", ()
+    if analysis.kernels == 0:
+        return Verdict.UNKNOWN, f"no kernel of the guarded units compiles for {target} as archlint reads them (a -D flag it cannot read may select them)", ()
     return Verdict.POLICY, f"nothing reachable from {len(units.sources)} guarded source(s) needs what {target} lacks", ()
 
 
@@ -142,8 +144,8 @@ def verdict_for(gate, units: GuardedUnits, index, kb, target: Target, defines: d
     first (arch-specific) build's verdict stands, but POLICY needs both builds to agree."""
     verdicts = []
     for build in build_target(gate, target):
-        view = TargetView(index, kb, build, defines)
-        ref_views = tuple(TargetView(index, kb, ref, defines) for ref in references)
+        view = view_for(index, kb, build, defines)
+        ref_views = tuple(view_for(index, kb, ref, defines) for ref in references)
         head = (Evidence(gate_location(gate), f"gate `{gate.text}` excludes {build}"),)
         analysis = analyze_units(view, units.sources, ref_views, head)
         verdict, reason, evidence = judge(analysis, units, getattr(gate, "exact", True))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ..analysis import Analysis, TargetView
+from ..analysis import Analysis, TargetView, view_for
 from ..arch import Target
 from ..engine import TargetVerdict
 from ..kb import KnowledgeBase
@@ -44,10 +44,7 @@ class Context:
         return load_rules()
 
     def view(self, target: Target) -> TargetView:
-        cache = self.__dict__.setdefault("_views", {})
-        if target not in cache:
-            cache[target] = TargetView(self.index, self.kb, target)
-        return cache[target]
+        return view_for(self.index, self.kb, target)
 
     def finding(self, rule_id: str, location: Location, *, targets: tuple[str, ...] = (), evidence: tuple[Evidence, ...] = (),
                 symbol: str = "", fixes: tuple[Fix, ...] = (), properties: tuple[tuple[str, str], ...] = (),

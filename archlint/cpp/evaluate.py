@@ -32,6 +32,7 @@ TOOLKIT_MACROS: Mapping[str, int] = {
     "__CUDACC_RTC__": None,  # known undefined outside NVRTC
 }
 _MAX_MACRO_DEPTH = 64
+UNKNOWN_DEFINE = object()  # a `defines` value: the macro is defined, its value unknown
 _INT_LIMIT = 1 << 64
 
 
@@ -61,7 +62,9 @@ class Evaluator:
         self._known = dict(TOOLKIT_MACROS)
         if self.target is not None:
             self._known.update(self.target.device_macros())
-        self._known.update(self.defines)
+        self._known.update({k: v for k, v in self.defines.items() if v is not UNKNOWN_DEFINE})
+        # Passed with -D but with a value archlint cannot read: defined, value unknown.
+        self._unknown = {k for k, v in self.defines.items() if v is UNKNOWN_DEFINE}
 
     # ------------------------------------------------------------ public
 
@@ -93,6 +96,8 @@ class Evaluator:
     # ------------------------------------------------------------ macros
 
     def is_defined(self, name: str) -> Value:
+        if name in self._unknown:
+            return 1
         if name in self._known:
             return 0 if self._known[name] is None else 1
         if ARCH_MACRO_RE.match(name):
@@ -106,6 +111,8 @@ class Evaluator:
         return result
 
     def macro_value(self, name: str) -> Value:
+        if name in self._unknown:
+            return None
         if name in self._known:
             known = self._known[name]
             return 0 if known is None else known
