@@ -67,12 +67,14 @@ def gate_dict(gate: GateReport) -> dict:
         "text": gate.text,
         **location_dict(gate.location),
         "admits": list(gate.admits),
+        "sources": list(gate.sources),
         "verdicts": [
             {
                 "target": v.target,
                 "verdict": v.verdict.value,
                 "reason": v.reason,
                 "evidence": [evidence_dict(hop) for hop in v.evidence],
+                "empty_kernels": list(v.empty_kernels),
             }
             for v in sorted(gate.verdicts, key=lambda v: v.target)
         ],
