@@ -199,6 +199,7 @@ def test_json_is_sorted_and_deterministic(tree, monkeypatch):
         "target": "sm_120a", "verdict": "POLICY", "reason": "nothing guarded depends on sm_120a",
         "evidence": [{"path": "pkg/jit.py", "line": 2, "col": 1, "message": "gate"},
                      {"path": "csrc/comm.cu", "line": 4, "col": 1, "message": "source"}],
+        "empty_kernels": [],
     }
 
 
