@@ -142,8 +142,10 @@ def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[
     parts = [unit_hits(view, source, references) for source in sources if source in view.index.files]
 
     def joined(field: str) -> tuple[Hit, ...]:
-        hits = [replace(hit, chain=head + hit.chain) for part in parts for hit in getattr(part, field)]
-        return _dedupe(hits)
+        # Only the first hit of a kind becomes evidence, so only it gets the gate's hops.
+        lists = [getattr(part, field) for part in parts if getattr(part, field)]
+        hits = lists[0] if len(lists) == 1 else _dedupe([hit for hits in lists for hit in hits])
+        return (replace(hits[0], chain=head + hits[0].chain), *hits[1:]) if hits else ()
 
     reached = frozenset().union(*(part.reached for part in parts)) if parts else frozenset()
     return Analysis(view.target, joined("blockers"), joined("possible"), joined("empty"), joined("unresolved"),
@@ -182,7 +184,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
                 hit = empty_kernel(view, facts, function, references, chain)
                 if hit is not None:
                     empty.append(hit)
-    return _UnitHits(tuple(blockers), tuple(possible), tuple(empty), tuple(unresolved),
+    return _UnitHits(_dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved),
                      frozenset(reached) | {(path, "") for path in files}, kernels)
 
 
@@ -204,8 +206,16 @@ def _unresolved_includes(view: TargetView, facts: CudaFacts, chain, out: list[Hi
             out.append(Hit("unresolved", location, f"#include \"{resolved.include.target}\" not found in the scanned trees", chain, False))
 
 
+_REQUIREMENTS: dict[tuple[int, str, str], object] = {}
+
+
 def requirement_for(kb: KnowledgeBase, construct: Construct):
-    return kb.match_ptx(construct.name) if construct.kind == "ptx" else kb.match_identifier(construct.name)
+    """The KB row a construct needs (memoised: the same opcodes recur millions of times in CUTLASS)."""
+    key = (id(kb), construct.kind, construct.name)
+    if key not in _REQUIREMENTS:
+        is_ptx = construct.kind == "ptx"
+        _REQUIREMENTS[key] = kb.match_ptx(construct.name) if is_ptx else kb.match_identifier(construct.name)
+    return _REQUIREMENTS[key]
 
 
 def _judge_construct(view, facts, construct: Construct, reached, source, chain, blockers, possible) -> None:
