@@ -231,7 +231,9 @@ def _judge_construct(view, facts, construct: Construct, reached, source, chain, 
     location = Location(facts.path, construct.line, construct.col)
     where = f" in `{construct.function.split('::')[-1]}`" if construct.function else " (file scope, e.g. a macro body)"
     message = f"`{construct.name}`{where} {requirement.describe()}; {view.target} lacks it [{requirement.id}]"
-    certain = state == 1 and (bool(construct.function) or facts.path == source)
+    # A CuTe/CUTLASS atom name is a type: it needs the instruction only where a template using it is
+    # instantiated, which a name-based call graph cannot tell. It can only make a verdict UNKNOWN.
+    certain = state == 1 and (bool(construct.function) or facts.path == source) and construct.kind != "tag"
     hit = Hit("instruction", location, message, chain + (Evidence(location, message),), certain)
     (blockers if certain else possible).append(hit)
 

@@ -14,6 +14,8 @@ def check(ctx: Context) -> Iterator[Finding]:
         facts = ctx.index.files[path]
         for construct in facts.constructs:
             targets = ctx.targets_for(path, construct.function)
+            if construct.kind == "tag":
+                continue  # an atom's type name is not an instruction until a template instantiates it
             requirement = requirement_for(ctx.kb, construct)
             if requirement is None:
                 continue
