@@ -265,12 +265,13 @@ def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, referen
     if not function.body or view.truth(facts.path, function.region) == 0:
         return None
     live = [line for line in function.body if view.truth(facts.path, line.region) != 0]
-    if any(not line.trap for line in live):
+    fallback_trap = any(line.trap and _in_arch_fallback(facts, line.region, function.region) for line in live)
+    if any(not line.trap for line in live) and not fallback_trap:
         return None
     code = [line for line in function.body if not line.trap]
     if references and not any(ref.truth(facts.path, line.region) != 0 for ref in references for line in code):
         return None  # empty on every admitted build too: not what the gate decides
-    dropped = [line.region for line in function.body if not line.trap and line.region >= 0]
+    dropped = [line.region for line in code if line.region >= 0 and view.truth(facts.path, line.region) == 0]
     region = facts.regions[dropped[0]] if dropped else None
     kind = "trap-kernel" if live else "empty-kernel"
     where = Location(facts.path, region.line if region else function.line)
@@ -278,6 +279,17 @@ def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, referen
     what = "only traps" if live else "compiles to an empty body"
     message = f"kernel `{function.name}` (line {function.line}) {what} for {view.target}: {reason}"
     return Hit(kind, where, message, tuple(chain) + (Evidence(Location(facts.path, function.line, function.col), f"kernel `{function.name}`"), Evidence(where, message)), True)
+
+
+def _in_arch_fallback(facts: CudaFacts, region: int, stop: int) -> bool:
+    """Inside the `#else`/`#elif` of an arch conditional within the kernel: the kernel's
+    fallback for targets the real body is not compiled for (xqa's `#else asm("trap;")`)."""
+    while region >= 0 and region != stop:
+        current = facts.regions[region]
+        if current.directive in ("else", "elif") and "__CUDA_ARCH" in render(current.cond):
+            return True
+        region = current.parent
+    return False
 
 
 def _directive_text(region: Region) -> str:

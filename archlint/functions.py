@@ -16,7 +16,7 @@ from .cpp.directives import Structure
 from .model import BodyLine, Function
 
 _QUALIFIER_RE = re.compile(rb"\b(__global__|__device__|__host__)\b")
-_TRAP_RE = re.compile(r'__trap\s*\(\s*\)|\basm\s*(?:volatile\s*)?\(\s*"trap;?"|\bassert\s*\(\s*(?:false|0)\s*\)')
+_TRAP_RE = re.compile(r'__trap\s*\(\s*\)|\basm\s*(?:volatile\s*|__volatile__\s*)?\(\s*"\s*trap\s*;?\s*(?:\\n)?\s*"|\bassert\s*\(\s*(?:false|0)\s*\)')
 _RETURN_ONLY_RE = re.compile(rb"^\s*(?:return\s*;)?\s*$")
 _NAME_RE = re.compile(rb"(~?[A-Za-z_]\w*|operator\s*\(\s*\)|operator\s*[^\s(]{1,3})\s*(?:<[^;{}()]*>)?\s*\($")
 _CALL_RE = re.compile(rb"(?:(?<=[^\w])|^)(~?[A-Za-z_]\w*)\s*(?:<[^;{}()]{0,200}?>\s*)?(?:\(|<<<)")
