@@ -217,13 +217,20 @@ def _decode(data: bytes, key: bytes) -> FileFacts | None:
 
 def _write_entry(path: Path, key: bytes, payload: bytes) -> None:
     header = _HEADER.pack(MAGIC, key, hashlib.sha256(payload).digest(), len(payload))
-    temporary = None
     try:
         path.parent.mkdir(exist_ok=True, mode=0o700)
+    except OSError:
+        return
+    _write_atomic(path, header + payload)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file in the same folder, then rename: readers never see half a file."""
+    temporary = None
+    try:
         handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
         with os.fdopen(handle, "wb") as out:
-            out.write(header)
-            out.write(payload)
+            out.write(data)
         os.replace(temporary, path)
         temporary = None
     except OSError:
@@ -294,19 +301,7 @@ def _save_stats(path: Path, table: dict) -> None:
     if len(table) > STATS_LIMIT:
         table = dict(list(table.items())[-STATS_LIMIT:])
     payload = pickle.dumps(table, protocol=5)
-    temporary = None
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-        with os.fdopen(handle, "wb") as out:
-            out.write(hashlib.sha256(payload).digest())
-            out.write(payload)
-        os.replace(temporary, path)
-        temporary = None
-    except OSError:
-        pass
-    finally:
-        if temporary is not None:
-            _discard(Path(temporary))
+    _write_atomic(path, hashlib.sha256(payload).digest() + payload)
 
 
 # ---------------------------------------------------------------- helpers
