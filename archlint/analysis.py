@@ -206,6 +206,12 @@ def _unresolved_includes(view: TargetView, facts: CudaFacts, chain, out: list[Hi
             out.append(Hit("unresolved", location, f"#include \"{resolved.include.target}\" not found in the scanned trees", chain, False))
 
 
+def emits_instruction(construct: Construct) -> bool:
+    """False for a CuTe/CUTLASS atom's type name: it needs its instruction only where a template
+    using it is instantiated, which a name-based call graph cannot tell (UNKNOWN at most, never AL201)."""
+    return construct.kind != "tag"
+
+
 _REQUIREMENTS: dict[tuple[int, str, str], object] = {}
 
 
@@ -231,9 +237,7 @@ def _judge_construct(view, facts, construct: Construct, reached, source, chain, 
     location = Location(facts.path, construct.line, construct.col)
     where = f" in `{construct.function.split('::')[-1]}`" if construct.function else " (file scope, e.g. a macro body)"
     message = f"`{construct.name}`{where} {requirement.describe()}; {view.target} lacks it [{requirement.id}]"
-    # A CuTe/CUTLASS atom name is a type: it needs the instruction only where a template using it is
-    # instantiated, which a name-based call graph cannot tell. It can only make a verdict UNKNOWN.
-    certain = state == 1 and (bool(construct.function) or facts.path == source) and construct.kind != "tag"
+    certain = state == 1 and (bool(construct.function) or facts.path == source) and emits_instruction(construct)
     hit = Hit("instruction", location, message, chain + (Evidence(location, message),), certain)
     (blockers if certain else possible).append(hit)
 

@@ -69,14 +69,11 @@ class _FunctionSpans:
         self._functions = ordered
 
     def enclosing(self, line: int) -> str:
+        # C++ functions nest only through local classes, so the nearest few starts suffice.
         index = bisect_right(self._starts, line) - 1
-        while index >= 0:
-            function = self._functions[index]
+        for function in reversed(self._functions[max(0, index - 7) : index + 1]):
             if function.line <= line <= function.end_line:
                 return function.qualname
-            index -= 1
-            if line - self._functions[index + 1].line > 100_000:
-                break
         return ""
 
 

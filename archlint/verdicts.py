@@ -39,10 +39,11 @@ def guarded_units(pyindex, gate) -> GuardedUnits:
     functions = list(gate.guards)
     seen = set(functions)
     queue = deque((name, head, 0) for name in functions)
+    module_paths = {module: path for path, module in pyindex.module_of_path.items()}
     while queue:
         name, chain, depth = queue.popleft()
         function = pyindex.functions.get(name)
-        hop, path = chain, _module_path(pyindex, name)
+        hop, path = chain, _module_path(module_paths, name)
         if function is not None and name != gate.function:
             hop = chain + (Evidence(Location(path, function.span.line), f"calls `{name}`"),)
         for ref in pyindex.sources(name):
@@ -56,14 +57,13 @@ def guarded_units(pyindex, gate) -> GuardedUnits:
     return GuardedUnits(tuple(sorted(sources)), tuple(sorted(set(unresolved))), sources)
 
 
-def _module_path(pyindex, qualname: str) -> str:
+def _module_path(module_paths: dict[str, str], qualname: str) -> str:
     """The file defining a python function, from the longest module prefix of its qualname."""
-    paths = {module: path for path, module in pyindex.module_of_path.items()}
     parts = qualname.split(".")
     for end in range(len(parts) - 1, 0, -1):
         module = ".".join(parts[:end])
-        if module in paths:
-            return paths[module]
+        if module in module_paths:
+            return module_paths[module]
     return ""
 
 

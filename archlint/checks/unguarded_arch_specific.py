@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..analysis import requirement_for
+from ..analysis import emits_instruction, requirement_for
 from ..model import Evidence, Finding, Location
 from .context import Context, target_list
 
@@ -14,8 +14,8 @@ def check(ctx: Context) -> Iterator[Finding]:
         facts = ctx.index.files[path]
         for construct in facts.constructs:
             targets = ctx.targets_for(path, construct.function)
-            if construct.kind == "tag":
-                continue  # an atom's type name is not an instruction until a template instantiates it
+            if not emits_instruction(construct):
+                continue
             requirement = requirement_for(ctx.kb, construct)
             if requirement is None:
                 continue
