@@ -18,6 +18,9 @@ _TARGET_RE = re.compile(r"(?:compute|sm)_(\d{2,3})([af]?)")
 _BARE_RE = re.compile(r"^(\d{2,3})([af]?)$")
 _DOTTED_RE = re.compile(r"(\d{1,2})\.(\d)([af]?)")
 _FLAG_HINTS = ("-gencode", "-arch", "--gpu-arch", "-code", "arch=")
+# Keywords through which a JIT spec receives its device-compiler flags.
+_CUDA_FLAG_KEYWORDS = ("extra_cuda_cflags", "nvcc_flags", "cuda_cflags")
+_MAX_FLAG_HOPS = 6
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,9 @@ def find_gates(index) -> tuple[Gate, ...]:
         found.extend(_flag_gates(index, evaluator, module, facts, ccs, suffixes))
         found.extend(_decorator_gates(index, evaluator, module, facts, ccs))
         found.extend(_test_gates(index, evaluator, module, facts, ccs))
-        found.extend(_build_flag_gates(index, module, facts, ccs))
+        spec_gates, folded = _flag_list_gates(index, evaluator, module, facts, ccs)
+        found.extend(spec_gates)
+        found.extend(_build_flag_gates(index, module, facts, ccs, folded))
     return tuple(sorted(found, key=lambda gate: (gate.path, gate.line, gate.col, gate.kind)))
 
 
@@ -262,8 +267,10 @@ def parse_arch_string(value: str, context: str) -> tuple[tuple[int, str], ...]:
     return tuple(dict.fromkeys((int(cc), suffix) for cc, suffix in found))
 
 
-def _build_flag_gates(index, module, facts, ccs):
+def _build_flag_gates(index, module, facts, ccs, folded=frozenset()):
     for item in facts.arch_strings:
+        if (item.function, item.value) in folded:
+            continue
         targets = parse_arch_string(item.value, item.context)
         if not targets:
             continue
@@ -276,3 +283,85 @@ def _build_flag_gates(index, module, facts, ccs):
             suffix_by_cc=tuple((cc, s) for cc, s in targets if cc in ccs), guards=guards, sources=sources,
             resolved_sources=resolved, defines=defines, unit="cc",
         )
+
+
+# ---------------------------------------------------------------- a spec's whole flag list
+
+
+@dataclass(frozen=True)
+class FlagSet:
+    """The targets a flag-list expression passes: always, or only under a condition not decided here."""
+
+    sure: frozenset = frozenset()  # (cc, suffix)
+    maybe: frozenset = frozenset()
+    strings: frozenset = frozenset()  # the literal values read
+    opaque: bool = False  # some part could not be read: other targets may be passed too
+    nvcc_call: bool = False  # holds a get_nvcc_flags_list(...) call, itself the gate
+
+    def __or__(self, other: "FlagSet") -> "FlagSet":
+        return FlagSet(self.sure | other.sure, (self.maybe | other.maybe) - self.sure - other.sure,
+                       self.strings | other.strings, self.opaque or other.opaque, self.nvcc_call or other.nvcc_call)
+
+
+def flag_set(index, evaluator, expr: PyExpr, scope, hops: int = 0) -> FlagSet:
+    """Read a flag-list expression: literals, `+`, `a if test else b`, names bound to such lists."""
+    kind = expr.kind
+    if kind == "str":
+        return FlagSet(sure=frozenset(parse_arch_string(expr.text, "flags")), strings=frozenset((expr.text,)))
+    if kind == "seq" or (kind == "binop" and expr.text == "+"):
+        out = FlagSet()
+        for item in expr.args:
+            out = out | flag_set(index, evaluator, item, scope, hops)
+        return out
+    if kind == "cond":
+        return _flag_branches(index, evaluator, expr, scope, hops)
+    if kind == "name" and hops < _MAX_FLAG_HOPS:
+        found = index.assign_of(scope.module, expr.text, scope.function, scope.line)
+        if found is not None and not found[1].unpack:
+            owner, assign = found
+            return flag_set(index, evaluator, assign.value, _scope(owner, assign.function, assign.line), hops + 1)
+    if kind == "call" and expr.text.rpartition(".")[2] == _FLAGS_CALL:
+        return FlagSet(nvcc_call=True)
+    return FlagSet(opaque=True)
+
+
+def _flag_branches(index, evaluator, expr: PyExpr, scope, hops: int) -> FlagSet:
+    then, test, other = expr.args
+    chosen = evaluator.value(test, scope, evaluator.ccs[0], Trace(), 0)
+    if chosen is True or chosen is False:
+        return flag_set(index, evaluator, then if chosen else other, scope, hops)
+    a, b = flag_set(index, evaluator, then, scope, hops), flag_set(index, evaluator, other, scope, hops)
+    sure = a.sure & b.sure
+    return FlagSet(sure, (a.sure | a.maybe | b.sure | b.maybe) - sure, a.strings | b.strings,
+                   a.opaque or b.opaque, a.nvcc_call or b.nvcc_call)
+
+
+def _flag_list_gates(index, evaluator, module, facts, ccs):
+    """One gate per JIT spec whose flag list names its targets directly (FlashInfer's
+    `sm100a_nvcc_flags + ["-gencode=...sm_103a"] + ([...sm_107a] if new_toolkit else [])`).
+
+    A target passed only under an undecided condition counts as admitted: the gate does not
+    surely exclude it. Targets the knowledge base does not know (sm_107a) cannot be judged and
+    do not make the exclusion of known ones approximate. Returns the gates and the
+    (function, literal) pairs folded into them, which are not gates of their own.
+    """
+    gates, folded = [], set()
+    for call in facts.calls:
+        for keyword, value in call.kwargs().items():
+            if keyword not in _CUDA_FLAG_KEYWORDS:
+                continue
+            flags = flag_set(index, evaluator, value, _scope(module, call.function, call.span.line))
+            targets = flags.sure | flags.maybe
+            if flags.nvcc_call or not targets:
+                continue
+            folded.update((call.function, text) for text in flags.strings)
+            known = sorted((cc, suffix) for cc, suffix in targets if cc in ccs)
+            guards, sources, resolved, defines = _context(index, module, call.function)
+            suffixes = {suffix for _, suffix in known}
+            gates.append(_gate(
+                "build-flags", call.text, facts.path, call.span, _qual(index, module, call.function),
+                {cc for cc, _ in known}, not flags.opaque, suffix=suffixes.pop() if len(suffixes) == 1 else "?",
+                suffix_by_cc=tuple(known), guards=guards, sources=sources, resolved_sources=resolved,
+                defines=defines, unit="cc",
+            ))
+    return gates, frozenset(folded)
