@@ -16,6 +16,8 @@ from .engine import TargetVerdict
 from .model import Evidence, Location, Verdict
 
 _MAX_CALL_DEPTH = 8
+# A function called by this many source-naming functions is build machinery shared by all of them.
+_MACHINERY_CALLERS = 5
 
 
 @dataclass(frozen=True)
@@ -38,23 +40,33 @@ def guarded_units(pyindex, gate) -> GuardedUnits:
         _add_source(ref, head, gate.path, sources, unresolved)
     functions = list(gate.guards)
     seen = set(functions)
-    queue = deque((name, head, 0) for name in functions)
+    queue = deque((name, head, 0, False) for name in functions)
     module_paths = {module: path for path, module in pyindex.module_of_path.items()}
     while queue:
-        name, chain, depth = queue.popleft()
+        name, chain, depth, machinery = queue.popleft()
         function = pyindex.functions.get(name)
         hop, path = chain, _module_path(module_paths, name)
         if function is not None and name != gate.function:
             hop = chain + (Evidence(Location(path, function.span.line), f"calls `{name}`"),)
         for ref in pyindex.sources(name):
+            if machinery and not ref.path:
+                continue  # a file the shared build code names for every spec, not one this gate builds
             _add_source(ref, hop, path, sources, unresolved)
         if depth >= _MAX_CALL_DEPTH:
             continue
         for callee in pyindex.callees(name):
             if callee not in seen:
                 seen.add(callee)
-                queue.append((callee, hop, depth + 1))
+                queue.append((callee, hop, depth + 1, machinery or _is_machinery(pyindex, callee)))
     return GuardedUnits(tuple(sorted(sources)), tuple(sorted(set(unresolved))), sources)
+
+
+def _is_machinery(pyindex, qualname: str) -> bool:
+    """Shared JIT build code (SGLang's `load_jit`, FlashInfer's `gen_jit_spec`): a function that many
+    functions naming their own sources call. What it and its callees name without resolving
+    (a generated `compatible_wrapper.h` for another platform's compiler) belongs to no one gate."""
+    spec_callers = sum(1 for caller in pyindex.callers(qualname) if pyindex.sources(caller))
+    return spec_callers >= _MACHINERY_CALLERS
 
 
 def _module_path(module_paths: dict[str, str], qualname: str) -> str:

@@ -1,0 +1,34 @@
+"""SGLang's JIT shapes: header-only sources handed to a shared loader (fixtures/gate-sglang-jit)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from archlint.engine import ScanOptions, scan
+
+ROOT = Path(__file__).resolve().parent.parent / "fixtures" / "gate-sglang-jit"
+
+
+@pytest.fixture(scope="module")
+def result():
+    return scan(ScanOptions(paths=(str(ROOT),), use_cache=False, jobs=1))
+
+
+def _verdicts(result, path: str, line: int) -> dict[str, tuple[str, str]]:
+    gate = next(g for g in result.gates if (g.location.path, g.location.line) == (path, line))
+    return {v.target: (v.verdict.value, v.reason) for v in gate.verdicts}
+
+
+def test_shared_loader_files_are_not_the_gates_sources(result):
+    verdicts = _verdicts(result, "sg/kernels/ops/elementwise.py", 22)
+    assert {t: v for t, (v, _) in verdicts.items()} == {"sm_80": "POLICY", "sm_89": "POLICY", "sm_90a": "POLICY"}
+    assert not any("compatible_wrapper" in reason for _, reason in verdicts.values())
+    assert ("sg/kernels/ops/elementwise.py", 22, "AL101") in {(f.location.path, f.location.line, f.rule) for f in result.findings}
+
+
+def test_capability_predicate_over_header_only_unit(result):
+    verdicts = _verdicts(result, "sg/kernels/ops/kvcache.py", 26)
+    assert {t: v for t, (v, _) in verdicts.items()} == {"sm_80": "GENUINE", "sm_89": "GENUINE"}
+    assert "cp.async.bulk" in verdicts["sm_80"][1]
