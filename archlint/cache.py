@@ -104,7 +104,7 @@ class FactsCache:
         if seen is None:
             return None
         key = self._key(file, seen.digest)
-        facts = _read_entry(self._entry(key), key)
+        facts = read_entry(self._entry(key), key, FileFacts)
         if facts is None:
             return None
         self._seen.pop(file.absolute, None)
@@ -119,7 +119,18 @@ class FactsCache:
             payload = pickle.dumps(facts, protocol=5)
         except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
             return
-        _write_entry(self._entry(key), key, payload)
+        write_entry(self._entry(key), key, payload)
+
+    @property
+    def salt(self) -> bytes:
+        """What every key shares: archlint's version, data and code, and the size limit."""
+        return self._salt
+
+    def fingerprint(self, file: SourceFile) -> tuple[str, bool] | None:
+        """The sha256 of the file's bytes and whether it is racy (modified too recently to trust
+        its stat), or None when it cannot be read."""
+        seen = self._look(file)
+        return None if seen is None else (seen.digest, seen.racy)
 
     def _look(self, file: SourceFile, remember: bool = True) -> _Seen | None:
         before = _stat(file.absolute)
@@ -187,21 +198,21 @@ def clear() -> int:
 # ---------------------------------------------------------------- entries on disk
 
 
-def _read_entry(path: Path, key: bytes) -> FileFacts | None:
+def read_entry(path: Path, key: bytes, kind: type):
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
         return None
-    facts = _decode(data, key)
-    if facts is None:
+    value = _decode(data, key, kind)
+    if value is None:
         _discard(path)
     else:
         _touch(path)
-    return facts
+    return value
 
 
-def _decode(data: bytes, key: bytes) -> FileFacts | None:
+def _decode(data: bytes, key: bytes, kind: type = FileFacts):
     if len(data) < _HEADER.size:
         return None
     magic, stored_key, checksum, length = _HEADER.unpack_from(data)
@@ -209,13 +220,13 @@ def _decode(data: bytes, key: bytes) -> FileFacts | None:
     if magic != MAGIC or stored_key != key or length != len(payload) or hashlib.sha256(payload).digest() != checksum:
         return None
     try:
-        facts = pickle.loads(payload)
+        value = pickle.loads(payload)
     except Exception:  # noqa: BLE001 - any failure to load means a bad entry, rebuilt from the source
         return None
-    return facts if isinstance(facts, FileFacts) else None
+    return value if isinstance(value, kind) else None
 
 
-def _write_entry(path: Path, key: bytes, payload: bytes) -> None:
+def write_entry(path: Path, key: bytes, payload: bytes) -> None:
     header = _HEADER.pack(MAGIC, key, hashlib.sha256(payload).digest(), len(payload))
     try:
         path.parent.mkdir(exist_ok=True, mode=0o700)

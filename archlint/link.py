@@ -42,9 +42,10 @@ class CudaIndex:
     files: Mapping[str, CudaFacts]
     includes: dict[str, tuple[ResolvedInclude, ...]] = field(default_factory=dict)
     bindings: dict[str, tuple[Binding, ...]] = field(default_factory=dict)
-    functions_by_name: dict[str, tuple[tuple[str, Function], ...]] = field(default_factory=dict)
+    functions_by_name: Mapping[str, tuple[tuple[str, Function], ...]] = field(default_factory=dict)
 
     macro_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    links: tuple["FileLinks", ...] = ()  # per file, in path order: what the tables above were built from
     views: dict = field(default_factory=dict)  # analysis.view_for's cache of per-target views
 
     def resolved(self, path: str) -> tuple[ResolvedInclude, ...]:
@@ -106,25 +107,56 @@ class _Resolver:
         return None
 
 
+@dataclass(frozen=True)
+class FileLinks:
+    """What one file adds to the scan-wide tables; the index holds no other cross-file state."""
+
+    path: str
+    includes: tuple[ResolvedInclude, ...]
+    bindings: tuple[tuple[str, Binding], ...]  # (macro name, binding), in the file's order
+    macro_calls: tuple[tuple[str, tuple[str, ...]], ...]  # function-like macro -> names its body calls
+    function_names: tuple[str, ...]  # in the file's order, repeats kept
+
+
+def resolver_for(paths: Iterable[str], extra_include_dirs: Iterable[str] = ()) -> _Resolver:
+    paths = sorted(paths)
+    return _Resolver(paths, include_roots(paths, extra_include_dirs))
+
+
+def file_links(resolver: _Resolver, fact: CudaFacts) -> FileLinks:
+    bindings, macros = [], []
+    for define in fact.defines:
+        bindings.append((define.name, Binding(define.value, define.params, guard_chain(fact.regions, define.region), define.undef)))
+        if define.params is not None and define.value:
+            body = define.value.encode()
+            macros.append((define.name, tuple(sorted(set(lexical_calls(body, 0, len(body)))))))
+    return FileLinks(fact.path, tuple(_resolve_all(resolver, fact)), tuple(bindings), tuple(macros),
+                     tuple(f.name for f in fact.functions))
+
+
 def build_index(facts: Iterable[CudaFacts], extra_include_dirs: Iterable[str] = ()) -> CudaIndex:
     files = {f.path: f for f in facts}
-    index = CudaIndex(files)
-    resolver = _Resolver(files, include_roots(files, extra_include_dirs))
-    bindings: dict[str, list[Binding]] = defaultdict(list)
+    resolver = resolver_for(files, extra_include_dirs)
     functions: dict[str, list[tuple[str, Function]]] = defaultdict(list)
     for path in sorted(files):
-        fact = files[path]
-        index.includes[path] = tuple(_resolve_all(resolver, fact))
-        for define in fact.defines:
-            guard = guard_chain(fact.regions, define.region)
-            bindings[define.name].append(Binding(define.value, define.params, guard, define.undef))
-            if define.params is not None and define.value:
-                body = define.value.encode()
-                index.macro_calls[define.name] = tuple(sorted(set(index.macro_calls.get(define.name, ())) | set(lexical_calls(body, 0, len(body)))))
-        for function in fact.functions:
+        for function in files[path].functions:
             functions[function.name].append((path, function))
+    links = [file_links(resolver, files[path]) for path in sorted(files)]
+    return assemble(files, links, {name: tuple(values) for name, values in functions.items()})
+
+
+def assemble(files: Mapping[str, CudaFacts], links: Iterable[FileLinks], functions_by_name: Mapping) -> CudaIndex:
+    """The index from per-file links taken in path order; `files` and `functions_by_name` may load lazily."""
+    links = tuple(links)
+    index = CudaIndex(files, functions_by_name=functions_by_name, links=links)
+    bindings: dict[str, list[Binding]] = defaultdict(list)
+    for links_of_file in links:
+        index.includes[links_of_file.path] = links_of_file.includes
+        for name, binding in links_of_file.bindings:
+            bindings[name].append(binding)
+        for name, calls in links_of_file.macro_calls:
+            index.macro_calls[name] = tuple(sorted(set(index.macro_calls.get(name, ())) | set(calls)))
     index.bindings = {name: tuple(values) for name, values in bindings.items()}
-    index.functions_by_name = {name: tuple(values) for name, values in functions.items()}
     return index
 
 

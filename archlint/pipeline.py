@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import os
 from pathlib import Path
 
 from .analysis import analyze_units, view_for
 from .arch import Target, default_targets, parse_target
-from .checks import all_checks
+from .checks import FILE_RULES, all_checks
 from .cpp.evaluate import UNKNOWN_DEFINE
 from .checks.context import Context, GateResult
 from .discover import discover
@@ -18,6 +18,7 @@ from .facts import FileFacts, extract_all
 from .kb import load_kb
 from .link import build_index
 from .model import Finding, Location
+from .scanstore import GateMemo, ScanState, ScanStore
 from .stagetime import stage
 from .verdicts import (build_target, excluded_targets, gate_location, guarded_units, reference_targets,
                        verdict_for)
@@ -33,47 +34,115 @@ class Linked:
     index: object  # link.CudaIndex
     pyindex: object  # pylink.PyIndex or None
     context: Context
+    memos: tuple[GateMemo, ...] = ()  # one per judged gate, in the order of context.gate_results
 
 
 def link(options: ScanOptions) -> Linked:
     with stage("discover"):
         discovery = discover(options.paths, options.exclude)
-        root = discovery.root
         cache = _open_cache(options)
+    return _link(options, discovery, cache)
+
+
+def _link(options: ScanOptions, discovery, cache) -> Linked:
+    root = discovery.root
     with stage("facts"):
         facts = extract_all(discovery.files, options.jobs, options.max_file_bytes, cache)
     with stage("index"):
         kb = load_kb()
-        index = build_index([f.cuda for f in facts if f.cuda is not None], _relative_dirs(options.include_dirs, root))
-        targets = tuple(parse_target(t) for t in options.targets) or default_targets()
+        index = build_index([f.cuda for f in facts if f.cuda is not None], relative_dirs(options.include_dirs, root))
+        targets = scan_targets(options)
     with stage("pylink"):
         gates, pyindex = _python_gates(facts, root, discovery)
     with stage("verdicts"):
         ctx = Context(index, kb, targets)
-        results = tuple(r for r in (_judge_gate(gate, pyindex, index, kb, targets, ctx) for gate in gates) if r is not None)
-        ctx.gate_results = results
-        if results:
-            ctx.live = _live(results)
-    return Linked(root, tuple(facts), discovery, index, pyindex, ctx)
+        memos, results = [], []
+        for gate in gates:
+            units = guarded_units(pyindex, gate)
+            if not units.sources and not units.unresolved:
+                continue  # a capability test with no kernel build behind it: nothing to judge
+            memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
+            results.append(judge_gate(gate, units, index, kb, targets, ctx))
+        set_gate_results(ctx, tuple(results))
+    return Linked(root, tuple(facts), discovery, index, pyindex, ctx, tuple(memos))
 
 
 def run(options: ScanOptions) -> ScanResult:
-    linked = link(options)
-    ctx, facts, discovery = linked.context, linked.facts, linked.discovery
+    """The scan, reusing a stored result for an unchanged tree and re-judging only what a changed
+    CUDA file can reach when the rest is unchanged."""
+    with stage("discover"):
+        discovery = discover(options.paths, options.exclude)
+        cache = _open_cache(options)
+        store = ScanStore.open(cache, options, discovery) if cache is not None else None
+    result = store.unchanged_result() if store is not None else None
+    if result is None:
+        state = None
+        if store is not None:
+            from .rescan import rescan
+
+            result, state = rescan(options, discovery, cache, store) or (None, None)
+        if result is None:
+            result, state = _full_scan(options, discovery, cache)
+        if store is not None:
+            store.save(result, state)
+    return _only_reported(result, options.report_paths)
+
+
+def _full_scan(options: ScanOptions, discovery, cache) -> tuple[ScanResult, ScanState]:
+    linked = _link(options, discovery, cache)
+    ctx = linked.context
     with stage("checks"):
-        findings = _run_checks(ctx, options)
-    diagnostics = tuple(sorted({d for f in facts for d in f.diagnostics} | set(discovery.diagnostics),
-                               key=lambda d: (d.path, d.line, d.message)))
-    suppressions = tuple(sorted((f.file.path, _suppressions_of(f)) for f in facts if _suppressions_of(f)))
-    return ScanResult(
-        root=linked.root,
-        findings=tuple(sorted(findings, key=Finding.sort_key)),
-        diagnostics=diagnostics,
-        gates=tuple(_gate_report(r, ctx.targets) for r in ctx.gate_results),
-        files_scanned=len(discovery.files),
-        targets=tuple(t.name for t in ctx.targets),
-        suppressions=suppressions,
+        gate_findings = run_checks(ctx, options, file_rules=False)
+        file_findings = findings_by_file(run_checks(ctx, options, file_rules=True))
+    state = ScanState(
+        links=linked.index.links,
+        memos=linked.memos,
+        results=ctx.gate_results,
+        file_findings=file_findings,
+        file_diagnostics={f.file.path: f.diagnostics for f in linked.facts if f.diagnostics},
+        suppressions={f.file.path: suppressions_of(f) for f in linked.facts if suppressions_of(f)},
+        discovery_diagnostics=tuple(discovery.diagnostics),
     )
+    return assemble_result(linked.root, len(discovery.files), ctx, gate_findings, state), state
+
+
+def assemble_result(root: str, files_scanned: int, ctx: Context, gate_findings: list[Finding], state: ScanState) -> ScanResult:
+    """The result from its parts; a full scan and a partial re-scan both end here, so they agree."""
+    findings = list(gate_findings)
+    for rule in FILE_RULES:
+        for path in sorted(p for r, p in state.file_findings if r == rule):
+            findings.extend(state.file_findings[(rule, path)])
+    diagnostics = {d for group in state.file_diagnostics.values() for d in group} | set(state.discovery_diagnostics)
+    return ScanResult(
+        root=root,
+        findings=tuple(sorted(findings, key=Finding.sort_key)),
+        diagnostics=tuple(sorted(diagnostics, key=lambda d: (d.path, d.line, d.message))),
+        gates=tuple(_gate_report(r, ctx.targets) for r in ctx.gate_results),
+        files_scanned=files_scanned,
+        targets=tuple(t.name for t in ctx.targets),
+        suppressions=tuple(sorted(state.suppressions.items())),
+    )
+
+
+def findings_by_file(findings: list[Finding]) -> dict[tuple[str, str], tuple[Finding, ...]]:
+    """(rule, path) -> that file's findings of the rule, in the order the check made them."""
+    out: dict[tuple[str, str], list[Finding]] = {}
+    for finding in findings:
+        out.setdefault((finding.rule, finding.location.path), []).append(finding)
+    return {key: tuple(values) for key, values in out.items()}
+
+
+def _only_reported(result: ScanResult, report_paths: tuple[str, ...]) -> ScanResult:
+    """Pre-commit style: the findings in the named files, or whose evidence runs through them."""
+    if not report_paths:
+        return result
+    wanted = set(report_paths)
+    findings = tuple(f for f in result.findings if f.location.path in wanted or any(e.location.path in wanted for e in f.evidence))
+    return replace(result, findings=findings)
+
+
+def scan_targets(options: ScanOptions) -> tuple[Target, ...]:
+    return tuple(parse_target(t) for t in options.targets) or default_targets()
 
 
 def _open_cache(options: ScanOptions):
@@ -86,7 +155,7 @@ def _open_cache(options: ScanOptions):
     return FactsCache.open(options.max_file_bytes, options.paths)
 
 
-def _relative_dirs(dirs: tuple[str, ...], root: str) -> tuple[str, ...]:
+def relative_dirs(dirs: tuple[str, ...], root: str) -> tuple[str, ...]:
     out = []
     for folder in dirs:
         try:
@@ -96,7 +165,7 @@ def _relative_dirs(dirs: tuple[str, ...], root: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _suppressions_of(facts: FileFacts) -> tuple:
+def suppressions_of(facts: FileFacts) -> tuple:
     if facts.cuda is not None:
         return facts.cuda.suppressions
     if facts.python is not None:
@@ -129,10 +198,7 @@ def _defines(gate) -> dict[str, object]:
     return {name: next(iter(v)) if len(v) == 1 else UNKNOWN_DEFINE for name, v in values.items()}
 
 
-def _judge_gate(gate, pyindex, index, kb, targets: tuple[Target, ...], ctx: Context) -> GateResult | None:
-    units = guarded_units(pyindex, gate)
-    if not units.sources and not units.unresolved:
-        return None  # a capability test with no kernel build behind it: nothing to judge
+def judge_gate(gate, units, index, kb, targets: tuple[Target, ...], ctx: Context) -> GateResult:
     defines = _defines(gate)
     references = reference_targets(gate)
     excluded = tuple(verdict_for(gate, units, index, kb, t, defines, references) for t in excluded_targets(gate, targets))
@@ -143,7 +209,24 @@ def _judge_gate(gate, pyindex, index, kb, targets: tuple[Target, ...], ctx: Cont
     return GateResult(gate, units.sources, excluded, tuple(admitted))
 
 
-def _live(results) -> dict[tuple[str, str], frozenset[Target]]:
+def set_gate_results(ctx: Context, results: tuple[GateResult, ...]) -> None:
+    ctx.gate_results = results
+    if results:
+        ctx.live = live_table(results)
+
+
+def include_closure(index, sources: tuple[str, ...]) -> frozenset[str]:
+    """Every file the sources can include, for any target: what a gate's verdicts can read."""
+    seen, stack = set(sources), list(sources)
+    while stack:
+        for resolved in index.resolved(stack.pop()):
+            if resolved.target is not None and resolved.target not in seen:
+                seen.add(resolved.target)
+                stack.append(resolved.target)
+    return frozenset(seen)
+
+
+def live_table(results) -> dict[tuple[str, str], frozenset[Target]]:
     """For each (path, function) compiled by some admitted build, the builds that compile it."""
     live: dict[tuple[str, str], set[Target]] = {}
     for result in results:
@@ -153,19 +236,16 @@ def _live(results) -> dict[tuple[str, str], frozenset[Target]]:
     return {key: frozenset(targets) for key, targets in live.items()}
 
 
-def _run_checks(ctx: Context, options: ScanOptions) -> list[Finding]:
+def run_checks(ctx: Context, options: ScanOptions, *, file_rules: bool) -> list[Finding]:
     from .registry import resolve_all
 
     selected = set(resolve_all(options.select)) if options.select else None
     ignored = set(resolve_all(options.ignore)) if options.ignore else set()
     findings: list[Finding] = []
     for rule_id, check in all_checks().items():
-        if (selected is not None and rule_id not in selected) or rule_id in ignored:
+        if (selected is not None and rule_id not in selected) or rule_id in ignored or (rule_id in FILE_RULES) != file_rules:
             continue
         findings.extend(check(ctx))
-    if options.report_paths:
-        wanted = set(options.report_paths)
-        findings = [f for f in findings if f.location.path in wanted or any(e.location.path in wanted for e in f.evidence)]
     return findings
 
 

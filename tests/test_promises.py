@@ -169,7 +169,7 @@ def test_interrupt_leaves_no_output_file(tmp_path, monkeypatch):
     tree = make_tree(tmp_path)
     output = tmp_path / "out" / "report.sarif"
     output.parent.mkdir()
-    monkeypatch.setattr(pipeline, "_run_checks", _interrupt)
+    monkeypatch.setattr(pipeline, "run_checks", _interrupt)
     result = CliRunner().invoke(cli, ["scan", str(tree), "--format", "sarif", "-o", str(output), "--no-cache"])
     assert result.exit_code == 130
     assert "interrupted" in result.output and "Traceback" not in result.output

@@ -34,3 +34,8 @@ def all_checks() -> dict[str, Check]:
         "AL203": exact_arch_branch.check,
         "AL204": smem_over_budget.check,
     }
+
+
+# Rules whose findings for a file depend only on that file's facts, the macro table and which builds
+# compile it (Context.live); the others speak of gates.
+FILE_RULES = ("AL201", "AL202", "AL203", "AL204")

@@ -30,6 +30,10 @@ class Context:
     gate_results: tuple[GateResult, ...] = ()
     levels: dict[str, str] = field(default_factory=dict)
     live: dict[tuple[str, str], frozenset[Target]] | None = None  # (path, function) -> builds compiling it
+    paths: tuple[str, ...] | None = None  # the files the file rules visit; None = every file
+
+    def file_paths(self) -> tuple[str, ...]:
+        return tuple(sorted(self.index.files)) if self.paths is None else self.paths
 
     def targets_for(self, path: str, function: str = "") -> tuple[Target, ...]:
         """Targets a piece of code is built for. In a scan with gates: the admitted builds of the

@@ -13,7 +13,7 @@ from .context import Context, target_list
 def check(ctx: Context) -> Iterator[Finding]:
     plain = tuple(Target(cc, "") for cc in known_ccs())
     evaluators = {t: Evaluator(t, ctx.index.bindings) for t in plain}
-    for path in sorted(ctx.index.files):
+    for path in ctx.file_paths():
         if ctx.live is not None and not ctx.targets_for(path):
             continue  # no gate's build compiles this file
         for region in ctx.index.files[path].regions:

@@ -10,7 +10,7 @@ from .context import Context, target_list
 
 
 def check(ctx: Context) -> Iterator[Finding]:
-    for path in sorted(ctx.index.files):
+    for path in ctx.file_paths():
         facts = ctx.index.files[path]
         for function in facts.functions:
             targets = ctx.targets_for(path, function.qualname)

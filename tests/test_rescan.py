@@ -1,0 +1,132 @@
+"""Stored scan results: an unchanged tree is answered from the store, a changed CUDA file is
+re-judged in part, and either way the result equals a scan with no cache at all."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+import archlint.pipeline as pipeline
+import archlint.rescan as rescan_module
+from archlint.engine import ScanOptions, scan
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-flashinfer"
+CSRC = "flashinfer/data/csrc"
+VEC_GATE_LINE = 19  # jit/comm.py: the vec_dequant gate, POLICY for every target it excludes
+
+
+def _settle(path: Path, age: float = 3600) -> None:
+    """Back-date a file past the racy window, so its hash and the scan's result are stored."""
+    stamp = time.time() - age
+    os.utime(path, (stamp, stamp))
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "tree"
+    shutil.copytree(FIXTURE, root)
+    for path in [root, *root.rglob("*")]:
+        _settle(path)
+    return root
+
+
+@pytest.fixture
+def full_scans(monkeypatch):
+    """Counts full scans; the store and the partial re-scan are what is under test."""
+    calls = []
+    real = pipeline._full_scan
+
+    def counted(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(pipeline, "_full_scan", counted)
+    return calls
+
+
+def _scan(root: Path, **options):
+    return scan(ScanOptions(paths=(str(root),), jobs=1, **options))
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+    _settle(path, age=600)
+
+
+def _verdicts(result, line: int) -> set[str]:
+    gate = next(g for g in result.gates if g.location.line == line)
+    return {v.verdict.name for v in gate.verdicts}
+
+
+def test_unchanged_tree_is_answered_from_the_store(tree, full_scans, monkeypatch):
+    first = _scan(tree)
+    monkeypatch.setattr(rescan_module, "rescan", lambda *a: pytest.fail("an unchanged tree needs no re-scan"))
+    again = _scan(tree)
+    assert again == first
+    assert len(full_scans) == 1
+    assert again == _scan(tree, use_cache=False)
+
+
+def test_changed_header_re_judges_the_gate_that_includes_it(tree, full_scans):
+    before = _scan(tree)
+    assert _verdicts(before, VEC_GATE_LINE) == {"POLICY"}
+    header = tree / "flashinfer/data/include/flashinfer/vec_dtypes.cuh"
+    _edit(header, "{ return static_cast<float>(v) * scale; }",
+          '{ asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory"); return static_cast<float>(v) * scale; }')
+    after = _scan(tree)
+    assert len(full_scans) == 1  # the second scan was a partial one
+    assert _verdicts(after, VEC_GATE_LINE) == {"GENUINE"}
+    assert {f.rule for f in after.findings if f.location.line == VEC_GATE_LINE} == {"AL102", "AL105"}
+    assert after == _scan(tree, use_cache=False)
+
+
+def test_file_rules_follow_a_change_in_which_builds_compile_an_unchanged_header(tree, full_scans):
+    before = _scan(tree)
+    wgmma = "flashinfer/data/include/flashinfer/gemm/wgmma.cuh"
+    assert not [f for f in before.findings if f.location.path == wgmma]
+    _edit(tree / CSRC / "vec_dequant.cu", '#include "flashinfer/vec_dtypes.cuh"\n',
+          '#include "flashinfer/vec_dtypes.cuh"\n#include "flashinfer/gemm/wgmma.cuh"\n')
+    _edit(tree / CSRC / "vec_dequant.cu", "int i = blockIdx.x", "flashinfer::gemm::warpgroup_arrive();\n  int i = blockIdx.x")
+    after = _scan(tree)
+    assert len(full_scans) == 1
+    # The [9, 10] gate now builds the wgmma header for sm_100a, which lacks the instruction.
+    assert [(f.rule, f.targets) for f in after.findings if f.location.path == wgmma] == [("AL201", ("sm_100a", "sm_103a"))]
+    assert after == _scan(tree, use_cache=False)
+
+
+def test_reported_paths_filter_a_stored_result(tree, full_scans):
+    _scan(tree)
+    only = _scan(tree, report_paths=("flashinfer/jit/comm.py",))
+    assert only.findings and {f.location.path for f in only.findings} == {"flashinfer/jit/comm.py"}
+    assert len(full_scans) == 1
+
+
+@pytest.mark.parametrize("change", ["python", "define", "new file"])
+def test_changes_that_reach_further_run_a_full_scan(tree, full_scans, change):
+    _scan(tree)
+    if change == "python":
+        _edit(tree / "flashinfer/jit/comm.py", "supported_major_versions=[9, 10])\n    return gen_jit_spec(\"vec",
+              "supported_major_versions=[9, 10, 12])\n    return gen_jit_spec(\"vec")
+    elif change == "define":
+        _edit(tree / CSRC / "vec_dequant.cu", "#include <cuda_fp16.h>\n", "#include <cuda_fp16.h>\n#define VEC_WIDTH 8\n")
+    else:
+        (tree / CSRC / "extra.cu").write_text("__global__ void extra_kernel() {}\n")
+        _settle(tree / CSRC / "extra.cu")
+    after = _scan(tree)
+    assert len(full_scans) == 2
+    assert after == _scan(tree, use_cache=False)
+
+
+def test_a_file_written_just_now_stores_nothing(tree, full_scans):
+    (tree / CSRC / "fresh.cu").write_text("__global__ void fresh_kernel() {}\n")  # inside the racy window
+    first = _scan(tree)
+    second = _scan(tree)
+    assert len(full_scans) == 2
+    assert first == second
