@@ -4,7 +4,7 @@ each reduced to the compute capabilities it admits."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .arch import known_ccs
 from .capability import UNKNOWN, Evaluator, Trace
@@ -45,6 +45,7 @@ class Gate:
     unit: str  # 'major' | 'cc'
     suffix_by_cc: tuple[tuple[int, str], ...] = ()  # the suffix the build uses for each admitted CC
     resolved_sources: tuple = ()  # ResolvedSource of `sources`, in the same order
+    arch_macros: tuple[str, ...] = ()  # -D names the project sets to the target's __CUDA_ARCH__ value
 
 
 def _gate(kind, text, path, span: Span, function, admits, exact, **extra) -> Gate:
@@ -70,6 +71,9 @@ def find_gates(index) -> tuple[Gate, ...]:
         spec_gates, folded = _flag_list_gates(index, evaluator, module, facts, ccs)
         found.extend(spec_gates)
         found.extend(_build_flag_gates(index, module, facts, ccs, folded))
+    macros = arch_macros(index)
+    if macros:
+        found = [replace(gate, arch_macros=macros) for gate in found]
     return tuple(sorted(found, key=lambda gate: (gate.path, gate.line, gate.col, gate.kind)))
 
 
@@ -365,3 +369,43 @@ def _flag_list_gates(index, evaluator, module, facts, ccs):
                 defines=defines, unit="cc",
             ))
     return gates, frozenset(folded)
+
+
+# ---------------------------------------------------------------- -D flags that carry the target
+
+
+_DEFINE_HOLE_RE = re.compile(r"^-D([A-Za-z_]\w*)=\{\}$")
+
+
+def arch_macros(index) -> tuple[str, ...]:
+    """Macros the project's flag code defines to the target's `__CUDA_ARCH__` value, such as
+    SGLang's `f"-DSGL_CUDA_ARCH={self.major * 100 + self.minor * 10}"`: every build it makes
+    gets them, so each target's view of the sources may read them as that target's number."""
+    names = set()
+    for facts in index.modules.values():
+        for ret in facts.returns:
+            value = ret.value
+            match = _DEFINE_HOLE_RE.match(value.text) if value is not None and value.kind == "fstr" else None
+            if match and len(value.args) == 1 and _is_cuda_arch_formula(value.args[0]):
+                names.add(match.group(1))
+    return tuple(sorted(names))
+
+
+def _is_cuda_arch_formula(expr: PyExpr) -> bool:
+    samples = ((8, 0), (8, 9), (9, 0), (12, 1))
+    return all(_arch_formula(expr, major, minor) == major * 100 + minor * 10 for major, minor in samples)
+
+
+def _arch_formula(expr: PyExpr, major: int, minor: int):
+    """The value of an arithmetic expression over names ending in `major` / `minor`, else None."""
+    if expr.kind == "int":
+        return expr.value
+    if expr.kind == "name":
+        last = expr.text.rpartition(".")[2]
+        return {"major": major, "minor": minor}.get(last)
+    if expr.kind == "binop" and expr.text in ("+", "*") and len(expr.args) == 2:
+        left, right = (_arch_formula(arg, major, minor) for arg in expr.args)
+        if left is None or right is None:
+            return None
+        return left + right if expr.text == "+" else left * right
+    return None

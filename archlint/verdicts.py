@@ -156,8 +156,8 @@ def verdict_for(gate, units: GuardedUnits, index, kb, target: Target, defines: d
     first (arch-specific) build's verdict stands, but POLICY needs both builds to agree."""
     verdicts = []
     for build in build_target(gate, target):
-        view = view_for(index, kb, build, defines)
-        ref_views = tuple(view_for(index, kb, ref, defines) for ref in references)
+        view = view_for(index, kb, build, _with_arch(gate, defines, build))
+        ref_views = tuple(view_for(index, kb, ref, _with_arch(gate, defines, ref)) for ref in references)
         head = (Evidence(gate_location(gate), f"gate `{gate.text}` excludes {build}"),)
         analysis = analyze_units(view, units.sources, ref_views, head)
         verdict, reason, evidence = judge(analysis, units, getattr(gate, "exact", True))
@@ -172,6 +172,14 @@ def verdict_for(gate, units: GuardedUnits, index, kb, target: Target, defines: d
             verdict = Verdict.UNKNOWN
         chosen = TargetVerdict(chosen.target, verdict, chosen.reason + note, chosen.evidence, chosen.empty_kernels)
     return chosen
+
+
+def _with_arch(gate, defines: dict, build: Target) -> dict:
+    """The gate's -D values plus the project's arch macros, set to this build's number."""
+    macros = getattr(gate, "arch_macros", ())
+    if not macros:
+        return defines
+    return {**defines, **{name: build.cuda_arch for name in macros if name not in defines}}
 
 
 def _join(units: GuardedUnits, evidence: tuple[Evidence, ...]) -> tuple[Evidence, ...]:

@@ -32,3 +32,26 @@ def test_capability_predicate_over_header_only_unit(result):
     verdicts = _verdicts(result, "sg/kernels/ops/kvcache.py", 26)
     assert {t: v for t, (v, _) in verdicts.items()} == {"sm_80": "GENUINE", "sm_89": "GENUINE"}
     assert "cp.async.bulk" in verdicts["sm_80"][1]
+
+
+def test_project_arch_macro_is_the_targets_number(result):
+    # -DSGL_CUDA_ARCH={major * 100 + minor * 10}: on sm_80 the bulk copy under `SGL_CUDA_ARCH >= 900`
+    # is compiled out, so the gate is policy rather than undecidable.
+    verdicts = _verdicts(result, "sg/kernels/ops/elementwise.py", 35)
+    assert {t: v for t, (v, _) in verdicts.items()} == {"sm_80": "POLICY", "sm_89": "POLICY"}
+
+
+def test_arch_formula_is_recognised_only_when_it_computes_cuda_arch():
+    from archlint.gates import _is_cuda_arch_formula
+    from archlint.pyexpr import PyExpr
+
+    def name(text):
+        return PyExpr("name", text)
+
+    def num(value):
+        return PyExpr("int", str(value), value)
+
+    good = PyExpr("binop", "+", None, (PyExpr("binop", "*", None, (name("self.major"), num(100))),
+                                       PyExpr("binop", "*", None, (name("self.minor"), num(10)))))
+    assert _is_cuda_arch_formula(good)
+    assert not _is_cuda_arch_formula(PyExpr("binop", "*", None, (name("self.major"), num(10))))
