@@ -233,10 +233,20 @@ def _test_gates(index, evaluator, module, facts, ccs):
         guarded = test.rest_calls if test.exits else test.body_calls
         guards = tuple(sorted({g for g in (index.function_of(module, c, test.function) for c in guarded) if g}))
         kind = "predicate-call" if trace.predicate and not _direct_capability(test.expr) else "capability-compare"
+        own = _sources_after(index, module, test) if test.exits else ()
         yield _gate(
             kind, test.text, facts.path, test.span, _qual(index, module, test.function), admits,
             not trace.opaque, guards=guards, unit="cc", suffix="?",
+            sources=tuple(s.ref for s in own), resolved_sources=own,
         )
+
+
+def _sources_after(index, module, test) -> tuple:
+    """Sources the enclosing function names after an early exit (`if cc[0] != 9: raise ...` then
+    `load_jit(cuda_files=[...])`): the rest of the function builds them under the test."""
+    if not test.function:
+        return ()
+    return tuple(s for s in index.sources(index.qualify(module, test.function)) if s.ref.line > test.span.end_line)
 
 
 def _may_touch(expr: PyExpr) -> bool:

@@ -40,7 +40,7 @@ def guarded_units(pyindex, gate) -> GuardedUnits:
         _add_source(ref, head, gate.path, sources, unresolved)
     functions = list(gate.guards)
     seen = set(functions)
-    queue = deque((name, head, 0, False) for name in functions)
+    queue = deque((name, head, 0, _is_machinery(pyindex, name)) for name in functions)
     module_paths = {module: path for path, module in pyindex.module_of_path.items()}
     while queue:
         name, chain, depth, machinery = queue.popleft()

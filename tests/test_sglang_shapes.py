@@ -55,3 +55,10 @@ def test_arch_formula_is_recognised_only_when_it_computes_cuda_arch():
                                        PyExpr("binop", "*", None, (name("self.minor"), num(10)))))
     assert _is_cuda_arch_formula(good)
     assert not _is_cuda_arch_formula(PyExpr("binop", "*", None, (name("self.major"), num(10))))
+
+
+def test_early_exit_in_the_spec_function_guards_the_sources_named_after_it(result):
+    verdicts = _verdicts(result, "sg/kernels/ops/gemm.py", 9)
+    assert set(verdicts) == {"sm_80", "sm_89", "sm_100a", "sm_103a", "sm_110a", "sm_120a", "sm_121a"}
+    assert all(v == "GENUINE" for v, _ in verdicts.values())
+    assert "wgmma.fence" in verdicts["sm_120a"][1]
