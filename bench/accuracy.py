@@ -38,6 +38,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from acc_projects import (FLASHINFER, PROJECTS, SGLANG, Project, arch_defines, flashinfer_includes,  # noqa: E402
+                          project_of, sglang_includes, sglang_unit)
 
 VERDICTS = ("POLICY", "GENUINE", "EMPTY", "UNKNOWN")
 COMPILER = ("built", "arch-error", "built-empty", "inconclusive", "not-run")
@@ -46,12 +50,8 @@ EXPECTED = {"POLICY": "built", "GENUINE": "arch-error", "EMPTY": "built-empty"}
 DEFAULT_TARGETS = ("sm_80", "sm_89", "sm_100a", "sm_103a", "sm_110a", "sm_120a", "sm_121a")
 # Targets scanned alongside, so that gates admitting them are read with their suffixes.
 SCAN_EXTRA_TARGETS = ("sm_90a",)
-SCAN_FOLDERS = ("flashinfer/jit", "flashinfer/data/csrc", "flashinfer/data/include")
-# What FlashInfer's gen_jit_spec and CompilationContext always pass (flashinfer/jit/core.py, cpp_ext.py).
-JIT_DEFINES = (
-    "FLASHINFER_ENABLE_F16", "FLASHINFER_ENABLE_BF16", "FLASHINFER_ENABLE_FP8_E4M3", "FLASHINFER_ENABLE_FP8_E5M2",
-    "FLASHINFER_ENABLE_FP8_E8M0", "FLASHINFER_ENABLE_FP4_E2M1", "NDEBUG", "Py_LIMITED_API=0x03090000",
-)
+SCAN_FOLDERS = FLASHINFER.scan_folders
+JIT_DEFINES = FLASHINFER.defines
 # Defines a spec computes from its arguments (f-strings archlint cannot read): one representative
 # instance per parameterised unit, from the spec's own code (flashinfer/jit/xqa.py gen_xqa_module_mla,
 # DeepSeek MLA: head_dim 576, fp8 KV cache, page size 64, 128 query heads per KV head).
@@ -60,7 +60,7 @@ INSTANCE_DEFINES = {
                               "TOKENS_PER_PAGE=64", "HEAD_ELEMS=576", "CACHE_ELEM_ENUM=2", "HEAD_GRP_SIZE=128",
                               "SLIDING_WINDOW=0", "MLA_WRAPPER=1"),
 }
-JIT_FLAGS = ("--expt-relaxed-constexpr", "-static-global-template-stub=false", "-use_fast_math", "-O3")
+JIT_FLAGS = FLASHINFER.flags
 
 
 # ---------------------------------------------------------------- data
@@ -83,6 +83,8 @@ class Pair:
     compiler: str = "not-run"
     compiler_detail: str = ""
     unit_outcomes: tuple[tuple[str, str, str], ...] = ()  # (unit, outcome, message)
+    project: str = "flashinfer"
+    uninstantiated: tuple[str, ...] = ()  # header units built with no template instance: no kernel to judge
 
     @property
     def key(self) -> str:
@@ -155,7 +157,8 @@ def disagreements(pairs: list[Pair]) -> list[Pair]:
 # ---------------------------------------------------------------- reading the scan
 
 
-def load_pairs(scan: dict, release: str, targets: tuple[str, ...], units: dict, root: str) -> list[Pair]:
+def load_pairs(scan: dict, release: str, targets: tuple[str, ...], units: dict, root: str,
+               project: Project = FLASHINFER, workdir: Path | None = None) -> list[Pair]:
     """Every (gate, excluded target) verdict of a scan report for the wanted targets."""
     wanted = set(targets)
     pairs = []
@@ -170,11 +173,16 @@ def load_pairs(scan: dict, release: str, targets: tuple[str, ...], units: dict, 
             for suffix, extra in INSTANCE_DEFINES.items():
                 if any(u.endswith(suffix) for u in sources):
                     defines = tuple(dict.fromkeys(defines + extra))
+            paths = tuple(os.path.join(root, u) for u in sources)
+            bare: tuple[str, ...] = ()
+            if project is SGLANG and workdir is not None:
+                built = [sglang_unit(path, workdir) for path in paths]
+                paths, bare = tuple(b[0] for b in built), tuple(b[0] for b in built if not b[1])
             pairs.append(Pair(
                 release=release, gate_id=gate["id"], gate_text=gate["text"], target=verdict["target"],
-                verdict=verdict["verdict"], reason=verdict["reason"], evidence=evidence,
-                units=tuple(os.path.join(root, u) for u in sources),
-                defines=defines, references=tuple(info.get("references", ())),
+                verdict=verdict["verdict"], reason=verdict["reason"], evidence=evidence, units=paths,
+                defines=defines,
+                references=tuple(info.get("references", ())), project=project.name, uninstantiated=bare,
             ))
     return pairs
 
@@ -190,7 +198,7 @@ def _plain(target: str) -> str:
     return target.rstrip("af")
 
 
-def gate_units(paths: list[str], targets: tuple[str, ...]) -> tuple[str, dict]:
+def gate_units(paths: list[str], targets: tuple[str, ...], sources_kinds=(".cu", ".cpp", ".cc")) -> tuple[str, dict]:
     """{gate id: {sources, defines, reference}} from archlint's own reading of the Python side."""
     from archlint.arch import parse_target
     from archlint.discover import discover
@@ -210,7 +218,7 @@ def gate_units(paths: list[str], targets: tuple[str, ...]) -> tuple[str, dict]:
         units = guarded_units(pyindex, gate)
         admitted = sorted(t.cc for t in parsed if t.cc in set(gate.admits))
         out[gate_id] = {
-            "sources": [s for s in units.sources if s.endswith((".cu", ".cpp", ".cc"))],
+            "sources": [s for s in units.sources if s.endswith(sources_kinds)],
             "defines": [d[2:] if d.startswith("-D") else d for d in getattr(gate, "defines", ())],
             "references": [_arch_specific(f"sm_{cc}") for cc in admitted],
         }
@@ -272,17 +280,7 @@ def sample(pairs: list[Pair], size: int, seed: int = 0, max_units: int = 3, max_
 # ---------------------------------------------------------------- compiling
 
 
-def include_dirs(wheel: Path, tvm_ffi: Path | None) -> tuple[str, ...]:
-    """The include folders FlashInfer's JIT passes (flashinfer/jit/cpp_ext.py), in its order."""
-    data = wheel / "flashinfer" / "data"
-    dirs = [data / "cccl" / "cub", data / "cccl" / "libcudacxx" / "include", data / "cccl" / "thrust"]
-    # (The JIT also passes Python's include folder; no unit checked here needs Python.h, and leaving it
-    # out keeps the compile cache keys the same on every machine.)
-    if tvm_ffi is not None:
-        dirs += [tvm_ffi / "include", tvm_ffi / "3rdparty" / "dlpack" / "include"]
-    dirs += [data / "include", data / "csrc", data / "cutlass" / "include",
-             data / "cutlass" / "tools" / "util" / "include", data / "spdlog" / "include"]
-    return tuple(str(d) for d in dirs if d.is_dir())
+include_dirs = flashinfer_includes
 
 
 # The folders FlashInfer's specs that build TensorRT-LLM-derived sources add (extra_include_paths in
@@ -312,11 +310,15 @@ def _needs_nv_internal(unit: str) -> bool:
     return '#include "tensorrt_llm/' in text or "#include <tensorrt_llm/" in text
 
 
-def probe_options(includes: tuple[str, ...], defines: tuple[str, ...], timeout_s: float, cache_dir: str | None):
+def probe_options(includes: tuple[str, ...], defines: tuple[str, ...], timeout_s: float, cache_dir: str | None,
+                  project: str = "flashinfer", target: str = ""):
+    """The compile options of one build; a project's arch macro follows the build's own target."""
     from archlint.runtime.compile_probe import ProbeOptions
 
-    return ProbeOptions(include_dirs=includes, defines=tuple(dict.fromkeys(JIT_DEFINES + defines)),
-                        timeout_s=timeout_s, extra_flags=JIT_FLAGS, cache_dir=cache_dir, jobs=1)
+    spec = PROJECTS[project]
+    every = spec.defines + defines + arch_defines(spec, target)
+    return ProbeOptions(include_dirs=includes, defines=tuple(dict.fromkeys(every)), std=spec.std,
+                        timeout_s=timeout_s, extra_flags=spec.flags, cache_dir=cache_dir, jobs=1)
 
 
 def plan(pairs: list[Pair], includes_by_release: dict[str, tuple[str, ...]]) -> list[dict]:
@@ -327,7 +329,7 @@ def plan(pairs: list[Pair], includes_by_release: dict[str, tuple[str, ...]]) -> 
             key = (unit, pair.target, pair.defines)
             job = jobs.setdefault(key, {"unit": unit, "target": pair.target, "defines": list(pair.defines),
                                         "includes": list(pair_includes(pair, includes_by_release)),
-                                        "references": []})
+                                        "references": [], "project": pair.project})
             for ref in pair.references:
                 if ref not in job["references"]:
                     job["references"].append(ref)
@@ -344,10 +346,11 @@ def execute(jobs: list[dict], budget_s: float, workers: int, timeout_s: float, c
     records: list[dict] = []
 
     def one(unit: str, target: str, job: dict) -> dict:
-        options = probe_options(tuple(job["includes"]), tuple(job["defines"]), timeout_s, cache_dir)
+        project = job.get("project", "flashinfer")
+        options = probe_options(tuple(job["includes"]), tuple(job["defines"]), timeout_s, cache_dir, project, target)
         result = probe_unit(unit, target, options)
         return {"unit": unit, "target": target, "defines": job["defines"], "includes": job["includes"],
-                "result": asdict(result)}
+                "project": project, "result": asdict(result)}
 
     queue = [(job["unit"], job["target"], job) for job in jobs]
     queued = {(unit, target, tuple(job["defines"]), tuple(job["includes"])) for unit, target, job in queue}
@@ -385,7 +388,8 @@ def _cached(job: dict, timeout_s: float, cache_dir: str | None) -> bool:
     nvcc, unit = find_nvcc(), Path(job["unit"]).resolve()
     if nvcc is None or not unit.is_file():
         return False
-    options = probe_options(tuple(job["includes"]), tuple(job["defines"]), timeout_s, cache_dir)
+    options = probe_options(tuple(job["includes"]), tuple(job["defines"]), timeout_s, cache_dir,
+                            job.get("project", "flashinfer"), job["target"])
     directory = Path(cache_dir) if cache_dir else default_cache_dir()
     result = cache_load(directory, cache_key(unit, job["target"], options, nvcc))
     return result is not None and result.outcome in ("built", "arch-error")
@@ -408,7 +412,8 @@ def import_records(records: list[dict], timeout_s: float, cache_dir: str | None)
         result = ProbeResult(**fields)
         if result.message.startswith("nvcc timed out"):
             continue
-        options = probe_options(tuple(record["includes"]), tuple(record["defines"]), timeout_s, cache_dir)
+        options = probe_options(tuple(record["includes"]), tuple(record["defines"]), timeout_s, cache_dir,
+                                record.get("project", "flashinfer"), record["target"])
         unit = Path(record["unit"]).resolve()
         if not unit.is_file():
             continue
@@ -426,7 +431,8 @@ def classify(pairs: list[Pair], includes_by_release: dict[str, tuple[str, ...]],
     directory = Path(cache_dir) if cache_dir else default_cache_dir()
 
     def lookup(unit: str, target: str, pair: Pair):
-        options = probe_options(pair_includes(pair, includes_by_release), pair.defines, timeout_s, cache_dir)
+        options = probe_options(pair_includes(pair, includes_by_release), pair.defines, timeout_s, cache_dir,
+                                pair.project, target)
         path = Path(unit).resolve()
         if not path.is_file() or nvcc is None:
             return None
@@ -434,12 +440,13 @@ def classify(pairs: list[Pair], includes_by_release: dict[str, tuple[str, ...]],
 
     out = []
     for pair in pairs:
-        answers = []
+        answers, kernels = [], 0
         for unit in pair.units:
             result = lookup(unit, pair.target, pair)
             if result is None:
                 answers.append((unit, "not-run", "not built within the budget"))
                 continue
+            kernels += result.kernels
             outcome, message = result.outcome, result.message
             refs = [r for r in (lookup(unit, ref, pair) for ref in pair.references) if r is not None]
             built_refs = [r for r in refs if r.outcome.startswith("built")]
@@ -460,6 +467,10 @@ def classify(pairs: list[Pair], includes_by_release: dict[str, tuple[str, ...]],
             out.append(replace(pair, compiler="not-run", unit_outcomes=tuple(answers)))
             continue
         compiler = aggregate([a[1] for a in answers])
+        if compiler == "built" and kernels == 0:
+            # Nothing compiled for the device (a header with no template instance): no evidence either way.
+            compiler = "inconclusive"
+            answers = [(u, "inconclusive", f"built, but no kernel compiled: {m}") for u, _, m in answers]
         detail = next((a[2] for a in answers if _agg_name(a[1]) == compiler), answers[0][2])
         out.append(replace(pair, compiler=compiler, compiler_detail=detail, unit_outcomes=tuple(answers)))
     return out
@@ -527,11 +538,12 @@ def render(pairs: list[Pair], population: Counter | None = None) -> str:
 # ---------------------------------------------------------------- main
 
 
-def scan_release(wheel: Path, json_path: Path, targets: tuple[str, ...], rescan: bool, log=print) -> dict:
+def scan_release(wheel: Path, json_path: Path, targets: tuple[str, ...], rescan: bool, log=print,
+                 folders: tuple[str, ...] = SCAN_FOLDERS) -> dict:
     if json_path.is_file() and not rescan:
         log(f"reusing {json_path}")
         return json.loads(json_path.read_text(encoding="utf-8"))
-    paths = [str(wheel / folder) for folder in SCAN_FOLDERS]
+    paths = [str(wheel / folder) for folder in folders]
     command = [sys.executable, "-m", "archlint", "scan", *paths, "--format", "json", "--fail-on", "none",
                "-o", str(json_path)]
     for target in dict.fromkeys(targets + SCAN_EXTRA_TARGETS):
@@ -546,7 +558,10 @@ def scan_release(wheel: Path, json_path: Path, targets: tuple[str, ...], rescan:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--wheel", action="append", default=[],
-                        help="extracted wheel folder holding flashinfer/ (repeatable); its name is the release label")
+                        help="extracted wheel folder holding flashinfer/ or sglang/ (repeatable); its name is the "
+                             "release label")
+    parser.add_argument("--flashinfer-deps", type=Path,
+                        help="extracted FlashInfer wheel whose headers SGLang's JIT dependencies (cutlass) come from")
     parser.add_argument("--tvm-ffi", type=Path, help="folder of the apache-tvm-ffi package (its include/ is used)")
     parser.add_argument("--target", action="append", help=f"targets (default: {' '.join(DEFAULT_TARGETS)})")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/archlint-accuracy"),
@@ -588,10 +603,14 @@ def main(argv: list[str] | None = None) -> int:
     for wheel_arg in args.wheel:
         wheel = Path(wheel_arg).resolve()
         release = wheel.name
-        scan = scan_release(wheel, args.workdir / f"scan-{release}.json", targets, args.rescan)
-        root, units = gate_units([str(wheel / f) for f in SCAN_FOLDERS], targets + SCAN_EXTRA_TARGETS)
-        pairs = load_pairs(scan, release, targets, units, root)
-        includes_by_release[release] = include_dirs(wheel, args.tvm_ffi)
+        project = project_of(wheel)
+        scan = scan_release(wheel, args.workdir / f"scan-{release}.json", targets, args.rescan,
+                            folders=project.scan_folders)
+        kinds = (".cu", ".cpp", ".cc", ".cuh") if project is SGLANG else (".cu", ".cpp", ".cc")
+        root, units = gate_units([str(wheel / f) for f in project.scan_folders], targets + SCAN_EXTRA_TARGETS, kinds)
+        pairs = load_pairs(scan, release, targets, units, root, project, args.workdir)
+        includes_by_release[release] = (sglang_includes(wheel, args.tvm_ffi, args.flashinfer_deps) if project is SGLANG
+                                        else include_dirs(wheel, args.tvm_ffi))
         print(f"{release}: {len(scan.get('gates', []))} gates, {len(pairs)} (gate, target) verdicts: "
               + ", ".join(f"{k} {v}" for k, v in sorted(Counter(p.verdict for p in pairs).items())))
         all_pairs += pairs

@@ -1,0 +1,125 @@
+"""What each project's JIT hands the compiler, for bench/accuracy.py: folders to scan, include
+folders, defines, flags, and the translation unit to build for a guarded source.
+
+FlashInfer compiles its `.cu` sources as they are. SGLang compiles header-only sources through a
+generated wrapper that includes them and exports template instances
+(`sglang/kernels/jit/utils/compile/spec.py`, `_wrapper_source`); a header alone instantiates no
+kernel, so the bench writes that wrapper for one representative instance per header
+(`SGLANG_INSTANCES`), and a header without one builds nothing worth counting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    package: str  # the folder inside an extracted wheel
+    scan_folders: tuple[str, ...]  # relative to the wheel folder
+    defines: tuple[str, ...]  # what every JIT build passes
+    flags: tuple[str, ...]
+    std: str
+    arch_define: str = ""  # -D<name>=<__CUDA_ARCH__ of the target> on every build
+
+
+# flashinfer/jit/core.py gen_jit_spec and cpp_ext.py CompilationContext.
+FLASHINFER = Project(
+    name="flashinfer", package="flashinfer",
+    scan_folders=("flashinfer/jit", "flashinfer/data/csrc", "flashinfer/data/include"),
+    defines=("FLASHINFER_ENABLE_F16", "FLASHINFER_ENABLE_BF16", "FLASHINFER_ENABLE_FP8_E4M3",
+             "FLASHINFER_ENABLE_FP8_E5M2", "FLASHINFER_ENABLE_FP8_E8M0", "FLASHINFER_ENABLE_FP4_E2M1", "NDEBUG",
+             "Py_LIMITED_API=0x03090000"),
+    flags=("--expt-relaxed-constexpr", "-static-global-template-stub=false", "-use_fast_math", "-O3"),
+    std="c++17",
+)
+
+# sglang/kernels/jit/utils/arch.py get_default_target_flags and compile/paths.py DEFAULT_CFLAGS.
+SGLANG = Project(
+    name="sglang", package="sglang", scan_folders=("sglang",), defines=(),
+    flags=("--expt-relaxed-constexpr", "-O3"), std="c++20", arch_define="SGL_CUDA_ARCH",
+)
+
+PROJECTS = {project.name: project for project in (FLASHINFER, SGLANG)}
+
+
+def project_of(wheel: Path) -> Project:
+    return SGLANG if (wheel / "sglang" / "kernels").is_dir() else FLASHINFER
+
+
+def arch_defines(project: Project, target: str) -> tuple[str, ...]:
+    if not project.arch_define:
+        return ()
+    digits = target[3:].rstrip("af")
+    return (f"{project.arch_define}={int(digits) * 10}",)
+
+
+# ---------------------------------------------------------------- include folders
+
+
+def flashinfer_includes(wheel: Path, tvm_ffi: Path | None) -> tuple[str, ...]:
+    """The include folders FlashInfer's JIT passes (flashinfer/jit/cpp_ext.py), in its order."""
+    data = wheel / "flashinfer" / "data"
+    dirs = [data / "cccl" / "cub", data / "cccl" / "libcudacxx" / "include", data / "cccl" / "thrust"]
+    # (The JIT also passes Python's include folder; no unit checked here needs Python.h, and leaving it
+    # out keeps the compile cache keys the same on every machine.)
+    dirs += _tvm_ffi_dirs(tvm_ffi)
+    dirs += [data / "include", data / "csrc", data / "cutlass" / "include",
+             data / "cutlass" / "tools" / "util" / "include", data / "spdlog" / "include"]
+    return tuple(str(d) for d in dirs if d.is_dir())
+
+
+def sglang_includes(wheel: Path, tvm_ffi: Path | None, flashinfer_wheel: Path | None) -> tuple[str, ...]:
+    """SGLang's DEFAULT_INCLUDE (kernels/jit/include), tvm-ffi's headers (its cpp extension adds them),
+    and the registered `cutlass` / `flashinfer` dependencies, which come from the FlashInfer wheel
+    (kernels/jit/utils/deps.py)."""
+    dirs = [wheel / "sglang" / "kernels" / "jit" / "include", *_tvm_ffi_dirs(tvm_ffi)]
+    if flashinfer_wheel is not None:
+        data = flashinfer_wheel / "flashinfer" / "data"
+        dirs += [data / "include", data / "csrc", data / "cutlass" / "include",
+                 data / "cutlass" / "tools" / "util" / "include", data / "spdlog" / "include"]
+    return tuple(str(d) for d in dirs if d.is_dir())
+
+
+def _tvm_ffi_dirs(tvm_ffi: Path | None) -> list[Path]:
+    return [] if tvm_ffi is None else [tvm_ffi / "include", tvm_ffi / "3rdparty" / "dlpack" / "include"]
+
+
+# ---------------------------------------------------------------- SGLang's generated wrapper
+
+# What tvm-ffi prepends to every generated unit (spec.py `_FFI_INCLUDES`).
+_FFI_INCLUDES = (
+    "#include <tvm/ffi/container/tensor.h>", "#include <tvm/ffi/dtype.h>", "#include <tvm/ffi/error.h>",
+    "#include <tvm/ffi/extra/c_env_api.h>", "#include <tvm/ffi/function.h>",
+)
+
+# header (relative to sglang/kernels/jit/csrc) -> the exports of one instance, as the op's own
+# `cuda_wrappers` spell them with `make_cpp_args` rendered for a typical call.
+SGLANG_INSTANCES: dict[str, tuple[tuple[str, str], ...]] = {
+    # ops/kvcache/hicache.py _jit_hicache_tma_module: TMA_STAGE_BYTES, TMA_NUM_STAGES, TMA_STORE_WARPS, quota 4
+    "kvcacheio/hicache_tma.cuh": (("launch_one", "&HiCacheTmaKernel<32768, 6, 4, 4>::run_one"),
+                                  ("launch_all", "&HiCacheTmaKernel<32768, 6, 4, 4>::run_all")),
+}
+
+
+def sglang_unit(header: str, workdir: Path) -> tuple[str, bool]:
+    """(path of the unit to build, whether it instantiates a kernel) for an SGLang header."""
+    csrc = "/sglang/kernels/jit/csrc/"
+    relative = header.split(csrc, 1)[1] if csrc in header else None
+    exports = SGLANG_INSTANCES.get(relative or "", ())
+    if not header.endswith((".cuh", ".h", ".hpp")):
+        return header, True
+    lines = list(_FFI_INCLUDES) + [f'#include "{header}"', "namespace sglang {"]
+    lines += [f"TVM_FFI_DLL_EXPORT_TYPED_FUNC({name}, ({kernel}));" for name, kernel in exports]
+    lines.append("}  // namespace sglang")
+    text = "\n".join(lines) + "\n"
+    folder = workdir / "sglang-units"
+    folder.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    path = folder / f"{Path(header).stem}-{digest}.cu"
+    if not path.is_file():
+        path.write_text(text, encoding="utf-8")
+    return str(path), bool(exports)
