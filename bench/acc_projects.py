@@ -102,13 +102,37 @@ SGLANG_INSTANCES: dict[str, tuple[tuple[str, str], ...]] = {
     # ops/kvcache/hicache.py _jit_hicache_tma_module: TMA_STAGE_BYTES, TMA_NUM_STAGES, TMA_STORE_WARPS, quota 4
     "kvcacheio/hicache_tma.cuh": (("launch_one", "&HiCacheTmaKernel<32768, 6, 4, 4>::run_one"),
                                   ("launch_all", "&HiCacheTmaKernel<32768, 6, 4, 4>::run_all")),
+    # ops/quantization/per_token_group_quant_8bit_v2.py _jit_module(bf16, fp8_e4m3, use_pdl=False)
+    "gemm/per_token_group_quant_8bit_v2.cuh": (
+        ("per_token_group_quant_8bit_v2", "PerTokenGroupQuant8bitV2Kernel<bf16_t, fp8_e4m3_t, false>::run"),),
+    # ops/quantization/per_token_group_quant.py: flat layout, bf16 -> fp8_e4m3, group 128, fp32 scales,
+    # row-major, aligned, no SiLU fusion, no PDL
+    "gemm/per_token_group_quant.cuh": (
+        ("per_token_group_quant",
+         "PerTokenGroupQuantFlatKernel<bf16_t, fp8_e4m3_t, 128, false, true, true, false, false>::run"),),
+    # ops/moe/moe_wna16_marlin.py: bf16, no expert parallelism, no bias, unsorted ids
+    # ops/attention/attn_res.py _jit_fused_tma_module: _DIM 7168, 8 bank rows, the nvb=4 tuning (5, 1, 200)
+    "kimi_k3/attn_res/fused_tma.cuh": (("run", "AttnResFusedTmaKernel<7168, 8, 5, 1, 200>::run"),),
+    # ops/attention/msa_v1/compact_dequant.py _jit_dequant_module (no template)
+    "minimax/msa_v1/attn/dequant.cuh": (
+        ("gather_dequant_pair", "msa_v1::attn::compact_q8k8::dequant::gather_dequant_pair"),
+        ("full_page_dequant", "msa_v1::attn::compact_q8k8::dequant::full_page_dequant")),
+    # kda_kernels/ltx2_qknorm_split_rope_jit.py (kda_kernels/csrc), round_intermediates=False
+    "diffusion/ltx2_qknorm_split_rope.cuh": (
+        ("ltx2_qknorm_split_rope_pair", "ltx2_qknorm_split_rope::LTX2QKNormSplitRopeKernel::run<false>"),),
+    "diffusion/ltx2_qknorm_split_rope_sm90.cuh": (
+        ("ltx2_qknorm_split_rope_pair", "ltx2_qknorm_split_rope_kda::LTX2QKNormSplitRopeKernel::run<false>"),),
+    "gemm/marlin_moe/moe_wna16_marlin.cuh": (
+        ("moe_wna16_marlin_gemm", "moe_wna16_marlin_gemm<bf16_t, false, false, false, false, false>"),),
 }
+
+
+_CSRC_FOLDERS = ("/sglang/kernels/jit/csrc/", "/sglang/kernels/kda_kernels/csrc/")
 
 
 def sglang_unit(header: str, workdir: Path) -> tuple[str, bool]:
     """(path of the unit to build, whether it instantiates a kernel) for an SGLang header."""
-    csrc = "/sglang/kernels/jit/csrc/"
-    relative = header.split(csrc, 1)[1] if csrc in header else None
+    relative = next((header.split(csrc, 1)[1] for csrc in _CSRC_FOLDERS if csrc in header), None)
     exports = SGLANG_INSTANCES.get(relative or "", ())
     if not header.endswith((".cuh", ".h", ".hpp")):
         return header, True

@@ -59,6 +59,8 @@ INSTANCE_DEFINES = {
     "csrc/xqa/mla_sm120.cu": ("NDEBUG=1", "BEAM_WIDTH=1", "USE_INPUT_KV=0", "USE_CUSTOM_BARRIER=1",
                               "TOKENS_PER_PAGE=64", "HEAD_ELEMS=576", "CACHE_ELEM_ENUM=2", "HEAD_GRP_SIZE=128",
                               "SLIDING_WINDOW=0", "MLA_WRAPPER=1"),
+    # sglang/kernels/kda_kernels/ltx2_qknorm_split_rope_jit.py passes it for its sm_90 source
+    "kda_kernels/csrc/diffusion/ltx2_qknorm_split_rope_sm90.cuh": ("KDA_SPLIT_THRESHOLD=1000000000",),
 }
 JIT_FLAGS = FLASHINFER.flags
 
