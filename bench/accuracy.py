@@ -32,16 +32,16 @@ import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from acc_projects import (FLASHINFER, PROJECTS, SGLANG, Project, arch_defines, flashinfer_includes,  # noqa: E402
-                          project_of, sglang_includes, sglang_unit)
+from acc_compile import (aggregate, classify, execute, import_records, plan, probe_options,  # noqa: E402,F401
+                         _cached, pair_includes)
+from acc_projects import FLASHINFER, SGLANG, Project, flashinfer_includes, project_of, sglang_includes, sglang_unit  # noqa: E402
 
 VERDICTS = ("POLICY", "GENUINE", "EMPTY", "UNKNOWN")
 COMPILER = ("built", "arch-error", "built-empty", "inconclusive", "not-run")
@@ -104,19 +104,6 @@ class Metrics:
     policy_recall: float | None = None
     accuracy: float | None = None
     inconclusive_rate: float | None = None
-
-
-def aggregate(outcomes: list[str]) -> str:
-    """One compiler answer for a pair from its units' answers (see the module doc)."""
-    if not outcomes:
-        return "inconclusive"
-    if "arch-error" in outcomes:
-        return "arch-error"
-    if "inconclusive" in outcomes:
-        return "inconclusive"
-    if any(o in ("built-empty", "built-trap") for o in outcomes):
-        return "built-empty"
-    return "built"
 
 
 def is_agreement(verdict: str, compiler: str) -> bool | None:
@@ -279,209 +266,6 @@ def sample(pairs: list[Pair], size: int, seed: int = 0, max_units: int = 3, max_
     return chosen
 
 
-# ---------------------------------------------------------------- compiling
-
-
-include_dirs = flashinfer_includes
-
-
-# The folders FlashInfer's specs that build TensorRT-LLM-derived sources add (extra_include_paths in
-# flashinfer/jit/comm.py, fp4_quantization.py, moe_utils.py, gemm/fp8_blockscale.py).
-NV_INTERNAL_DIRS = ("nv_internal", "nv_internal/include", "nv_internal/tensorrt_llm/cutlass_extensions/include")
-
-
-def pair_includes(pair: Pair, includes_by_release: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
-    """The release's include folders, plus nv_internal's where the pair's units need them."""
-    base = includes_by_release[pair.release]
-    if not any(_needs_nv_internal(unit) for unit in pair.units):
-        return base
-    csrc = next((d for d in base if d.endswith("/data/csrc")), None)
-    if csrc is None:
-        return base
-    extra = tuple(str(Path(csrc) / d) for d in NV_INTERNAL_DIRS if (Path(csrc) / d).is_dir())
-    return base + tuple(d for d in extra if d not in base)
-
-
-def _needs_nv_internal(unit: str) -> bool:
-    if "/nv_internal/" in unit:
-        return True
-    try:
-        text = Path(unit).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return '#include "tensorrt_llm/' in text or "#include <tensorrt_llm/" in text
-
-
-def probe_options(includes: tuple[str, ...], defines: tuple[str, ...], timeout_s: float, cache_dir: str | None,
-                  project: str = "flashinfer", target: str = ""):
-    """The compile options of one build; a project's arch macro follows the build's own target."""
-    from archlint.runtime.compile_probe import ProbeOptions
-
-    spec = PROJECTS[project]
-    every = spec.defines + defines + arch_defines(spec, target)
-    return ProbeOptions(include_dirs=includes, defines=tuple(dict.fromkeys(every)), std=spec.std,
-                        timeout_s=timeout_s, extra_flags=spec.flags, cache_dir=cache_dir, jobs=1)
-
-
-def plan(pairs: list[Pair], includes_by_release: dict[str, tuple[str, ...]]) -> list[dict]:
-    """The builds the pairs need, each once: unit, target, defines, include folders, reference build."""
-    jobs: dict[tuple, dict] = {}
-    for pair in pairs:
-        for unit in pair.units:
-            key = (unit, pair.target, pair.defines)
-            job = jobs.setdefault(key, {"unit": unit, "target": pair.target, "defines": list(pair.defines),
-                                        "includes": list(pair_includes(pair, includes_by_release)),
-                                        "references": [], "project": pair.project})
-            for ref in pair.references:
-                if ref not in job["references"]:
-                    job["references"].append(ref)
-    return list(jobs.values())
-
-
-def execute(jobs: list[dict], budget_s: float, workers: int, timeout_s: float, cache_dir: str | None,
-            log=print, on_record=None) -> list[dict]:
-    """Build every job (then its reference builds where kernels came out empty), `workers` at a time,
-    starting none after the budget. Returns one record per build done: job fields + result + deps."""
-    from archlint.runtime.compile_probe import probe_unit
-
-    started = time.monotonic()
-    records: list[dict] = []
-
-    def one(unit: str, target: str, job: dict) -> dict:
-        project = job.get("project", "flashinfer")
-        options = probe_options(tuple(job["includes"]), tuple(job["defines"]), timeout_s, cache_dir, project, target)
-        result = probe_unit(unit, target, options)
-        return {"unit": unit, "target": target, "defines": job["defines"], "includes": job["includes"],
-                "project": project, "result": asdict(result)}
-
-    queue = [(job["unit"], job["target"], job) for job in jobs]
-    queued = {(unit, target, tuple(job["defines"]), tuple(job["includes"])) for unit, target, job in queue}
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        pending = {}
-        while queue or pending:
-            while queue and len(pending) < workers and time.monotonic() - started < budget_s:
-                unit, target, job = queue.pop(0)
-                pending[pool.submit(one, unit, target, job)] = job
-            if not pending:
-                break
-            done = next(as_completed(pending))
-            job = pending.pop(done)
-            record = done.result()
-            records.append(record)
-            if on_record is not None:
-                on_record(records)
-            result = record["result"]
-            log(f"  [{len(records)}] {os.path.basename(record['unit'])} {record['target']}: {result['outcome']}"
-                f" ({result['seconds']:.0f} s{', cached' if result['cached'] else ''}) {result['message'][:160]}")
-            unexplained = result["outcome"] == "inconclusive" and "not tied to the target" in result["message"]
-            if (result["outcome"] in ("built-empty", "built-trap") or unexplained) and record["target"] == job["target"]:
-                for ref in job["references"]:
-                    key = (job["unit"], ref, tuple(job["defines"]), tuple(job["includes"]))
-                    if key not in queued:
-                        queued.add(key)
-                        queue.insert(0, (job["unit"], ref, job))
-    return records
-
-
-def _cached(job: dict, timeout_s: float, cache_dir: str | None) -> bool:
-    """Whether this machine's compile cache already answers the job (its target build)."""
-    from archlint.runtime.compile_probe import cache_key, cache_load, default_cache_dir, find_nvcc
-
-    nvcc, unit = find_nvcc(), Path(job["unit"]).resolve()
-    if nvcc is None or not unit.is_file():
-        return False
-    options = probe_options(tuple(job["includes"]), tuple(job["defines"]), timeout_s, cache_dir,
-                            job.get("project", "flashinfer"), job["target"])
-    directory = Path(cache_dir) if cache_dir else default_cache_dir()
-    result = cache_load(directory, cache_key(unit, job["target"], options, nvcc))
-    return result is not None and result.outcome in ("built", "arch-error")
-
-
-def import_records(records: list[dict], timeout_s: float, cache_dir: str | None) -> int:
-    """Store builds done elsewhere (same paths, same nvcc release) in this machine's compile cache."""
-    from archlint.runtime.compile_probe import (ProbeResult, cache_key, cache_store, default_cache_dir, find_nvcc,
-                                                _read_deps)
-
-    nvcc = find_nvcc()
-    directory = Path(cache_dir) if cache_dir else default_cache_dir()
-    stored = 0
-    for record in records:
-        fields = dict(record["result"])
-        deps = fields.pop("deps", None) or record.get("deps", [])
-        fields["empty_kernels"] = tuple(fields["empty_kernels"])
-        fields["trap_kernels"] = tuple(fields["trap_kernels"])
-        fields["cached"] = False
-        result = ProbeResult(**fields)
-        if result.message.startswith("nvcc timed out"):
-            continue
-        options = probe_options(tuple(record["includes"]), tuple(record["defines"]), timeout_s, cache_dir,
-                                record.get("project", "flashinfer"), record["target"])
-        unit = Path(record["unit"]).resolve()
-        if not unit.is_file():
-            continue
-        cache_store(directory, cache_key(unit, record["target"], options, nvcc), result, list(deps) + [str(unit)])
-        stored += 1
-    return stored
-
-
-def classify(pairs: list[Pair], includes_by_release: dict[str, tuple[str, ...]], timeout_s: float,
-             cache_dir: str | None) -> list[Pair]:
-    """Fill in each pair's compiler answer from the compile cache (builds not in it: `not-run`)."""
-    from archlint.runtime.compile_probe import cache_key, cache_load, default_cache_dir, find_nvcc
-
-    nvcc = find_nvcc()
-    directory = Path(cache_dir) if cache_dir else default_cache_dir()
-
-    def lookup(unit: str, target: str, pair: Pair):
-        options = probe_options(pair_includes(pair, includes_by_release), pair.defines, timeout_s, cache_dir,
-                                pair.project, target)
-        path = Path(unit).resolve()
-        if not path.is_file() or nvcc is None:
-            return None
-        return cache_load(directory, cache_key(path, target, options, nvcc))
-
-    out = []
-    for pair in pairs:
-        answers, kernels = [], 0
-        for unit in pair.units:
-            result = lookup(unit, pair.target, pair)
-            if result is None:
-                answers.append((unit, "not-run", "not built within the budget"))
-                continue
-            kernels += result.kernels
-            outcome, message = result.outcome, result.message
-            refs = [r for r in (lookup(unit, ref, pair) for ref in pair.references) if r is not None]
-            built_refs = [r for r in refs if r.outcome.startswith("built")]
-            if outcome in ("built-empty", "built-trap") and built_refs:
-                # arch-dependent only if some admitted build has the kernel with a body
-                odd = [k for k in (*result.empty_kernels, *result.trap_kernels)
-                       if any(k not in set(r.empty_kernels) | set(r.trap_kernels) for r in built_refs)]
-                if not odd:
-                    outcome = "built"
-                    message = f"{message} (as on {', '.join(r.target for r in built_refs)}: not arch-dependent)"
-                else:
-                    message = f"{len(odd)} kernel(s) empty or trapping here but not on an admitted build: {', '.join(odd[:3])}"
-            elif outcome == "inconclusive" and "not tied to the target" in message and built_refs:
-                outcome = "arch-error"
-                message = f"builds for {built_refs[0].target}, not here: {message.split(': ', 1)[-1]}"
-            answers.append((unit, outcome, message))
-        if not answers or any(a[1] == "not-run" for a in answers):
-            out.append(replace(pair, compiler="not-run", unit_outcomes=tuple(answers)))
-            continue
-        compiler = aggregate([a[1] for a in answers])
-        if compiler == "built" and kernels == 0:
-            # Nothing compiled for the device (a header with no template instance): no evidence either way.
-            compiler = "inconclusive"
-            answers = [(u, "inconclusive", f"built, but no kernel compiled: {m}") for u, _, m in answers]
-        detail = next((a[2] for a in answers if _agg_name(a[1]) == compiler), answers[0][2])
-        out.append(replace(pair, compiler=compiler, compiler_detail=detail, unit_outcomes=tuple(answers)))
-    return out
-
-
-def _agg_name(outcome: str) -> str:
-    return "built-empty" if outcome == "built-trap" else outcome
-
-
 # ---------------------------------------------------------------- report
 
 
@@ -612,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         root, units = gate_units([str(wheel / f) for f in project.scan_folders], targets + SCAN_EXTRA_TARGETS, kinds)
         pairs = load_pairs(scan, release, targets, units, root, project, args.workdir)
         includes_by_release[release] = (sglang_includes(wheel, args.tvm_ffi, args.flashinfer_deps) if project is SGLANG
-                                        else include_dirs(wheel, args.tvm_ffi))
+                                        else flashinfer_includes(wheel, args.tvm_ffi))
         print(f"{release}: {len(scan.get('gates', []))} gates, {len(pairs)} (gate, target) verdicts: "
               + ", ".join(f"{k} {v}" for k, v in sorted(Counter(p.verdict for p in pairs).items())))
         all_pairs += pairs

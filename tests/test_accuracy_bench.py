@@ -130,3 +130,23 @@ def test_plan_builds_each_unit_target_once(bench):
     assert [(j["unit"], j["target"]) for j in jobs] == [("/x/a.cu", "sm_120a"), ("/x/b.cu", "sm_120a")]
     assert jobs[0]["references"] == ["sm_100a", "sm_90a"]
     assert jobs[0]["includes"] == ["/inc"]
+
+
+def test_flashinfer_build_options_unchanged_sglang_gets_its_own(bench):
+    fi = bench.probe_options(("/inc",), ("X=1",), 10.0, None, "flashinfer", "sm_120a")
+    assert fi.defines == bench.JIT_DEFINES + ("X=1",) and fi.std == "c++17" and fi.extra_flags == bench.JIT_FLAGS
+    sg = bench.probe_options(("/inc",), (), 10.0, None, "sglang", "sm_120a")
+    assert sg.std == "c++20" and sg.defines == ("SGL_CUDA_ARCH=1200",)
+    assert bench.probe_options((), (), 10.0, None, "sglang", "sm_90a").defines == ("SGL_CUDA_ARCH=900",)
+
+
+def test_sglang_header_is_built_through_a_wrapper_with_one_instance(bench, tmp_path):
+    from acc_projects import sglang_unit
+
+    header = "/w/sglang/kernels/jit/csrc/kvcacheio/hicache_tma.cuh"
+    unit, instantiated = sglang_unit(header, tmp_path)
+    text = Path(unit).read_text()
+    assert instantiated and unit.endswith(".cu")
+    assert f'#include "{header}"' in text and "HiCacheTmaKernel<32768, 6, 4, 4>::run_one" in text
+    _, other = sglang_unit("/w/sglang/kernels/jit/csrc/elementwise/unknown.cuh", tmp_path)
+    assert other is False
