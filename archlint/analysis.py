@@ -94,11 +94,16 @@ class TargetView:
                 queue.append(resolved.target)
         return parents
 
-    def reachable(self, source: str, files: set[str]) -> set[tuple[str, str]]:
-        """(path, qualname) of functions reachable by name from the unit's own functions."""
+    def reachable(self, source: str, files: set[str], sure: bool = False) -> set[tuple[str, str]]:
+        """(path, qualname) of functions reachable by name from the unit's own functions; with `sure`,
+        only through calls whose condition surely holds for the target."""
         unit = self.index.files[source]
-        # A non-template kernel is emitted wherever its header is included, called or not.
-        start = [(source, f) for f in unit.functions] + [
+        # A non-template kernel is emitted wherever its header is included, called or not. Device
+        # functions are emitted only where live code calls them (whole-program compilation drops the
+        # rest), so they start nothing, even in the unit's own file.
+        device_code = _device_code(unit)
+        device_names = {qualname.rpartition("::")[2] for qualname in device_code}
+        start = [(source, f) for f in unit.functions if f.qualname not in device_code] + [
             (path, f) for path in sorted(files) if path != source
             for f in self.index.files[path].functions if f.kind == "global" and not f.template
         ]
@@ -107,7 +112,9 @@ class TargetView:
         while queue:
             caller, function = queue.popleft()
             calls = unit.calls if function is None else function.calls
-            live = tuple(name for name, region in calls if region < 0 or self.truth(caller, region) != 0 or self.truth(caller, region, host=True) != 0)
+            live = tuple(name for name, region in calls if region < 0 or self._live(caller, region, sure))
+            if function is None:  # the file's own call list also holds each definition's name
+                live = tuple(name for name in live if name not in device_names)
             for name in self.index.expand(live):
                 for path, callee in self.index.functions_by_name.get(name, ()):
                     key = (path, callee.qualname)
@@ -115,6 +122,18 @@ class TargetView:
                         seen.add(key)
                         queue.append((path, callee))
         return seen
+
+    def _live(self, path: str, region: int, sure: bool) -> bool:
+        states = (self.truth(path, region), self.truth(path, region, host=True))
+        return 1 in states if sure else any(state != 0 for state in states)
+
+
+def _device_code(facts: CudaFacts) -> frozenset[str]:
+    """Functions that are device code and not kernels: declared `__device__`, or holding inline PTX
+    (which only device code can), as when the qualifier hides in a macro (SGLang's `SGL_DEVICE`)."""
+    with_ptx = {c.function for c in facts.constructs if c.kind == "ptx" and c.function}
+    return frozenset(f.qualname for f in facts.functions
+                     if f.kind == "device" or (f.kind == "host" and f.qualname in with_ptx))
 
 
 @dataclass(frozen=True)
@@ -169,13 +188,14 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     parents = view.closure(source)
     files = set(parents)
     reached = view.reachable(source, files)
+    surely = view.reachable(source, files, sure=True)
     kernels = 0
     for path in sorted(files):
         facts = view.index.files[path]
         chain = _include_chain(parents, path)
         _unresolved_includes(view, facts, chain, unresolved)
         for construct in facts.constructs:
-            _judge_construct(view, facts, construct, reached, source, chain, blockers, possible)
+            _judge_construct(view, facts, construct, (reached, surely), source, chain, blockers, possible)
         for request in facts.smem:
             _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
         for function in facts.functions:
@@ -224,7 +244,10 @@ def requirement_for(kb: KnowledgeBase, construct: Construct):
     return _REQUIREMENTS[key]
 
 
-def _judge_construct(view, facts, construct: Construct, reached, source, chain, blockers, possible) -> None:
+def _judge_construct(view, facts, construct: Construct, reach, source, chain, blockers, possible) -> None:
+    """`reach`: the functions compiled for the target, and those compiled whatever undecided
+    conditions say; an instruction reached only through an undecided call is a possible blocker."""
+    reached, surely = reach
     requirement = requirement_for(view.kb, construct)
     if requirement is None or requirement.supports(view.target):
         return
@@ -237,7 +260,8 @@ def _judge_construct(view, facts, construct: Construct, reached, source, chain, 
     location = Location(facts.path, construct.line, construct.col)
     where = f" in `{construct.function.split('::')[-1]}`" if construct.function else " (file scope, e.g. a macro body)"
     message = f"`{construct.name}`{where} {requirement.describe()}; {view.target} lacks it [{requirement.id}]"
-    certain = state == 1 and (bool(construct.function) or facts.path == source) and emits_instruction(construct)
+    sure_site = (facts.path, construct.function) in surely if construct.function else facts.path == source
+    certain = state == 1 and sure_site and emits_instruction(construct)
     hit = Hit("instruction", location, message, chain + (Evidence(location, message),), certain)
     (blockers if certain else possible).append(hit)
 

@@ -62,3 +62,14 @@ def test_early_exit_in_the_spec_function_guards_the_sources_named_after_it(resul
     assert set(verdicts) == {"sm_80", "sm_89", "sm_100a", "sm_103a", "sm_110a", "sm_120a", "sm_121a"}
     assert all(v == "GENUINE" for v, _ in verdicts.values())
     assert "wgmma.fence" in verdicts["sm_120a"][1]
+
+
+def test_device_function_called_only_under_a_false_condition_is_not_compiled(result):
+    verdicts = _verdicts(result, "sg/kernels/ops/kvcache.py", 53)
+    assert {t: v for t, (v, _) in verdicts.items()} == {"sm_80": "EMPTY", "sm_89": "EMPTY"}
+
+
+def test_blocker_reached_only_through_an_undecided_call_is_possible_not_genuine(result):
+    verdicts = _verdicts(result, "sg/kernels/ops/kvcache.py", 41)
+    assert {t: v for t, (v, _) in verdicts.items()} == {"sm_80": "UNKNOWN", "sm_89": "UNKNOWN"}
+    assert "possible blocker" in verdicts["sm_80"][1]
