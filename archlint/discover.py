@@ -102,6 +102,9 @@ def _walk(start: Path, root: Path, exclude: tuple[str, ...], files: dict[str, So
                 diagnostics.append(Diagnostic(relative or ".", f"folder cannot be listed: {error.strerror or error}", rule="AL902"))
                 continue
             for entry in entries:
+                if _is_plain_file(entry):
+                    _add_file(entry, relative, exclude, files)
+                    continue
                 if entry.name in SKIP_DIRS and entry.is_dir(follow_symlinks=False):
                     continue
                 if entry.is_symlink():
@@ -124,3 +127,20 @@ def _walk(start: Path, root: Path, exclude: tuple[str, ...], files: dict[str, So
                 files[relative] = SourceFile(relative, str(current), language)
         elif language_of(current.name) is not None:
             diagnostics.append(Diagnostic(relative, "not a regular file (FIFO, socket or device); skipped", rule="AL902"))
+
+
+def _is_plain_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _add_file(entry: os.DirEntry, folder: str, exclude: tuple[str, ...], files: dict[str, SourceFile]) -> None:
+    """A regular file met in a listing: classified by name, with no further system call."""
+    language = language_of(entry.name)
+    if language is None:
+        return
+    relative = entry.name if folder in ("", ".") else f"{folder}/{entry.name}"
+    if relative not in files and not (exclude and _excluded(relative, exclude)):
+        files[relative] = SourceFile(relative, entry.path, language)
