@@ -133,12 +133,73 @@ PTX = """
 $L__BB2_1:
 	ret;
 }
+.visible .entry reporter(
+	.param .u64 reporter_param_0
+)
+{
+	.local .align 8 .b8 	__local_depot0[8];
+	.reg .b64 	%SP;
+	.reg .b64 	%SPL;
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<6>;
+	.reg .b64 	%rd<5>;
+	mov.u64 	%SPL, __local_depot0;
+	cvta.local.u64 	%SP, %SPL;
+	mov.u32 	%r1, %ctaid.x;
+	mov.u32 	%r2, %tid.x;
+	or.b32  	%r3, %r2, %r1;
+	setp.ne.s32 	%p1, %r3, 0;
+	@%p1 bra 	$L__BB3_2;
+	add.u64 	%rd1, %SP, 0;
+	add.u64 	%rd2, %SPL, 0;
+	st.local.u32 	[%rd2], %r4;
+	mov.u64 	%rd3, $str;
+	cvta.global.u64 	%rd4, %rd3;
+	{ // callseq 0, 0
+	.param .b64 param0;
+	st.param.b64 	[param0+0], %rd4;
+	.param .b64 param1;
+	st.param.b64 	[param1+0], %rd1;
+	.param .b32 retval0;
+	call.uni (retval0),
+	vprintf,
+	(
+	param0,
+	param1
+	);
+	ld.param.b32 	%r5, [retval0+0];
+	} // callseq 0
+	// begin inline asm
+	trap;
+	// end inline asm
+$L__BB3_2:
+	ret;
+}
+.visible .entry checker(
+	.param .u64 checker_param_0
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<3>;
+	.reg .b64 	%rd<3>;
+	ld.param.u64 	%rd1, [checker_param_0];
+	mov.u32 	%r1, %tid.x;
+	setp.gt.u32 	%p1, %r1, 31;
+	@%p1 bra 	$L__BB4_2;
+	cvta.to.global.u64 	%rd2, %rd1;
+	st.global.u32 	[%rd2], %r1;
+	ret;
+$L__BB4_2:
+	trap;
+}
 """
 
 
 def test_ptx_entries_and_body_kinds():
     kinds = {name: body_kind(body) for name, body in ptx_entries(PTX).items()}
-    assert kinds == {"_Z5emptyPi": "empty", "trapper": "trap", "worker": "code"}
+    # A kernel that prints a message and traps writes nothing anyone reads: a trap; one that stores
+    # its result on some paths and traps on others computes something.
+    assert kinds == {"_Z5emptyPi": "empty", "trapper": "trap", "worker": "code", "reporter": "trap", "checker": "code"}
 
 
 @given(

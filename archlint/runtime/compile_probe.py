@@ -110,19 +110,39 @@ def ptx_entries(ptx: str) -> dict[str, str]:
 
 
 def body_kind(body: str) -> str:
-    """'empty' (only `ret;`), 'trap' (only traps before returning) or 'code'."""
+    """'empty' (only `ret;`), 'trap' (traps, and writes nothing outside the thread on the way: a kernel
+    that only prints a message and traps is a trap) or 'code'."""
     statements = []
     body = _BLOCK_COMMENT_RE.sub("", _LINE_COMMENT_RE.sub("", body))
     for raw in body.replace("{", ";").replace("}", ";").split(";"):
         statement = re.sub(r"^(?:[\w$]+:\s*)+", "", raw.strip()).strip()  # labels
         if statement and not statement.startswith("."):  # .reg/.local/.pragma/.loc: declarations
-            statements.append(statement.split()[0])
-    meaningful = [op for op in statements if op not in ("ret", "exit")]
+            statements.append(statement)
+    ops = [statement.split()[0] for statement in statements]
+    meaningful = [op for op in ops if op not in ("ret", "exit")]
     if not meaningful:
         return "empty"
     if all(op in ("trap", "brkpt") for op in meaningful):
         return "trap"
+    if "trap" in ops and not any(_writes_outside_thread(statement) for statement in statements):
+        return "trap"
     return "code"
+
+
+# Instructions that can leave a result where another thread or the host sees it.
+_WRITING_OPS = ("st", "atom", "red", "cp", "multimem", "tcgen05", "wgmma", "mma", "wmma", "tensormap", "mbarrier")
+
+
+def _writes_outside_thread(statement: str) -> bool:
+    words = statement.split()
+    if words[0].startswith("@") and len(words) > 1:  # a guarded instruction: `@%p1 st.global.u32 ...`
+        words = words[1:]
+    op = words[0]
+    if op.startswith("call"):
+        return "vprintf" not in statement.split(",")[1 if "(" in words[1] else 0]
+    if op.startswith("st.") and (".local" in op or ".param" in op):
+        return False
+    return op.split(".")[0].startswith(_WRITING_OPS)
 
 
 @lru_cache(maxsize=1)
