@@ -227,9 +227,10 @@ def _unresolved_includes(view: TargetView, facts: CudaFacts, chain, out: list[Hi
 
 
 def emits_instruction(construct: Construct) -> bool:
-    """False for a CuTe/CUTLASS atom's type name: it needs its instruction only where a template
-    using it is instantiated, which a name-based call graph cannot tell (UNKNOWN at most, never AL201)."""
-    return construct.kind != "tag"
+    """False for a CuTe/CUTLASS atom's type name, and for anything in an `if constexpr` branch: each
+    needs its instruction only where a template is instantiated a certain way, which a name-based
+    call graph cannot tell (UNKNOWN at most, never AL201)."""
+    return construct.kind != "tag" and not construct.in_constexpr_branch
 
 
 _REQUIREMENTS: dict[tuple[int, str, str], object] = {}
@@ -259,6 +260,8 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
         return
     location = Location(facts.path, construct.line, construct.col)
     where = f" in `{construct.function.split('::')[-1]}`" if construct.function else " (file scope, e.g. a macro body)"
+    if construct.in_constexpr_branch:
+        where += " (in an `if constexpr` branch: compiled only for the template arguments that take it)"
     message = f"`{construct.name}`{where} {requirement.describe()}; {view.target} lacks it [{requirement.id}]"
     sure_site = (facts.path, construct.function) in surely if construct.function else facts.path == source
     certain = state == 1 and sure_site and emits_instruction(construct)

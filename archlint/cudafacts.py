@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import hashlib
 import re
 from bisect import bisect_right
+from dataclasses import replace
 
 from .cpp.directives import Structure, comment_spans, scan_directives
 from .functions import find_functions, guarded_calls
@@ -44,6 +45,7 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         _ptx_constructs(data, text, structure, spans) + _identifier_constructs(kb, structure, spans),
         key=lambda c: (c.line, c.col, c.kind, c.name),
     )
+    constructs = _mark_constexpr_branches(constructs, structure)
     return CudaFacts(
         path=path,
         sha256=hashlib.sha256(data).hexdigest(),
@@ -127,6 +129,74 @@ def _identifier_pattern(kb: KnowledgeBase) -> re.Pattern | None:
             re.compile(rb"(?<![\w.])(?:" + "|".join(alternatives).encode() + rb")\b") if alternatives else None
         )
     return _PATTERNS[key]
+
+
+_IF_CONSTEXPR_RE = re.compile(rb"\bif\s+constexpr\s*\(")
+_ELSE_RE = re.compile(rb"\s*else\b\s*")
+
+
+def _mark_constexpr_branches(constructs: list[Construct], structure: Structure) -> list[Construct]:
+    """Constructs inside either branch of an `if constexpr`, marked so."""
+    if not constructs or b"constexpr" not in structure.masked:
+        return constructs
+    spans = constexpr_branch_spans(structure.masked)
+    if not spans:
+        return constructs
+    marked = []
+    for construct in constructs:
+        start = structure.line_starts[construct.line - 1] + construct.col - 1
+        if any(first <= start < end for first, end in spans):
+            construct = replace(construct, in_constexpr_branch=True)
+        marked.append(construct)
+    return marked
+
+
+def constexpr_branch_spans(masked: bytes) -> list[tuple[int, int]]:
+    """(start, end) byte offsets of the statements an `if constexpr` chooses between, `else` included."""
+    spans = []
+    for match in _IF_CONSTEXPR_RE.finditer(masked):
+        condition_end = _matching(masked, match.end() - 1, b"(")
+        if condition_end is None:
+            continue
+        branch = _statement_end(masked, condition_end)
+        if branch is None:
+            continue
+        end = branch
+        otherwise = _ELSE_RE.match(masked, end)
+        if otherwise:
+            end = _statement_end(masked, otherwise.end()) or end
+        spans.append((condition_end, end))
+    return spans
+
+
+def _statement_end(masked: bytes, pos: int) -> int | None:
+    """End offset of the statement starting at or after `pos`: a braced block, or up to its `;`.
+    An `if` statement (an `else if` chain) runs to the end of its own branches."""
+    while pos < len(masked) and masked[pos : pos + 1].isspace():
+        pos += 1
+    if masked.startswith(b"{", pos):
+        return _matching(masked, pos, b"{")
+    nested = re.compile(rb"if\s*(?:constexpr\s*)?\(").match(masked, pos)
+    if nested:
+        condition_end = _matching(masked, nested.end() - 1, b"(")
+        branch = None if condition_end is None else _statement_end(masked, condition_end)
+        otherwise = None if branch is None else _ELSE_RE.match(masked, branch)
+        return (_statement_end(masked, otherwise.end()) or branch) if otherwise else branch
+    semicolon = masked.find(b";", pos)
+    return None if semicolon < 0 else semicolon + 1
+
+
+_BRACKETS = {b"(": re.compile(rb"[()]"), b"{": re.compile(rb"[{}]")}
+
+
+def _matching(masked: bytes, pos: int, opening: bytes) -> int | None:
+    """Offset just past the bracket that closes the one at `pos`."""
+    depth = 0
+    for match in _BRACKETS[opening].finditer(masked, pos):
+        depth += 1 if match.group() == opening else -1
+        if depth == 0:
+            return match.end()
+    return None
 
 
 def _suppressions(data: bytes, structure: Structure) -> list[Suppression]:

@@ -166,6 +166,8 @@ class Construct:
     col: int
     region: int
     function: str  # enclosing function's qualname, '' at file scope
+    # Inside a branch of `if constexpr`: compiled only for the template arguments that take it.
+    in_constexpr_branch: bool = False
 
 
 @dataclass(frozen=True)
