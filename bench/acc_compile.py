@@ -25,42 +25,55 @@ def aggregate(outcomes: list[str]) -> str:
     return "built"
 
 
-# The folders FlashInfer's specs that build TensorRT-LLM-derived sources add (extra_include_paths in
-# flashinfer/jit/comm.py, fp4_quantization.py, moe_utils.py, gemm/fp8_blockscale.py).
-NV_INTERNAL_DIRS = ("nv_internal", "nv_internal/include", "nv_internal/tensorrt_llm/cutlass_extensions/include")
+# What the FlashInfer specs that build certain units add (extra_include_paths, -I and other nvcc
+# flags): (text in the unit's path or its #include lines, folders under data/csrc, flags).
+SPEC_ADDITIONS = (
+    # jit/comm.py, fp4_quantization.py, moe_utils.py, gemm/fp8_blockscale.py: TensorRT-LLM-derived sources
+    ("tensorrt_llm/", ("nv_internal", "nv_internal/include", "nv_internal/tensorrt_llm/cutlass_extensions/include"), ()),
+    # jit/attention/modules.py, the fmha_v2 specs: -I csrc/fmha_v2
+    ("fused_multihead_attention", ("fmha_v2",), ()),
+    # jit/comm.py gen_mixed_comm_module: nvidia.nvshmem's include folder (--nvshmem) and -rdc=true
+    ("nvshmem", (), ("-rdc=true",)),
+)
 
 
 def pair_includes(pair, includes_by_release: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
-    """The release's include folders, plus nv_internal's where the pair's units need them."""
+    """The release's include folders, plus those the spec adds for the pair's units."""
     base = includes_by_release[pair.release]
-    if not any(_needs_nv_internal(unit) for unit in pair.units):
-        return base
     csrc = next((d for d in base if d.endswith("/data/csrc")), None)
     if csrc is None:
         return base
-    extra = tuple(str(Path(csrc) / d) for d in NV_INTERNAL_DIRS if (Path(csrc) / d).is_dir())
-    return base + tuple(d for d in extra if d not in base)
+    extra = [str(Path(csrc) / folder) for marker, folders, _ in _additions(pair.units) for folder in folders]
+    return base + tuple(d for d in dict.fromkeys(extra) if d not in base and Path(d).is_dir())
 
 
-def _needs_nv_internal(unit: str) -> bool:
-    if "/nv_internal/" in unit:
-        return True
+def pair_flags(pair) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(flag for _, _, flags in _additions(pair.units) for flag in flags))
+
+
+def _additions(units) -> list[tuple]:
+    texts = [(unit, _include_lines(unit)) for unit in units]
+    return [addition for addition in SPEC_ADDITIONS
+            if any(addition[0] in unit or addition[0] in text for unit, text in texts)]
+
+
+def _include_lines(unit: str) -> str:
     try:
         text = Path(unit).read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return False
-    return '#include "tensorrt_llm/' in text or "#include <tensorrt_llm/" in text
+        return ""
+    return "\n".join(line for line in text.splitlines() if line.lstrip().startswith("#include"))
 
 
 def probe_options(includes: tuple[str, ...], defines: tuple[str, ...], timeout_s: float, cache_dir: str | None,
-                  project: str = "flashinfer", target: str = ""):
+                  project: str = "flashinfer", target: str = "", flags: tuple[str, ...] = ()):
     """The compile options of one build; a project's arch macro follows the build's own target."""
     from archlint.runtime.compile_probe import ProbeOptions
 
     spec = PROJECTS[project]
     every = spec.defines + defines + arch_defines(spec, target)
     return ProbeOptions(include_dirs=includes, defines=tuple(dict.fromkeys(every)), std=spec.std,
-                        timeout_s=timeout_s, extra_flags=spec.flags, cache_dir=cache_dir, jobs=1)
+                        timeout_s=timeout_s, extra_flags=spec.flags + tuple(flags), cache_dir=cache_dir, jobs=1)
 
 
 def plan(pairs: list, includes_by_release: dict[str, tuple[str, ...]]) -> list[dict]:
@@ -71,6 +84,7 @@ def plan(pairs: list, includes_by_release: dict[str, tuple[str, ...]]) -> list[d
             key = (unit, pair.target, pair.defines)
             job = jobs.setdefault(key, {"unit": unit, "target": pair.target, "defines": list(pair.defines),
                                         "includes": list(pair_includes(pair, includes_by_release)),
+                                        "flags": list(pair_flags(pair)),
                                         "references": [], "project": pair.project})
             for ref in pair.references:
                 if ref not in job["references"]:
@@ -89,10 +103,11 @@ def execute(jobs: list[dict], budget_s: float, workers: int, timeout_s: float, c
 
     def one(unit: str, target: str, job: dict) -> dict:
         project = job.get("project", "flashinfer")
-        options = probe_options(tuple(job["includes"]), tuple(job["defines"]), timeout_s, cache_dir, project, target)
+        options = probe_options(tuple(job["includes"]), tuple(job["defines"]), timeout_s, cache_dir, project, target,
+                                tuple(job.get("flags", ())))
         result = probe_unit(unit, target, options)
         return {"unit": unit, "target": target, "defines": job["defines"], "includes": job["includes"],
-                "project": project, "result": asdict(result)}
+                "flags": job.get("flags", []), "project": project, "result": asdict(result)}
 
     queue = [(job["unit"], job["target"], job) for job in jobs]
     queued = {(unit, target, tuple(job["defines"]), tuple(job["includes"])) for unit, target, job in queue}
@@ -131,7 +146,7 @@ def _cached(job: dict, timeout_s: float, cache_dir: str | None) -> bool:
     if nvcc is None or not unit.is_file():
         return False
     options = probe_options(tuple(job["includes"]), tuple(job["defines"]), timeout_s, cache_dir,
-                            job.get("project", "flashinfer"), job["target"])
+                            job.get("project", "flashinfer"), job["target"], tuple(job.get("flags", ())))
     directory = Path(cache_dir) if cache_dir else default_cache_dir()
     result = cache_load(directory, cache_key(unit, job["target"], options, nvcc))
     return result is not None and result.outcome in ("built", "arch-error")
@@ -155,7 +170,7 @@ def import_records(records: list[dict], timeout_s: float, cache_dir: str | None)
         if result.message.startswith("nvcc timed out"):
             continue
         options = probe_options(tuple(record["includes"]), tuple(record["defines"]), timeout_s, cache_dir,
-                                record.get("project", "flashinfer"), record["target"])
+                                record.get("project", "flashinfer"), record["target"], tuple(record.get("flags", ())))
         unit = Path(record["unit"]).resolve()
         if not unit.is_file():
             continue
@@ -174,7 +189,7 @@ def classify(pairs: list, includes_by_release: dict[str, tuple[str, ...]], timeo
 
     def lookup(unit: str, target: str, pair):
         options = probe_options(pair_includes(pair, includes_by_release), pair.defines, timeout_s, cache_dir,
-                                pair.project, target)
+                                pair.project, target, pair_flags(pair))
         path = Path(unit).resolve()
         if not path.is_file() or nvcc is None:
             return None

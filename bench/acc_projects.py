@@ -60,8 +60,9 @@ def arch_defines(project: Project, target: str) -> tuple[str, ...]:
 # ---------------------------------------------------------------- include folders
 
 
-def flashinfer_includes(wheel: Path, tvm_ffi: Path | None) -> tuple[str, ...]:
-    """The include folders FlashInfer's JIT passes (flashinfer/jit/cpp_ext.py), in its order."""
+def flashinfer_includes(wheel: Path, tvm_ffi: Path | None, nvshmem: Path | None = None) -> tuple[str, ...]:
+    """The include folders FlashInfer's JIT passes (flashinfer/jit/cpp_ext.py), in its order, and last
+    nvidia-nvshmem's, which the specs of the units that include it add."""
     data = wheel / "flashinfer" / "data"
     dirs = [data / "cccl" / "cub", data / "cccl" / "libcudacxx" / "include", data / "cccl" / "thrust"]
     # (The JIT also passes Python's include folder; no unit checked here needs Python.h, and leaving it
@@ -69,6 +70,8 @@ def flashinfer_includes(wheel: Path, tvm_ffi: Path | None) -> tuple[str, ...]:
     dirs += _tvm_ffi_dirs(tvm_ffi)
     dirs += [data / "include", data / "csrc", data / "cutlass" / "include",
              data / "cutlass" / "tools" / "util" / "include", data / "spdlog" / "include"]
+    if nvshmem is not None:
+        dirs.append(nvshmem / "include")
     return tuple(str(d) for d in dirs if d.is_dir())
 
 

@@ -40,7 +40,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from acc_compile import (aggregate, classify, execute, import_records, plan, probe_options,  # noqa: E402,F401
-                         _cached, pair_includes)
+                         _cached, pair_flags, pair_includes)
 from acc_projects import FLASHINFER, SGLANG, Project, flashinfer_includes, project_of, sglang_includes, sglang_unit  # noqa: E402
 
 VERDICTS = ("POLICY", "GENUINE", "EMPTY", "UNKNOWN")
@@ -349,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flashinfer-deps", type=Path,
                         help="extracted FlashInfer wheel whose headers SGLang's JIT dependencies (cutlass) come from")
     parser.add_argument("--tvm-ffi", type=Path, help="folder of the apache-tvm-ffi package (its include/ is used)")
+    parser.add_argument("--nvshmem", type=Path,
+                        help="folder of the nvidia-nvshmem package (nvidia/nvshmem; its include/ is used)")
     parser.add_argument("--target", action="append", help=f"targets (default: {' '.join(DEFAULT_TARGETS)})")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/archlint-accuracy"),
                         help="scan JSON, the sample, the results and the report go here")
@@ -396,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         root, units = gate_units([str(wheel / f) for f in project.scan_folders], targets + SCAN_EXTRA_TARGETS, kinds)
         pairs = load_pairs(scan, release, targets, units, root, project, args.workdir)
         includes_by_release[release] = (sglang_includes(wheel, args.tvm_ffi, args.flashinfer_deps) if project is SGLANG
-                                        else flashinfer_includes(wheel, args.tvm_ffi))
+                                        else flashinfer_includes(wheel, args.tvm_ffi, args.nvshmem))
         print(f"{release}: {len(scan.get('gates', []))} gates, {len(pairs)} (gate, target) verdicts: "
               + ", ".join(f"{k} {v}" for k, v in sorted(Counter(p.verdict for p in pairs).items())))
         all_pairs += pairs

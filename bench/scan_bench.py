@@ -1,6 +1,6 @@
 """Scan benchmark on the FlashInfer wheel: grep vs archlint cold, warm and one changed file.
 
-    python bench/scan_bench.py [--wheel-dir DIR] [--skip-cold] [--jobs N]
+    python bench/scan_bench.py [--wheel-dir DIR] [--skip-cold] [--jobs N] [--reference]
 
 Downloads flashinfer-python==0.7.2.post1 into DIR (default /tmp/wheels/fi-0.7.2.post1) when
 absent and unpacks `flashinfer/*`. Every run prints its wall time, the ratio to grep, the peak
@@ -89,6 +89,8 @@ def main() -> int:
     parser.add_argument("--skip-cold", action="store_true", help="assume the cache is already filled")
     parser.add_argument("--jobs", type=int, default=0)
     parser.add_argument("--cache-dir", type=Path, default=None, help="default: a fresh temporary folder")
+    parser.add_argument("--reference", action="store_true",
+                        help="also run `--no-cache --jobs 1` and compare its SARIF with the cold scan's")
     args = parser.parse_args()
     tree = ensure_wheel(args.wheel_dir)
     if not (tree / ".git").exists():
@@ -104,6 +106,14 @@ def main() -> int:
     if not args.skip_cold:
         report("cold", measure([*archlint, ".", "--format", "sarif", "-o", str(out / "cold.sarif")], tree, env), grep["wall"])
     report("warm", measure([*archlint, ".", "--format", "sarif", "-o", str(out / "warm.sarif")], tree, env), grep["wall"])
+    if not args.skip_cold:
+        same = (out / "cold.sarif").read_bytes() == (out / "warm.sarif").read_bytes()
+        print(f"warm SARIF {'identical to' if same else 'DIFFERS from'} cold SARIF")
+    if args.reference and not args.skip_cold:
+        serial = [sys.executable, "-m", "archlint", "scan", "--no-cache", "--jobs", "1"]
+        report("reference", measure([*serial, ".", "--format", "sarif", "-o", str(out / "reference.sarif")], tree, env), grep["wall"])
+        same = (out / "cold.sarif").read_bytes() == (out / "reference.sarif").read_bytes()
+        print(f"cold SARIF {'identical to' if same else 'DIFFERS from'} the --no-cache --jobs 1 SARIF")
     changed = tree / CHANGED_FILE
     original = changed.read_bytes()
     try:

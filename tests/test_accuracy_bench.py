@@ -150,3 +150,20 @@ def test_sglang_header_is_built_through_a_wrapper_with_one_instance(bench, tmp_p
     assert f'#include "{header}"' in text and "HiCacheTmaKernel<32768, 6, 4, 4>::run_one" in text
     _, other = sglang_unit("/w/sglang/kernels/jit/csrc/elementwise/unknown.cuh", tmp_path)
     assert other is False
+
+
+def test_units_get_the_folders_and_flags_their_spec_adds(bench, tmp_path):
+    csrc = tmp_path / "flashinfer" / "data" / "csrc"
+    for folder in ("fmha_v2", "nv_internal", "nv_internal/include"):
+        (csrc / folder).mkdir(parents=True)
+    (csrc / "fmha_v2_run.cu").write_text("#include <fused_multihead_attention.h>\n")
+    (csrc / "mixed_comm.cu").write_text("#include <nvshmem.h>\n#include <nvshmemx.h>\n")
+    (csrc / "plain.cu").write_text('#include "flashinfer/vec_dtypes.cuh"\n')
+    base = {"r": (str(tmp_path / "inc"), str(csrc))}
+    fmha = _pair(bench, "UNKNOWN", "not-run", units=(str(csrc / "fmha_v2_run.cu"),))
+    nvshmem = _pair(bench, "UNKNOWN", "not-run", units=(str(csrc / "mixed_comm.cu"),))
+    plain = _pair(bench, "POLICY", "not-run", units=(str(csrc / "plain.cu"),))
+    assert bench.pair_includes(fmha, base) == base["r"] + (str(csrc / "fmha_v2"),)
+    assert bench.pair_flags(fmha) == ()
+    assert bench.pair_flags(nvshmem) == ("-rdc=true",)
+    assert bench.pair_includes(plain, base) == base["r"] and bench.pair_flags(plain) == ()
