@@ -93,64 +93,45 @@ def mark_baselined(findings: Iterable[Finding], baseline: Counter[str]) -> list[
 _MASK = (1 << 64) - 1
 _BLOCK_SIZE = 100
 _MOD = 37
-_FIRST_MOD = pow(_MOD, _BLOCK_SIZE, 1 << 64)
-_TAB, _SPACE, _LF, _CR, _EOF = 9, 32, 10, 13, 65535
+_EOF = "\uffff"
 
 
-class _LineHasher:
-    def __init__(self) -> None:
-        self.window = [0] * _BLOCK_SIZE
-        self.line_numbers = [-1] * _BLOCK_SIZE
-        self.hash = 0
-        self.index = 0
-        self.line = 0
-        self.line_start = True
-        self.prev_cr = False
-        self.counts: Counter[str] = Counter()
-        self.hashes: dict[int, str] = {}
+class LineHasher:
+    """primaryLocationLineHash of any line of one text, each computed when asked.
 
-    def output(self) -> None:
-        value = format(self.hash, "x")
-        self.counts[value] += 1
-        self.hashes[self.line_numbers[self.index]] = f"{value}:{self.counts[value]}"
-        self.line_numbers[self.index] = -1
+    The character stream codeql-action hashes is built with string operations (line endings
+    normalised, spaces and tabs dropped, the EOF mark appended); a line's hash is the polynomial
+    hash of the 100 characters from its start, zero-padded, and its ":<n>" numbers the lines
+    before it whose 100 characters are the same."""
 
-    def update(self, current: int) -> None:
-        begin = self.window[self.index]
-        self.window[self.index] = current
-        self.hash = (_MOD * self.hash + current - _FIRST_MOD * begin) & _MASK
-        self.index = (self.index + 1) % _BLOCK_SIZE
+    def __init__(self, text: str) -> None:
+        if any(ord(char) > 0xFFFF for char in text):  # JavaScript's charCodeAt sees UTF-16 units
+            units = text.encode("utf-16-le", "surrogatepass")
+            text = "".join(chr(units[i] | units[i + 1] << 8) for i in range(0, len(units), 2))
+        stream = text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "") + _EOF
+        self.stream = stream
+        self.starts = [0, *(match.end() for match in re.finditer("\n", stream))]
+        seen: Counter[str] = Counter()
+        self.repeats = []
+        for start in self.starts:
+            window = self._window(start)
+            seen[window] += 1
+            self.repeats.append(seen[window])
 
-    def process(self, current: int) -> None:
-        if current in (_SPACE, _TAB) or (self.prev_cr and current == _LF):
-            self.prev_cr = False
-            return
-        self.prev_cr = current == _CR
-        if current == _CR:
-            current = _LF
-        if self.line_numbers[self.index] != -1:
-            self.output()
-        if self.line_start:
-            self.line_start = False
-            self.line += 1
-            self.line_numbers[self.index] = self.line
-        if current == _LF:
-            self.line_start = True
-        self.update(current)
+    def _window(self, start: int) -> str:
+        window = self.stream[start : start + _BLOCK_SIZE]
+        return window + "\0" * (_BLOCK_SIZE - len(window))
 
-    def finish(self) -> dict[int, str]:
-        self.process(_EOF)
-        for _ in range(_BLOCK_SIZE):
-            if self.line_numbers[self.index] != -1:
-                self.output()
-            self.update(0)
-        return self.hashes
+    def get(self, line: int) -> str | None:
+        if not 1 <= line <= len(self.starts):
+            return None
+        value = 0
+        for char in self._window(self.starts[line - 1]):
+            value = (value * _MOD + ord(char)) & _MASK
+        return f"{value:x}:{self.repeats[line - 1]}"
 
 
 def line_hashes(text: str) -> dict[int, str]:
     """1-based line number -> primaryLocationLineHash, exactly as codeql-action computes it."""
-    hasher = _LineHasher()
-    units = text.encode("utf-16-le", "surrogatepass")  # JavaScript's charCodeAt sees UTF-16 units
-    for offset in range(0, len(units), 2):
-        hasher.process(units[offset] | (units[offset + 1] << 8))
-    return hasher.finish()
+    hasher = LineHasher(text)
+    return {line: hasher.get(line) for line in range(1, len(hasher.starts) + 1)}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..baseline import FINGERPRINT_KEY, fingerprint, line_hashes
+from ..baseline import FINGERPRINT_KEY, LineHasher, fingerprint
 from ..model import Diagnostic, Evidence, Finding, Fix, Level, Location
 from . import Report
 
@@ -205,11 +205,11 @@ def _fingerprints(finding: Finding, hashes: "_LineHashes") -> dict[str, str]:
 
 
 class _LineHashes:
-    """primaryLocationLineHash per (file, line), computed once per file from the scanned source."""
+    """primaryLocationLineHash per (file, line), from the scanned source; each file read once."""
 
     def __init__(self, root: str) -> None:
         self.root = Path(root) if root else None
-        self.cache: dict[str, dict[int, str]] = {}
+        self.cache: dict[str, LineHasher | None] = {}
 
     def get(self, path: str, line: int) -> str | None:
         if self.root is None:
@@ -219,8 +219,9 @@ class _LineHashes:
                 text = (self.root / path).read_bytes().decode("utf-8", "replace")
             except OSError:
                 text = None
-            self.cache[path] = line_hashes(text) if text is not None else {}
-        return self.cache[path].get(line)
+            self.cache[path] = LineHasher(text) if text is not None else None
+        hasher = self.cache[path]
+        return hasher.get(line) if hasher is not None else None
 
 
 # ---------------------------------------------------------------- run-level parts
