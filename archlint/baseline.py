@@ -105,26 +105,29 @@ class LineHasher:
     before it whose 100 characters are the same."""
 
     def __init__(self, text: str) -> None:
-        if any(ord(char) > 0xFFFF for char in text):  # JavaScript's charCodeAt sees UTF-16 units
+        if not text.isascii() and max(text) > "\uffff":  # JavaScript's charCodeAt sees UTF-16 units
             units = text.encode("utf-16-le", "surrogatepass")
             text = "".join(chr(units[i] | units[i + 1] << 8) for i in range(0, len(units), 2))
         stream = text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "") + _EOF
         self.stream = stream
         self.starts = [0, *(match.end() for match in re.finditer("\n", stream))]
-        seen: Counter[str] = Counter()
-        self.repeats = []
-        for start in self.starts:
-            window = self._window(start)
-            seen[window] += 1
-            self.repeats.append(seen[window])
+        self.seen: Counter[str] = Counter()
+        self.repeats: list[int] = []  # counted as far as a line was asked for
 
     def _window(self, start: int) -> str:
         window = self.stream[start : start + _BLOCK_SIZE]
-        return window + "\0" * (_BLOCK_SIZE - len(window))
+        return window if len(window) == _BLOCK_SIZE else window + "\0" * (_BLOCK_SIZE - len(window))
 
     def get(self, line: int) -> str | None:
         if not 1 <= line <= len(self.starts):
             return None
+        stream, seen, repeats = self.stream, self.seen, self.repeats
+        for start in self.starts[len(repeats) : line]:
+            window = stream[start : start + _BLOCK_SIZE]
+            if len(window) < _BLOCK_SIZE:
+                window += "\0" * (_BLOCK_SIZE - len(window))
+            seen[window] += 1
+            repeats.append(seen[window])
         value = 0
         for char in self._window(self.starts[line - 1]):
             value = (value * _MOD + ord(char)) & _MASK

@@ -70,14 +70,20 @@ def _to_data(log) -> dict:
         return json.loads(rules.to_json(log))
 
     def convert(obj):
+        if obj is None or isinstance(obj, (str, bool, int, float)):
+            return obj
+        if isinstance(obj, (list, tuple)):
+            return [convert(item) for item in obj]
+        if isinstance(obj, dict):
+            return {str(key): convert(value) for key, value in obj.items()}
         if not hasattr(obj, "__dict__"):
             return str(obj)
         data = dict(vars(obj))
         drop(obj, data)
         rename(obj, data)
-        return data
+        return {key: convert(value) for key, value in data.items()}
 
-    return json.loads(json.dumps(log, default=convert))
+    return convert(log)
 
 
 # ---------------------------------------------------------------- tool and rules
