@@ -216,8 +216,9 @@ def cache() -> None:
 @cache.command("clear")
 def cache_clear() -> None:
     """Delete every cached facts file."""
-    importlib.import_module("archlint.cache").clear()
-    click.echo("archlint: cache cleared", err=True)
+    cache = importlib.import_module("archlint.cache")
+    removed = cache.clear()
+    click.echo(f"archlint: removed {removed} cache entr{'y' if removed == 1 else 'ies'} from {cache.cache_dir()}", err=True)
 
 
 # ---------------------------------------------------------------- scan plumbing

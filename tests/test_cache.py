@@ -228,6 +228,7 @@ def test_cache_clear_command(tmp_path, cache_home):
     (cache_home / cache_module.LAYOUT / "00" / ".tmp-left-by-a-killed-scan").write_bytes(b"half")
     result = CliRunner().invoke(cli, ["cache", "clear"])
     assert result.exit_code == 0, result.output
+    assert f"removed {count} cache entries" in result.output
     assert not entries(cache_home)
     assert not list((cache_home / cache_module.LAYOUT).rglob(".tmp-*"))
     assert clear() == 0
