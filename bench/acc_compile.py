@@ -34,6 +34,9 @@ SPEC_ADDITIONS = (
     ("fused_multihead_attention", ("fmha_v2",), ()),
     # jit/comm.py gen_mixed_comm_module: nvidia.nvshmem's include folder (--nvshmem) and -rdc=true
     ("nvshmem", (), ("-rdc=true",)),
+    # jit/gemm/fp8_blockscale.py, jit/fused_moe.py: `-DENABLE_FP8_BLOCK_SCALE if is_cuda_version_at_least("12.8")`,
+    # true for the nvcc 13 these builds use; the only file that reads it is this unit
+    ("fp8_blockscale_gemm.cu", (), ("-DENABLE_FP8_BLOCK_SCALE",)),
 )
 
 
