@@ -3,8 +3,9 @@
     python bench/acc_bundle.py jobs.json bundle.tar.xz
 
 Each job's unit and everything its `#include` lines can reach through the job's include folders
-(every `#include`, whatever condition it sits under, so the set is a superset of what nvcc opens),
-packed under their absolute paths: unpacked with `tar -C / -xJf bundle.tar.xz` (or Python's tarfile)
+(every `#include`, whatever condition it sits under), and whole every include folder under 64 MB
+that those files touch: libraries such as CCCL name headers through macros, which no reading of
+`#include` lines follows. Packed under their absolute paths: unpacked with `tar -C / -xJf bundle.tar.xz` (or Python's tarfile)
 on the other machine, the builds find their files where this machine has them, so the compile-cache
 keys match.
 """
@@ -44,6 +45,16 @@ def closure(units: list[str], include_dirs: list[str]) -> set[str]:
     return seen
 
 
+def _whole_folder(folder: str, reached: set[str], limit: int = 64 << 20) -> set[str]:
+    root = str(Path(folder).resolve()) + "/"
+    if not any(path.startswith(root) for path in reached):
+        return set()
+    members = [p for p in Path(root).rglob("*") if p.is_file()]
+    if sum(p.stat().st_size for p in members) > limit:
+        return set()
+    return {str(p.resolve()) for p in members}
+
+
 def main(argv: list[str]) -> int:
     jobs_path, bundle = Path(argv[0]), Path(argv[1])
     jobs = json.loads(jobs_path.read_text(encoding="utf-8"))
@@ -52,7 +63,10 @@ def main(argv: list[str]) -> int:
     for job in jobs:
         by_folders.setdefault(tuple(job["includes"]), []).append(job["unit"])
     for folders, units in by_folders.items():
-        files |= closure(units, list(folders))
+        reached = closure(units, list(folders))
+        files |= reached
+        for folder in folders:
+            files |= _whole_folder(folder, reached)
     with tarfile.open(bundle, "w:xz") as archive:
         for path in sorted(files):
             archive.add(path, arcname=path.lstrip("/"), recursive=False)

@@ -30,6 +30,9 @@ def aggregate(outcomes: list[str]) -> str:
 SPEC_ADDITIONS = (
     # jit/comm.py, fp4_quantization.py, moe_utils.py, gemm/fp8_blockscale.py: TensorRT-LLM-derived sources
     ("tensorrt_llm/", ("nv_internal", "nv_internal/include", "nv_internal/tensorrt_llm/cutlass_extensions/include"), ()),
+    # jit/comm.py _dcp_alltoall_include_paths (cake_dcp_alltoall.py's spec too): the dispatch header
+    # includes tensorrt_llm/kernels/helixAllToAll.h
+    ("cake_dcp_alltoall", ("nv_internal", "nv_internal/include"), ()),
     # jit/attention/modules.py, the fmha_v2 specs: -I csrc/fmha_v2
     ("fused_multihead_attention", ("fmha_v2",), ()),
     # jit/comm.py gen_mixed_comm_module: nvidia.nvshmem's include folder (--nvshmem) and -rdc=true
