@@ -43,18 +43,24 @@ class Requirement:
         return True
 
     def describe(self) -> str:
-        base = f"sm_{self.min_cc}"
-        if self.requires == "a":
-            if len(self.ccs) == 1:
-                return f"needs {base}a (arch-specific, cc {_cc_text(self.ccs[0])} only)"
-            return f"needs an arch-specific target: {_targets(self.ccs or (self.min_cc,), 'a')}"
-        if self.requires == "f":
-            if self.ccs:
-                return f"needs a family- or arch-specific target: {_targets(self.ccs, 'f')} (or their `a` targets)"
-            return f"needs {base}f/{base}a or a newer family- or arch-specific target (not plain sm_XY)"
-        if self.ccs:
-            return f"needs one of {_targets(self.ccs, '')}"
-        return f"needs {base} or newer"
+        return _describe(self)
+
+
+@lru_cache(maxsize=None)
+def _describe(requirement: Requirement) -> str:
+    """What a requirement asks for, in words (memoised: verdicts ask for it once per construct hit)."""
+    base = f"sm_{requirement.min_cc}"
+    if requirement.requires == "a":
+        if len(requirement.ccs) == 1:
+            return f"needs {base}a (arch-specific, cc {_cc_text(requirement.ccs[0])} only)"
+        return f"needs an arch-specific target: {_targets(requirement.ccs or (requirement.min_cc,), 'a')}"
+    if requirement.requires == "f":
+        if requirement.ccs:
+            return f"needs a family- or arch-specific target: {_targets(requirement.ccs, 'f')} (or their `a` targets)"
+        return f"needs {base}f/{base}a or a newer family- or arch-specific target (not plain sm_XY)"
+    if requirement.ccs:
+        return f"needs one of {_targets(requirement.ccs, '')}"
+    return f"needs {base} or newer"
 
 
 def _cc_text(cc: int) -> str:
