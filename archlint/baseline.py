@@ -12,6 +12,8 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable
+from itertools import islice
+from operator import countOf
 from dataclasses import replace
 from pathlib import Path
 
@@ -104,37 +106,56 @@ class LineHasher:
     hash of the 100 characters from its start, zero-padded, and its ":<n>" numbers the lines
     before it whose 100 characters are the same."""
 
+    _COUNT_ALL_AFTER = 16  # lines asked for, after which numbering every line at once is cheaper
+
     def __init__(self, text: str) -> None:
         if not text.isascii() and max(text) > "\uffff":  # JavaScript's charCodeAt sees UTF-16 units
             units = text.encode("utf-16-le", "surrogatepass")
             text = "".join(chr(units[i] | units[i + 1] << 8) for i in range(0, len(units), 2))
         stream = text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "") + _EOF
-        self.stream = stream
+        self.padded = stream + "\0" * _BLOCK_SIZE  # the zeros the rolling hash shifts in after the end
         self.starts = [0, *(match.end() for match in re.finditer("\n", stream))]
-        self.seen: Counter[str] = Counter()
-        self.repeats: list[int] = []  # counted as far as a line was asked for
-
-    def _window(self, start: int) -> str:
-        window = self.stream[start : start + _BLOCK_SIZE]
-        return window if len(window) == _BLOCK_SIZE else window + "\0" * (_BLOCK_SIZE - len(window))
+        self.windows: list[str] = []  # each line's 100 characters, as far as a line was asked for
+        self.repeats: list[int] | None = None
+        self.asked = 0
 
     def get(self, line: int) -> str | None:
         if not 1 <= line <= len(self.starts):
             return None
-        stream, seen, repeats = self.stream, self.seen, self.repeats
-        for start in self.starts[len(repeats) : line]:
-            window = stream[start : start + _BLOCK_SIZE]
-            if len(window) < _BLOCK_SIZE:
-                window += "\0" * (_BLOCK_SIZE - len(window))
-            seen[window] += 1
-            repeats.append(seen[window])
-        value = 0
-        for char in self._window(self.starts[line - 1]):
-            value = (value * _MOD + ord(char)) & _MASK
-        return f"{value:x}:{self.repeats[line - 1]}"
+        self.asked += 1
+        if self.repeats is None and self.asked > self._COUNT_ALL_AFTER:
+            self.repeats = _repeat_numbers(self._windows_to(len(self.starts)))
+        windows = self._windows_to(line)
+        window = windows[line - 1]
+        repeats = self.repeats[line - 1] if self.repeats is not None else countOf(islice(windows, line), window)
+        return f"{_hash(window):x}:{repeats}"
+
+    def _windows_to(self, line: int) -> list[str]:
+        if len(self.windows) < line:
+            padded = self.padded
+            self.windows += [padded[start : start + _BLOCK_SIZE] for start in self.starts[len(self.windows) : line]]
+        return self.windows
+
+
+def _repeat_numbers(windows: list[str]) -> list[int]:
+    seen: Counter[str] = Counter()
+    numbers = []
+    for window in windows:
+        seen[window] += 1
+        numbers.append(seen[window])
+    return numbers
+
+
+def _hash(window: str) -> int:
+    value = 0
+    for char in window:
+        value = (value * _MOD + ord(char)) & _MASK
+    return value
 
 
 def line_hashes(text: str) -> dict[int, str]:
     """1-based line number -> primaryLocationLineHash, exactly as codeql-action computes it."""
     hasher = LineHasher(text)
-    return {line: hasher.get(line) for line in range(1, len(hasher.starts) + 1)}
+    windows = hasher._windows_to(len(hasher.starts))
+    return {line: f"{_hash(window):x}:{number}"
+            for line, (window, number) in enumerate(zip(windows, _repeat_numbers(windows)), 1)}

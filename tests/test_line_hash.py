@@ -75,3 +75,11 @@ def test_a_line_past_the_end_has_no_hash():
     hasher = LineHasher("a\nb\n")
     assert hasher.get(3) is not None  # the EOF mark after the last newline starts a line
     assert hasher.get(4) is None and hasher.get(0) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(TEXTS, st.lists(st.integers(1, 40), max_size=30))
+def test_lines_asked_one_at_a_time_match_the_whole_table(text, lines):
+    whole = line_hashes(text)
+    hasher = LineHasher(text)
+    assert [hasher.get(line) for line in lines] == [whole.get(line) for line in lines]

@@ -62,12 +62,21 @@ def build_log(report: Report):
 
 
 def _to_data(log) -> dict:
-    from jschema_to_python import to_json as rules
+    """The SarifLog as plain data, as jschema_to_python serialises it: properties equal to their
+    attrs default dropped, Python names renamed to the schema's (each class's table read once)."""
+    import attr
 
-    rename = getattr(rules, "_change_python_property_names_to_schema_property_names", None)
-    drop = getattr(rules, "_remove_properties_with_default_values", None)
-    if rename is None or drop is None:  # another jschema_to_python: use its public entry point
-        return json.loads(rules.to_json(log))
+    plans: dict[type, dict[str, tuple[object, str]]] = {}
+
+    def plan(cls) -> dict[str, tuple[object, str]]:
+        if cls not in plans:
+            fields = attr.fields(cls) if attr.has(cls) else ()
+            plans[cls] = {
+                f.name: (f.default.factory() if isinstance(f.default, attr.Factory) else f.default,
+                         f.metadata.get("schema_property_name") or f.name)
+                for f in fields
+            }
+        return plans[cls]
 
     def convert(obj):
         if obj is None or isinstance(obj, (str, bool, int, float)):
@@ -78,12 +87,18 @@ def _to_data(log) -> dict:
             return {str(key): convert(value) for key, value in obj.items()}
         if not hasattr(obj, "__dict__"):
             return str(obj)
-        data = dict(vars(obj))
-        drop(obj, data)
-        rename(obj, data)
-        return {key: convert(value) for key, value in data.items()}
+        fields = plan(type(obj))
+        data = {}
+        for name, value in vars(obj).items():
+            default, schema_name = fields.get(name, (_NO_DEFAULT, name))
+            if value != default:
+                data[schema_name] = convert(value)
+        return data
 
     return convert(log)
+
+
+_NO_DEFAULT = object()
 
 
 # ---------------------------------------------------------------- tool and rules
