@@ -133,6 +133,7 @@ def _identifier_pattern(kb: KnowledgeBase) -> re.Pattern | None:
 
 _IF_CONSTEXPR_RE = re.compile(rb"\bif\s+constexpr\s*\(")
 _ELSE_RE = re.compile(rb"\s*else\b\s*")
+_IF_RE = re.compile(rb"if\s*(?:constexpr\s*)?\(")
 
 
 def _mark_constexpr_branches(constructs: list[Construct], structure: Structure) -> list[Construct]:
@@ -176,7 +177,7 @@ def _statement_end(masked: bytes, pos: int) -> int | None:
         pos += 1
     if masked.startswith(b"{", pos):
         return _matching(masked, pos, b"{")
-    nested = re.compile(rb"if\s*(?:constexpr\s*)?\(").match(masked, pos)
+    nested = _IF_RE.match(masked, pos)
     if nested:
         condition_end = _matching(masked, nested.end() - 1, b"(")
         branch = None if condition_end is None else _statement_end(masked, condition_end)

@@ -138,8 +138,9 @@ def _writes_outside_thread(statement: str) -> bool:
     if words[0].startswith("@") and len(words) > 1:  # a guarded instruction: `@%p1 st.global.u32 ...`
         words = words[1:]
     op = words[0]
-    if op.startswith("call"):
-        return "vprintf" not in statement.split(",")[1 if "(" in words[1] else 0]
+    if op.startswith("call"):  # `call.uni (retval0), vprintf, (param0, param1)`
+        callee = next((word.strip(",") for word in words[1:] if not word.startswith("(")), "")
+        return callee != "vprintf"
     if op.startswith("st.") and (".local" in op or ".param" in op):
         return False
     return op.split(".")[0].startswith(_WRITING_OPS)
