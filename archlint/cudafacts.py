@@ -17,7 +17,7 @@ from bisect import bisect_right
 from dataclasses import replace
 
 from .cpp.directives import Structure, comment_spans, scan_directives
-from .functions import find_functions, guarded_calls
+from .functions import closing_bracket, find_functions, guarded_calls
 from .model import Construct, CudaFacts, Diagnostic, Function, SmemRequest
 from .ptx import PtxError, _literals_from, opcodes
 from .smem import smem_requests
@@ -156,7 +156,7 @@ def constexpr_branch_spans(masked: bytes) -> list[tuple[int, int]]:
     """(start, end) byte offsets of the statements an `if constexpr` chooses between, `else` included."""
     spans = []
     for match in _IF_CONSTEXPR_RE.finditer(masked):
-        condition_end = _matching(masked, match.end() - 1, b"(")
+        condition_end = _past_closing(masked, match.end() - 1, b"(", b")")
         if condition_end is None:
             continue
         branch = _statement_end(masked, condition_end)
@@ -176,10 +176,10 @@ def _statement_end(masked: bytes, pos: int) -> int | None:
     while pos < len(masked) and masked[pos : pos + 1].isspace():
         pos += 1
     if masked.startswith(b"{", pos):
-        return _matching(masked, pos, b"{")
+        return _past_closing(masked, pos, b"{", b"}")
     nested = _IF_RE.match(masked, pos)
     if nested:
-        condition_end = _matching(masked, nested.end() - 1, b"(")
+        condition_end = _past_closing(masked, nested.end() - 1, b"(", b")")
         branch = None if condition_end is None else _statement_end(masked, condition_end)
         otherwise = None if branch is None else _ELSE_RE.match(masked, branch)
         return (_statement_end(masked, otherwise.end()) or branch) if otherwise else branch
@@ -187,17 +187,9 @@ def _statement_end(masked: bytes, pos: int) -> int | None:
     return None if semicolon < 0 else semicolon + 1
 
 
-_BRACKETS = {b"(": re.compile(rb"[()]"), b"{": re.compile(rb"[{}]")}
-
-
-def _matching(masked: bytes, pos: int, opening: bytes) -> int | None:
-    """Offset just past the bracket that closes the one at `pos`."""
-    depth = 0
-    for match in _BRACKETS[opening].finditer(masked, pos):
-        depth += 1 if match.group() == opening else -1
-        if depth == 0:
-            return match.end()
-    return None
+def _past_closing(masked: bytes, pos: int, opening: bytes, closing: bytes) -> int | None:
+    end = closing_bracket(masked, pos, opening, closing)
+    return None if end is None else end + 1
 
 
 def _suppressions(data: bytes, structure: Structure) -> list[Suppression]:

@@ -102,8 +102,10 @@ def _walk(start: Path, root: Path, exclude: tuple[str, ...], files: dict[str, So
                 diagnostics.append(Diagnostic(relative or ".", f"folder cannot be listed: {error.strerror or error}", rule="AL902"))
                 continue
             for entry in entries:
-                if _is_plain_file(entry):
-                    _add_file(entry, relative, exclude, files)
+                if _is_plain_file(entry):  # classified from the listing, with no further system call
+                    path = entry.name if relative in ("", ".") else f"{relative}/{entry.name}"
+                    if not (exclude and _excluded(path, exclude)):
+                        _add_file(files, path, entry.path, entry.name)
                     continue
                 if entry.name in SKIP_DIRS and entry.is_dir(follow_symlinks=False):
                     continue
@@ -122,9 +124,7 @@ def _walk(start: Path, root: Path, exclude: tuple[str, ...], files: dict[str, So
                     continue
                 stack.append(Path(entry.path))
         elif stat.S_ISREG(info.st_mode):
-            language = language_of(current.name)
-            if language is not None and relative not in files:
-                files[relative] = SourceFile(relative, str(current), language)
+            _add_file(files, relative, str(current), current.name)
         elif language_of(current.name) is not None:
             diagnostics.append(Diagnostic(relative, "not a regular file (FIFO, socket or device); skipped", rule="AL902"))
 
@@ -136,11 +136,8 @@ def _is_plain_file(entry: os.DirEntry) -> bool:
         return False
 
 
-def _add_file(entry: os.DirEntry, folder: str, exclude: tuple[str, ...], files: dict[str, SourceFile]) -> None:
-    """A regular file met in a listing: classified by name, with no further system call."""
-    language = language_of(entry.name)
-    if language is None:
-        return
-    relative = entry.name if folder in ("", ".") else f"{folder}/{entry.name}"
-    if relative not in files and not (exclude and _excluded(relative, exclude)):
-        files[relative] = SourceFile(relative, entry.path, language)
+def _add_file(files: dict[str, SourceFile], relative: str, path: str, name: str) -> None:
+    """Record a regular file under its root-relative path when its name marks a language we read."""
+    language = language_of(name)
+    if language is not None and relative not in files:
+        files[relative] = SourceFile(relative, path, language)

@@ -189,7 +189,7 @@ def _signature_paren(masked: bytes, start: int) -> int | None:
             return None
         before = masked[max(pos, opening - 40) : opening].rstrip()
         if before.endswith((b"__launch_bounds__", b"__cluster_dims__", b"__align__", b"__attribute__", b"alignas")):
-            closing = _match(masked, opening, b"(", b")")
+            closing = closing_bracket(masked, opening, b"(", b")")
             if closing is None:
                 return None
             pos = closing + 1
@@ -199,17 +199,18 @@ def _signature_paren(masked: bytes, start: int) -> int | None:
 
 
 def _body_after(masked: bytes, opening: int) -> tuple[int, int] | None:
-    closing = _match(masked, opening, b"(", b")")
+    closing = closing_bracket(masked, opening, b"(", b")")
     if closing is None:
         return None
     brace = masked.find(b"{", closing, closing + 400)
     if brace < 0 or masked.find(b";", closing, brace) >= 0:
         return None
-    end = _match(masked, brace, b"{", b"}")
+    end = closing_bracket(masked, brace, b"{", b"}")
     return None if end is None else (brace, end + 1)
 
 
-def _match(masked: bytes, start: int, open_char: bytes, close_char: bytes, limit: int = 4_000_000) -> int | None:
+def closing_bracket(masked: bytes, start: int, open_char: bytes, close_char: bytes, limit: int = 4_000_000) -> int | None:
+    """Offset of the bracket that closes the one at `start` (comments and literals already masked)."""
     depth, pos, stop = 0, start, min(len(masked), start + limit)
     for token in _PAIR_RES[open_char].finditer(masked, pos, stop):
         depth += 1 if token.group(0) == open_char else -1

@@ -118,15 +118,18 @@ def body_kind(body: str) -> str:
         statement = re.sub(r"^(?:[\w$]+:\s*)+", "", raw.strip()).strip()  # labels
         if statement and not statement.startswith("."):  # .reg/.local/.pragma/.loc: declarations
             statements.append(statement)
-    ops = [statement.split()[0] for statement in statements]
-    meaningful = [op for op in ops if op not in ("ret", "exit")]
-    if not meaningful:
+    ops = [_opcode(statement) for statement in statements]
+    if all(op in ("ret", "exit") for op in ops):
         return "empty"
-    if all(op in ("trap", "brkpt") for op in meaningful):
-        return "trap"
-    if "trap" in ops and not any(_writes_outside_thread(statement) for statement in statements):
+    if any(op in ("trap", "brkpt") for op in ops) and not any(_writes_outside_thread(s) for s in statements):
         return "trap"
     return "code"
+
+
+def _opcode(statement: str) -> str:
+    """The instruction of a PTX statement, past a guard predicate (`@%p1 st.global.u32 ...`)."""
+    words = statement.split()
+    return words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
 
 
 # Instructions that can leave a result where another thread or the host sees it.
@@ -134,12 +137,10 @@ _WRITING_OPS = ("st", "atom", "red", "cp", "multimem", "tcgen05", "wgmma", "mma"
 
 
 def _writes_outside_thread(statement: str) -> bool:
-    words = statement.split()
-    if words[0].startswith("@") and len(words) > 1:  # a guarded instruction: `@%p1 st.global.u32 ...`
-        words = words[1:]
-    op = words[0]
+    op = _opcode(statement)
     if op.startswith("call"):  # `call.uni (retval0), vprintf, (param0, param1)`
-        callee = next((word.strip(",") for word in words[1:] if not word.startswith("(")), "")
+        words = statement.split(op, 1)[1].split()
+        callee = next((word.strip(",") for word in words if not word.startswith("(")), "")
         return callee != "vprintf"
     if op.startswith("st.") and (".local" in op or ".param" in op):
         return False
