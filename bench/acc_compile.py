@@ -26,31 +26,47 @@ def aggregate(outcomes: list[str]) -> str:
 
 
 # What the FlashInfer specs that build certain units add (extra_include_paths, -I and other nvcc
-# flags): (text in the unit's path or its #include lines, folders under data/csrc, flags).
+# flags): (text in the unit's path or its #include lines, folders under data/csrc or "package:<name>"
+# for the include folder of a package from PyPI, given with --headers <name>=<folder>, flags).
 SPEC_ADDITIONS = (
     # jit/comm.py, fp4_quantization.py, moe_utils.py, gemm/fp8_blockscale.py: TensorRT-LLM-derived sources
     ("tensorrt_llm/", ("nv_internal", "nv_internal/include", "nv_internal/tensorrt_llm/cutlass_extensions/include"), ()),
     # jit/comm.py _dcp_alltoall_include_paths (cake_dcp_alltoall.py's spec too): the dispatch header
     # includes tensorrt_llm/kernels/helixAllToAll.h
     ("cake_dcp_alltoall", ("nv_internal", "nv_internal/include"), ()),
-    # jit/attention/modules.py, the fmha_v2 specs: -I csrc/fmha_v2
-    ("fused_multihead_attention", ("fmha_v2",), ()),
+    # jit/attention/modules.py, the fmha_v2 specs: -I csrc/fmha_v2; its utilities include <cublasLt.h>,
+    # which the JIT finds in the CUDA toolkit and the bench in the nvidia-cublas wheel
+    ("fused_multihead_attention", ("fmha_v2", "package:cublas"), ()),
+    ("fmha_v2", ("fmha_v2", "package:cublas"), ()),
     # jit/comm.py gen_mixed_comm_module: nvidia.nvshmem's include folder (--nvshmem) and -rdc=true
     ("nvshmem", (), ("-rdc=true",)),
     # jit/gemm/fp8_blockscale.py, jit/fused_moe.py: `-DENABLE_FP8_BLOCK_SCALE if is_cuda_version_at_least("12.8")`,
-    # true for the nvcc 13 these builds use; the only file that reads it is this unit
-    ("fp8_blockscale_gemm.cu", (), ("-DENABLE_FP8_BLOCK_SCALE",)),
+    # true for the nvcc 13 these builds use; the only file that reads it is this unit, which includes <cublasLt.h>
+    ("fp8_blockscale_gemm.cu", ("package:cublas",), ("-DENABLE_FP8_BLOCK_SCALE",)),
+    # jit/comm.py gen_dcp_lse_reduce_module: torch.utils.cpp_extension.include_paths(device_type="cuda") and
+    # the nvidia-nccl wheel's include folder (NCCL's device API)
+    ("dcp_lse_reduce", ("package:torch", "package:torch-api", "package:nccl"), ()),
 )
 
 
-def pair_includes(pair, includes_by_release: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
-    """The release's include folders, plus those the spec adds for the pair's units."""
+def pair_includes(pair, includes_by_release: dict[str, tuple[str, ...]],
+                  packages: dict[str, str] | None = None) -> tuple[str, ...]:
+    """The release's include folders, plus those the spec adds for the pair's units, plus the folder of
+    generated units (the specs that generate sources pass it with -I)."""
     base = includes_by_release[pair.release]
     csrc = next((d for d in base if d.endswith("/data/csrc")), None)
     if csrc is None:
         return base
-    extra = [str(Path(csrc) / folder) for marker, folders, _ in _additions(pair.units) for folder in folders]
-    return base + tuple(d for d in dict.fromkeys(extra) if d not in base and Path(d).is_dir())
+    extra = [_addition_folder(folder, csrc, packages or {})
+             for marker, folders, _ in _additions(pair.units) for folder in folders]
+    extra += [str(Path(unit).parent) for unit in pair.units if "/generated/" in unit]
+    return base + tuple(d for d in dict.fromkeys(extra) if d and d not in base and Path(d).is_dir())
+
+
+def _addition_folder(folder: str, csrc: str, packages: dict[str, str]) -> str:
+    if folder.startswith("package:"):
+        return packages.get(folder.split(":", 1)[1], "")
+    return str(Path(csrc) / folder)
 
 
 def pair_flags(pair) -> tuple[str, ...]:
@@ -82,14 +98,14 @@ def probe_options(includes: tuple[str, ...], defines: tuple[str, ...], timeout_s
                         timeout_s=timeout_s, extra_flags=spec.flags + tuple(flags), cache_dir=cache_dir, jobs=1)
 
 
-def plan(pairs: list, includes_by_release: dict[str, tuple[str, ...]]) -> list[dict]:
+def plan(pairs: list, includes_by_release: dict[str, tuple[str, ...]], packages: dict[str, str] | None = None) -> list[dict]:
     """The builds the pairs need, each once: unit, target, defines, include folders, reference build."""
     jobs: dict[tuple, dict] = {}
     for pair in pairs:
         for unit in pair.units:
             key = (unit, pair.target, pair.defines)
             job = jobs.setdefault(key, {"unit": unit, "target": pair.target, "defines": list(pair.defines),
-                                        "includes": list(pair_includes(pair, includes_by_release)),
+                                        "includes": list(pair_includes(pair, includes_by_release, packages)),
                                         "flags": list(pair_flags(pair)),
                                         "references": [], "project": pair.project})
             for ref in pair.references:
@@ -186,7 +202,7 @@ def import_records(records: list[dict], timeout_s: float, cache_dir: str | None)
 
 
 def classify(pairs: list, includes_by_release: dict[str, tuple[str, ...]], timeout_s: float,
-             cache_dir: str | None) -> list:
+             cache_dir: str | None, packages: dict[str, str] | None = None) -> list:
     """Fill in each pair's compiler answer from the compile cache (builds not in it: `not-run`)."""
     from archlint.runtime.compile_probe import cache_key, cache_load, default_cache_dir, find_nvcc
 
@@ -194,7 +210,7 @@ def classify(pairs: list, includes_by_release: dict[str, tuple[str, ...]], timeo
     directory = Path(cache_dir) if cache_dir else default_cache_dir()
 
     def lookup(unit: str, target: str, pair):
-        options = probe_options(pair_includes(pair, includes_by_release), pair.defines, timeout_s, cache_dir,
+        options = probe_options(pair_includes(pair, includes_by_release, packages), pair.defines, timeout_s, cache_dir,
                                 pair.project, target, pair_flags(pair))
         path = Path(unit).resolve()
         if not path.is_file() or nvcc is None:

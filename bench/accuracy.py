@@ -41,6 +41,7 @@ sys.path.insert(0, str(HERE))
 
 from acc_compile import (aggregate, classify, execute, import_records, plan, probe_options,  # noqa: E402,F401
                          _cached, pair_flags, pair_includes)
+from acc_generated import generated_units  # noqa: E402
 from acc_projects import FLASHINFER, SGLANG, Project, flashinfer_includes, project_of, sglang_includes, sglang_unit  # noqa: E402
 
 VERDICTS = ("POLICY", "GENUINE", "EMPTY", "UNKNOWN")
@@ -164,6 +165,10 @@ def load_pairs(scan: dict, release: str, targets: tuple[str, ...], units: dict, 
                     defines = tuple(dict.fromkeys(defines + extra))
             paths = tuple(os.path.join(root, u) for u in sources)
             bare: tuple[str, ...] = ()
+            generated = (generated_units(Path(root), gate["id"], gate["text"], workdir)
+                         if project is FLASHINFER and workdir is not None else None)
+            if generated is not None:
+                paths = generated
             if project is SGLANG and workdir is not None:
                 built = [sglang_unit(path, workdir) for path in paths]
                 paths, bare = tuple(b[0] for b in built), tuple(b[0] for b in built if not b[1])
@@ -351,6 +356,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tvm-ffi", type=Path, help="folder of the apache-tvm-ffi package (its include/ is used)")
     parser.add_argument("--nvshmem", type=Path,
                         help="folder of the nvidia-nvshmem package (nvidia/nvshmem; its include/ is used)")
+    parser.add_argument("--headers", action="append", default=[], metavar="NAME=FOLDER",
+                        help="include folder of a PyPI package some specs add (cublas, torch, torch-api, nccl; "
+                             "see acc_compile.SPEC_ADDITIONS), repeatable")
     parser.add_argument("--target", action="append", help=f"targets (default: {' '.join(DEFAULT_TARGETS)})")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/archlint-accuracy"),
                         help="scan JSON, the sample, the results and the report go here")
@@ -408,7 +416,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         chosen = sample(all_pairs, args.sample, args.seed, args.max_units)
     print(f"sample: {len(chosen)} pairs: " + ", ".join(f"{k} {v}" for k, v in sorted(Counter(p.verdict for p in chosen).items())))
-    jobs = plan(chosen, includes_by_release)
+    packages = dict(item.split("=", 1) for item in args.headers)
+    jobs = plan(chosen, includes_by_release, packages)
     if args.export_jobs:
         jobs = [job for job in jobs if not _cached(job, args.timeout, args.cache_dir)]
         args.export_jobs.write_text(json.dumps(jobs, indent=1, sort_keys=True), encoding="utf-8")
@@ -419,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"imported {stored} builds from {args.records}")
     if not args.no_compile:
         execute(jobs, budget, args.jobs, args.timeout, args.cache_dir)
-    checked = classify(chosen, includes_by_release, args.timeout, args.cache_dir)
+    checked = classify(chosen, includes_by_release, args.timeout, args.cache_dir, packages)
     report = render(checked, population)
     print()
     print(report)

@@ -167,3 +167,114 @@ def test_units_get_the_folders_and_flags_their_spec_adds(bench, tmp_path):
     assert bench.pair_flags(fmha) == ()
     assert bench.pair_flags(nvshmem) == ("-rdc=true",)
     assert bench.pair_includes(plain, base) == base["r"] and bench.pair_flags(plain) == ()
+
+
+# ---------------------------------------------------------------- sources the JIT generates
+
+SPEC = '''\
+def gen_customize_single_prefill_module(backend):
+    if backend == "fa2":
+        return gen_jit_spec(uri, paths, extra_cuda_cflags=_fa2_prefill_head_dim_nvcc_flags(1, 2, 3))
+    return gen_jit_spec(
+        uri,
+        paths,
+        extra_cuda_cflags=sm90a_nvcc_flags,
+    )
+
+
+def gen_other_module():
+    return gen_jit_spec(uri, paths, extra_cuda_cflags=sm90a_nvcc_flags)
+'''
+
+
+def _fake_wheel(root: Path) -> Path:
+    (root / "jit" / "attention").mkdir(parents=True)
+    (root / "jit" / "attention" / "modules.py").write_text(SPEC)
+    csrc = root / "data" / "csrc"
+    csrc.mkdir(parents=True)
+    (csrc / "single_prefill_sm90_customize_config.jinja").write_text(
+        "using DTypeQ = {{ dtype_q }};\nconstexpr int HEAD_DIM_QK = {{ head_dim_qk }};\n"
+        "#define ADDITIONAL_PARAMS_SETTER {{ additional_params_setter }}\n{{ variant_decl }}\n")
+    (csrc / "single_prefill_sm90_kernel_inst.jinja").write_text(
+        '#include "single_prefill_sm90_config.inc"\n'
+        "template cudaError_t SinglePrefillWithKVCacheDispatched<{{ head_dim_qk }}, {{ mask_mode }}, "
+        "{{ variant_name }}>(Params params);\n")
+    (csrc / "single_prefill_sm90.cu").write_text('#include "single_prefill_sm90_config.inc"\n')
+    (csrc / "single_prefill_sm90_jit_binding.cu").write_text('#include "single_prefill_sm90_config.inc"\n')
+    return root
+
+
+def test_enclosing_function_is_read_not_run(tmp_path):
+    from acc_generated import enclosing_function
+
+    path = tmp_path / "spec.py"
+    path.write_text(SPEC + "\nraise SystemExit('never run')\n")
+    assert enclosing_function(path, 7) == "gen_customize_single_prefill_module"
+    assert enclosing_function(path, 12) == "gen_other_module"
+    assert enclosing_function(path, 10) == ""
+    assert enclosing_function(tmp_path / "missing.py", 3) == ""
+
+
+def test_fa3_gate_builds_the_rendered_folder(bench, tmp_path):
+    from acc_generated import generated_units
+
+    root = _fake_wheel(tmp_path / "fi-0.7.2" / "flashinfer")
+    work = tmp_path / "work"
+    units = generated_units(root, "jit/attention/modules.py:5:11", "gen_jit_spec( uri, paths, "
+                            "extra_cuda_cflags=sm90a_nvcc_flags, )", work)
+    names = [Path(u).name for u in units]
+    assert names == [f"single_prefill_sm90_kernel_mask_{i}.cu" for i in range(4)] + [
+        "single_prefill_sm90.cu", "single_prefill_sm90_jit_binding.cu"]
+    folder = Path(units[0]).parent
+    config = (folder / "single_prefill_sm90_config.inc").read_text()
+    assert "using DTypeQ = half;" in config and "HEAD_DIM_QK = 128;" in config
+    assert "params.additional_params.sm_scale = sm_scale;" in config
+    assert "hopper/variants.cuh" in config
+    assert "MaskMode::kCausal, DefaultAttention<false>>" in (folder / "single_prefill_sm90_kernel_mask_1.cu").read_text()
+    # rendered once: a second call returns the same files, untouched
+    stamp = (folder / "single_prefill_sm90.cu").stat().st_mtime_ns
+    assert generated_units(root, "jit/attention/modules.py:5:11", "extra_cuda_cflags=sm90a_nvcc_flags", work) == units
+    assert (folder / "single_prefill_sm90.cu").stat().st_mtime_ns == stamp
+    # the generated folder is on the include path of those units
+    pair = _pair(bench, "UNKNOWN", "not-run", units=units)
+    base = {"r": (str(tmp_path / "inc"), str(root / "data" / "csrc"))}
+    assert bench.pair_includes(pair, base) == base["r"] + (str(folder),)
+
+
+def test_gates_outside_generating_specs_build_the_wheel_files(tmp_path):
+    from acc_generated import generated_units
+
+    root = _fake_wheel(tmp_path / "flashinfer")
+    assert generated_units(root, "jit/attention/modules.py:12:37", "sm90a_nvcc_flags", tmp_path) is None
+    # the fa2 branch's gate is another function's (the head-dim helper), not this one
+    assert generated_units(root, "jit/attention/modules.py:3:52", "_fa2_prefill_head_dim_nvcc_flags(1, 2, 3)",
+                           tmp_path) is None
+
+
+def test_a_template_that_wants_more_than_the_table_gives_falls_back(tmp_path, capsys):
+    from acc_generated import generated_units
+
+    root = _fake_wheel(tmp_path / "flashinfer")
+    (root / "data" / "csrc" / "single_prefill_sm90_kernel_inst.jinja").write_text("{{ new_argument }}\n")
+    assert generated_units(root, "jit/attention/modules.py:5:11", "sm90a_nvcc_flags", tmp_path / "w") is None
+    assert "could not be written" in capsys.readouterr().out
+
+
+def test_package_headers_go_only_to_the_units_that_need_them(bench, tmp_path):
+    csrc = tmp_path / "flashinfer" / "data" / "csrc"
+    (csrc / "fmha_v2").mkdir(parents=True)
+    cublas = tmp_path / "cublas" / "include"
+    cublas.mkdir(parents=True)
+    (csrc / "fmha_v2_run.cu").write_text("#include <fused_multihead_attention.h>\n")
+    (csrc / "fp8_blockscale_gemm.cu").write_text("#include <cublasLt.h>\n")
+    (csrc / "plain.cu").write_text("\n")
+    base = {"r": (str(csrc),)}
+    packages = {"cublas": str(cublas)}
+    fmha = _pair(bench, "UNKNOWN", "not-run", units=(str(csrc / "fmha_v2_run.cu"),))
+    fp8 = _pair(bench, "EMPTY", "not-run", units=(str(csrc / "fp8_blockscale_gemm.cu"),))
+    plain = _pair(bench, "POLICY", "not-run", units=(str(csrc / "plain.cu"),))
+    assert bench.pair_includes(fmha, base, packages) == (str(csrc), str(csrc / "fmha_v2"), str(cublas))
+    assert bench.pair_includes(fp8, base, packages) == (str(csrc), str(cublas))
+    assert bench.pair_flags(fp8) == ("-DENABLE_FP8_BLOCK_SCALE",)
+    assert bench.pair_includes(plain, base, packages) == base["r"]
+    assert bench.pair_includes(fmha, base) == (str(csrc), str(csrc / "fmha_v2"))  # no package given: left out
