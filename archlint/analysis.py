@@ -24,7 +24,7 @@ HOST_SMEM_KINDS = ("dynamic-attr", "launch")
 class Hit:
     """One reason a unit matters for a target, with the chain that leads to it."""
 
-    kind: str  # 'instruction' | 'smem' | 'empty-kernel' | 'trap-kernel' | 'unresolved'
+    kind: str  # 'instruction' | 'smem' | 'empty-kernel' | 'trap-kernel' | 'trap-call' | 'unresolved'
     location: Location
     message: str
     chain: tuple[Evidence, ...]
@@ -199,11 +199,17 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         for request in facts.smem:
             _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
         for function in facts.functions:
-            if function.kind == "global" and (path, function.qualname) in reached:
+            if (path, function.qualname) not in reached:
+                continue
+            if function.kind == "global":
                 kernels += view.truth(path, function.region) != 0
                 hit = empty_kernel(view, facts, function, references, chain)
                 if hit is not None:
                     empty.append(hit)
+            elif function.body:
+                hit = fallback_trap(view, facts, function, references, chain, (path, function.qualname) in surely)
+                if hit is not None:
+                    (empty if hit.certain else possible).append(hit)
     return _UnitHits(_dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved),
                      frozenset(reached) | {(path, "") for path in files}, kernels)
 
@@ -310,6 +316,30 @@ def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, referen
     what = "only traps" if live else "compiles to an empty body"
     message = f"kernel `{function.name}` (line {function.line}) {what} for {view.target}: {reason}"
     return Hit(kind, where, message, tuple(chain) + (Evidence(Location(facts.path, function.line, function.col), f"kernel `{function.name}`"), Evidence(where, message)), True)
+
+
+def fallback_trap(view: TargetView, facts: CudaFacts, function: Function, references: tuple[TargetView, ...],
+                  chain, surely_reached: bool) -> Hit | None:
+    """A device function whose arch `#else` traps for the target while an admitted build compiles its
+    real branch (FlashInfer's `fp32_vec_to_e2m1`: `cvt ... e2m1x2` from 10.0 on, `__trap()` below):
+    every kernel that calls it builds with a body and traps when it gets there."""
+    if view.truth(facts.path, function.region) == 0:
+        return None
+    traps = [line for line in function.body if line.trap and _in_arch_fallback(facts, line.region, function.region)
+             and view.truth(facts.path, line.region) != 0]
+    if references:
+        traps = [line for line in traps if any(ref.truth(facts.path, line.region) == 0 for ref in references)]
+    if not traps:
+        return None
+    region = facts.regions[traps[0].region]
+    where = Location(facts.path, region.line)
+    message = (f"`{function.name}` (line {function.line}) traps for {view.target}: its "
+               f"{_directive_text(region)} branch is compiled here, where an admitted build compiles the real one; "
+               "kernels that call it trap when they get there")
+    certain = surely_reached and view.truth(facts.path, traps[0].region) == 1
+    hops = (Evidence(Location(facts.path, function.line, function.col), f"`{function.name}` is called from a kernel"),
+            Evidence(where, message))
+    return Hit("trap-call", where, message, tuple(chain) + hops, certain)
 
 
 def _in_arch_fallback(facts: CudaFacts, region: int, stop: int) -> bool:

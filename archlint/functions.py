@@ -246,7 +246,8 @@ def _function(structure: Structure, name: str, qualname: str, kind: str, line: i
         end_line=last,
         region=structure.region_at(line),
         calls=calls,
-        body=_body_lines(structure, first, last, body_start, body_end) if kind == "global" else (),
+        body=_body_lines(structure, first, last, body_start, body_end) if kind == "global" or _may_trap(
+            structure, body_start, body_end) else (),
         template=template,
     )
 
@@ -254,7 +255,7 @@ def _function(structure: Structure, name: str, qualname: str, kind: str, line: i
 def _body_lines(structure: Structure, first: int, last: int, body_start: int, body_end: int) -> tuple[BodyLine, ...]:
     """Distinct (region, trap) pairs of the body's code lines: what is compiled under which guard."""
     body = structure.masked[body_start + 1 : max(body_start + 1, body_end - 1)]
-    may_trap = b"trap" in structure.raw[body_start:body_end] or b"assert" in body
+    may_trap = _may_trap(structure, body_start, body_end)
     seen: set[BodyLine] = set()
     with_code: set[int] = set()
     for offset, text in enumerate(body.split(b"\n")):
@@ -270,6 +271,12 @@ def _body_lines(structure: Structure, first: int, last: int, body_start: int, bo
         if not trap:
             with_code.add(region)
     return tuple(sorted(seen, key=lambda b: (b.region, b.trap)))
+
+
+def _may_trap(structure: Structure, body_start: int, body_end: int) -> bool:
+    """Whether a body can hold a trap line (kernels keep their body lines whatever; other functions
+    only for this: a device function whose arch fallback traps makes its callers trap)."""
+    return b"trap" in structure.raw[body_start:body_end] or b"assert" in structure.masked[body_start:body_end]
 
 
 def _raw_line(structure: Structure, line: int) -> str:

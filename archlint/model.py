@@ -152,7 +152,8 @@ class Function:
     end_line: int
     region: int  # innermost region around the definition
     calls: tuple[tuple[str, int], ...]  # (unqualified callee name, region of the call), sorted, unique
-    body: tuple[BodyLine, ...]  # distinct (region, trap) pairs of the body's code lines, sorted
+    body: tuple[BodyLine, ...]  # distinct (region, trap) pairs of the body's code lines, sorted (kernels,
+    # and other functions whose body may trap)
     template: bool = False
 
 

@@ -151,7 +151,8 @@ def execute(jobs: list[dict], budget_s: float, workers: int, timeout_s: float, c
             log(f"  [{len(records)}] {os.path.basename(record['unit'])} {record['target']}: {result['outcome']}"
                 f" ({result['seconds']:.0f} s{', cached' if result['cached'] else ''}) {result['message'][:160]}")
             unexplained = result["outcome"] == "inconclusive" and "not tied to the target" in result["message"]
-            if (result["outcome"] in ("built-empty", "built-trap") or unexplained) and record["target"] == job["target"]:
+            traps = result["outcome"] == "built" and any(count for _, count in result.get("trap_sites") or ())
+            if (result["outcome"] in ("built-empty", "built-trap") or unexplained or traps) and record["target"] == job["target"]:
                 for ref in job["references"]:
                     key = (job["unit"], ref, tuple(job["defines"]), tuple(job["includes"]))
                     if key not in queued:
@@ -171,7 +172,15 @@ def _cached(job: dict, timeout_s: float, cache_dir: str | None) -> bool:
                             job.get("project", "flashinfer"), job["target"], tuple(job.get("flags", ())))
     directory = Path(cache_dir) if cache_dir else default_cache_dir()
     result = cache_load(directory, cache_key(unit, job["target"], options, nvcc))
-    return result is not None and result.outcome in ("built", "arch-error")
+    if result is None or result.outcome not in ("built", "arch-error"):
+        return False
+    return result.outcome == "arch-error" or not _needs_references(result)
+
+
+def _needs_references(result) -> bool:
+    """A build that says nothing until compared with an admitted target's: trap sites never counted,
+    or kernels with a body that also trap."""
+    return result.trap_sites is None or any(count for _, count in result.trap_sites)
 
 
 def import_records(records: list[dict], timeout_s: float, cache_dir: str | None) -> int:
@@ -187,6 +196,8 @@ def import_records(records: list[dict], timeout_s: float, cache_dir: str | None)
         deps = fields.pop("deps", None) or record.get("deps", [])
         fields["empty_kernels"] = tuple(fields["empty_kernels"])
         fields["trap_kernels"] = tuple(fields["trap_kernels"])
+        if fields.get("trap_sites") is not None:
+            fields["trap_sites"] = tuple((name, count) for name, count in fields["trap_sites"])
         fields["cached"] = False
         result = ProbeResult(**fields)
         if result.message.startswith("nvcc timed out"):
@@ -241,6 +252,10 @@ def classify(pairs: list, includes_by_release: dict[str, tuple[str, ...]], timeo
             elif outcome == "inconclusive" and "not tied to the target" in message and built_refs:
                 outcome = "arch-error"
                 message = f"builds for {built_refs[0].target}, not here: {message.split(': ', 1)[-1]}"
+            elif outcome == "built" and result.trap_sites is None:
+                outcome, message = "not-run", "built before trap instructions were counted: build again"
+            elif outcome == "built" and any(count for _, count in result.trap_sites):
+                outcome, message = _traps_against(result, built_refs, message)
             answers.append((unit, outcome, message))
         if not answers or any(a[1] == "not-run" for a in answers):
             out.append(replace(pair, compiler="not-run", unit_outcomes=tuple(answers)))
@@ -253,6 +268,20 @@ def classify(pairs: list, includes_by_release: dict[str, tuple[str, ...]], timeo
         detail = next((a[2] for a in answers if _agg_name(a[1]) == compiler), answers[0][2])
         out.append(replace(pair, compiler=compiler, compiler_detail=detail, unit_outcomes=tuple(answers)))
     return out
+
+
+def _traps_against(result, references: list, message: str) -> tuple[str, str]:
+    """A kernel with a body that traps is arch-dependent if an admitted build has it with fewer traps
+    (an instruction where this build has a trap)."""
+    from archlint.runtime.compile_probe import arch_traps
+
+    measured = [r for r in references if r.trap_sites is not None]
+    if not measured:
+        return "not-run", "kernels with a body trap; no admitted build to compare with yet"
+    odd = sorted({name for ref in measured for name in arch_traps(result, ref)})
+    if not odd:
+        return "built", f"{message} (traps as on {', '.join(r.target for r in measured)}: not arch-dependent)"
+    return "built-trap", f"{len(odd)} kernel(s) trap where an admitted build has instructions: {', '.join(odd[:3])}"
 
 
 def _agg_name(outcome: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ from hypothesis import given, strategies as st
 
 from archlint.runtime.compile_probe import (
     ProbeOptions,
+    ProbeResult,
+    arch_traps,
     body_kind,
     classify_failure,
     find_nvcc,
@@ -56,6 +59,34 @@ def test_plain_trap_and_header_units(options):
     assert [r.outcome for r in results] == ["built", "built-trap", "built-empty"]
     assert results[1].trap_kernels[0].startswith("hopper_or_trap")
     assert results[2].empty_kernels[0].startswith("header_gated_kernel")
+
+
+@needs_nvcc
+def test_a_trap_where_the_admitted_build_has_the_instruction(options):
+    # Alone, the sm_80 build looks like any kernel with a body; beside the sm_100a build, the trap
+    # stands where that build converts.
+    alone = probe_unit(FIXTURES / "helper_trap.cu", "sm_80", options)
+    assert alone.outcome == "built" and [count for _, count in alone.trap_sites] == [1]
+    admitted = probe_unit(FIXTURES / "helper_trap.cu", "sm_100a", options)
+    assert admitted.outcome == "built" and [count for _, count in admitted.trap_sites] == [0]
+    assert [name.split("(")[0] for name in arch_traps(alone, admitted)] == ["quantize_kernel"]
+    checked = probe_unit(FIXTURES / "helper_trap.cu", "sm_80", ProbeOptions(
+        cache_dir=str(Path(options.cache_dir) / "baseline"), baseline_target="sm_100a"))
+    assert checked.outcome == "built-trap"
+    assert "trap where the sm_100a build has instructions: quantize_kernel" in checked.message
+    # a trap both builds hold (an error path) is not the target's doing
+    assert probe_unit(FIXTURES / "plain.cu", "sm_80", replace(options, baseline_target="sm_90a")).outcome == "built"
+
+
+def test_arch_traps_compares_kernels_both_builds_have():
+    def built(target, sites):
+        return ProbeResult("u.cu", target, "built", (), "built", 1.0, kernels=len(sites), trap_sites=sites)
+
+    here = built("sm_80", (("k1", 2), ("k2", 1), ("only_here", 3)))
+    admitted = built("sm_100a", (("k1", 0), ("k2", 1)))
+    assert arch_traps(here, admitted) == ("k1",)
+    assert arch_traps(here, replace(admitted, trap_sites=None)) == ()  # an older cache entry: not measured
+    assert arch_traps(here, replace(admitted, outcome="arch-error")) == ()
 
 
 @needs_nvcc

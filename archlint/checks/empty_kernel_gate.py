@@ -10,6 +10,7 @@ from ..verdicts import gate_location
 from .context import Context, target_list
 
 _KERNEL_RE = re.compile(r"kernel `([^`]+)`")
+_TRAPPING_CALL_RE = re.compile(r"^`([^`]+)` \(line \d+\) traps for")
 
 
 def check(ctx: Context) -> Iterator[Finding]:
@@ -20,9 +21,18 @@ def check(ctx: Context) -> Iterator[Finding]:
         names = tuple(v.target for v in empty)
         first = empty[0]
         message = first.empty_kernels[0] if first.empty_kernels else first.reason
-        kernel = _KERNEL_RE.search(message)
         evidence = first.evidence if first.verdict is Verdict.EMPTY else ()
         yield ctx.finding(
             "AL103", gate_location(result.gate), targets=names, symbol=result.gate.function, evidence=evidence,
-            gate=result.gate.text, arch=target_list(names), kernel=kernel.group(1) if kernel else "?",
+            gate=result.gate.text, arch=target_list(names), effect=_effect(message),
         )
+
+
+def _effect(message: str) -> str:
+    """What widening the gate would build: an empty or trap-only kernel, or kernels calling a helper that traps."""
+    call = _TRAPPING_CALL_RE.search(message)
+    if call:
+        return f"kernels calling `{call.group(1)}` would trap"
+    kernel = _KERNEL_RE.search(message)
+    name = kernel.group(1) if kernel else "?"
+    return f"kernel `{name}` would only trap" if "only traps" in message else f"kernel `{name}` would compile to an empty body"

@@ -41,6 +41,10 @@ class ProbeResult:
     trap_kernels: tuple[str, ...] = ()
     kernels: int = 0  # entries found in the PTX
     cached: bool = False
+    # Every kernel with a body, and how many trap instructions it holds: a library that lacks an
+    # instruction on this target often compiles a message and a trap in its place (CuTe's MMA atoms
+    # do), so such a kernel builds with a body and fails when it runs. None: not measured.
+    trap_sites: tuple[tuple[str, int], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -112,18 +116,40 @@ def ptx_entries(ptx: str) -> dict[str, str]:
 def body_kind(body: str) -> str:
     """'empty' (only `ret;`), 'trap' (traps, and writes nothing outside the thread on the way: a kernel
     that only prints a message and traps is a trap) or 'code'."""
+    statements = _statements(body)
+    ops = [_opcode(statement) for statement in statements]
+    if all(op in ("ret", "exit") for op in ops):
+        return "empty"
+    if any(op in _TRAP_OPS for op in ops) and not any(_writes_outside_thread(s) for s in statements):
+        return "trap"
+    return "code"
+
+
+_TRAP_OPS = ("trap", "brkpt")
+
+
+def trap_count(body: str) -> int:
+    """How many trap instructions a kernel's PTX holds."""
+    return sum(_opcode(statement) in _TRAP_OPS for statement in _statements(body))
+
+
+def _statements(body: str) -> list[str]:
     statements = []
     body = _BLOCK_COMMENT_RE.sub("", _LINE_COMMENT_RE.sub("", body))
     for raw in body.replace("{", ";").replace("}", ";").split(";"):
         statement = re.sub(r"^(?:[\w$]+:\s*)+", "", raw.strip()).strip()  # labels
         if statement and not statement.startswith("."):  # .reg/.local/.pragma/.loc: declarations
             statements.append(statement)
-    ops = [_opcode(statement) for statement in statements]
-    if all(op in ("ret", "exit") for op in ops):
-        return "empty"
-    if any(op in ("trap", "brkpt") for op in ops) and not any(_writes_outside_thread(s) for s in statements):
-        return "trap"
-    return "code"
+    return statements
+
+
+def arch_traps(result: ProbeResult, admitted: ProbeResult) -> tuple[str, ...]:
+    """Kernels that trap more often here than in a build for an admitted target that has them: the
+    traps stand where that build has instructions."""
+    if result.trap_sites is None or admitted.trap_sites is None or not admitted.outcome.startswith("built"):
+        return ()
+    before = dict(admitted.trap_sites)
+    return tuple(name for name, count in result.trap_sites if name in before and count > before[name])
 
 
 def _opcode(statement: str) -> str:
@@ -263,10 +289,12 @@ def compile_unit(unit: Path, target: str, options: ProbeOptions, nvcc: str) -> t
 
 
 def _built(unit: Path, target: str, ptx: str, started: float) -> ProbeResult:
-    kinds = {name: body_kind(body) for name, body in ptx_entries(ptx).items()}
+    entries = ptx_entries(ptx)
+    kinds = {name: body_kind(body) for name, body in entries.items()}
     empty = sorted(name for name, kind in kinds.items() if kind == "empty")
     trap = sorted(name for name, kind in kinds.items() if kind == "trap")
-    empty_names, trap_names = demangle(empty), demangle(trap)
+    coded = sorted(name for name, kind in kinds.items() if kind == "code")
+    empty_names, trap_names, coded_names = demangle(empty), demangle(trap), demangle(coded)
     if empty:
         outcome, message = "built-empty", f"{len(empty)} of {len(kinds)} kernels compile to an empty body: " + ", ".join(empty_names)
     elif trap:
@@ -278,6 +306,7 @@ def _built(unit: Path, target: str, ptx: str, started: float) -> ProbeResult:
         empty_kernels=tuple(empty_names),
         trap_kernels=tuple(trap_names),
         kernels=len(kinds),
+        trap_sites=tuple((name, trap_count(entries[raw])) for name, raw in zip(coded_names, coded)),
     )
 
 
@@ -335,6 +364,8 @@ def cache_load(directory: Path, key: str) -> ProbeResult | None:
     fields = data["result"]
     fields["empty_kernels"] = tuple(fields["empty_kernels"])
     fields["trap_kernels"] = tuple(fields["trap_kernels"])
+    if fields.get("trap_sites") is not None:
+        fields["trap_sites"] = tuple((name, count) for name, count in fields["trap_sites"])
     return replace(ProbeResult(**fields), cached=True)
 
 
@@ -375,8 +406,18 @@ def probe_unit(unit: str | os.PathLike, target: str, options: ProbeOptions = Pro
 
 
 def _check_against_baseline(path: Path, result: ProbeResult, options: ProbeOptions, nvcc: str) -> ProbeResult:
-    """An unexplained error is about the target only if the unit builds for a target the gate admits."""
-    if not options.baseline_target or result.outcome != "inconclusive" or "not tied to the target" not in result.message:
+    """An unexplained error is about the target only if the unit builds for a target the gate admits;
+    traps in a kernel with a body are about the target only if that build has fewer."""
+    if not options.baseline_target:
+        return result
+    if result.outcome == "built" and any(count for _, count in result.trap_sites or ()):
+        base, _ = compile_unit(path, options.baseline_target, options, nvcc)
+        odd = arch_traps(result, base)
+        if not odd:
+            return result
+        return replace(result, outcome="built-trap", message=f"{len(odd)} of {result.kernels} kernels trap where the "
+                       f"{options.baseline_target} build has instructions: " + ", ".join(odd))
+    if result.outcome != "inconclusive" or "not tied to the target" not in result.message:
         return result
     base, _ = compile_unit(path, options.baseline_target, options, nvcc)
     if base.outcome.startswith("built"):
