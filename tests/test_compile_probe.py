@@ -128,6 +128,19 @@ def test_cache_hits_and_header_changes_invalidate(tmp_path):
 
 
 @needs_nvcc
+def test_a_stored_build_without_trap_counts_is_done_again(tmp_path):
+    from archlint.runtime.compile_probe import cache_key, cache_store
+
+    opts = ProbeOptions(cache_dir=str(tmp_path / "cache"))
+    unit = (FIXTURES / "helper_trap.cu").resolve()
+    stale = ProbeResult(str(unit), "sm_80", "built", (), "built; 1 kernel, none empty", 1.0, kernels=1)
+    cache_store(tmp_path / "cache", cache_key(unit, "sm_80", opts, find_nvcc()), stale, [str(unit)])
+    result = probe_unit(unit, "sm_80", opts)
+    assert result.cached is False and [count for _, count in result.trap_sites] == [1]
+    assert probe_unit(unit, "sm_80", opts).cached is True
+
+
+@needs_nvcc
 def test_cache_dir_from_environment_and_tree_untouched(tmp_path, monkeypatch):
     monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "envcache"))
     before = sorted(p.name for p in FIXTURES.rglob("*"))

@@ -396,8 +396,8 @@ def probe_unit(unit: str | os.PathLike, target: str, options: ProbeOptions = Pro
     directory = Path(options.cache_dir) if options.cache_dir else default_cache_dir()
     key = cache_key(path, target, options, nvcc) if options.use_cache else ""
     cached = cache_load(directory, key) if key else None
-    if cached is not None:
-        return cached
+    if cached is not None and not (cached.outcome == "built" and cached.trap_sites is None):
+        return cached  # (a build stored before traps were counted is done again)
     result, deps = compile_unit(path, target, options, nvcc)
     result = _check_against_baseline(path, result, options, nvcc)
     if key:
