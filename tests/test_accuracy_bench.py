@@ -278,3 +278,17 @@ def test_package_headers_go_only_to_the_units_that_need_them(bench, tmp_path):
     assert bench.pair_flags(fp8) == ("-DENABLE_FP8_BLOCK_SCALE",)
     assert bench.pair_includes(plain, base, packages) == base["r"]
     assert bench.pair_includes(fmha, base) == (str(csrc), str(csrc / "fmha_v2"))  # no package given: left out
+
+
+def test_traps_count_against_the_admitted_builds():
+    from acc_compile import _traps_against
+    from archlint.runtime.compile_probe import ProbeResult
+
+    def built(target, sites):
+        return ProbeResult("u.cu", target, "built", (), "built", 1.0, kernels=len(sites), trap_sites=sites)
+
+    here = built("sm_100a", (("PrefillWithKVCacheKernel", 52),))
+    assert _traps_against(here, [built("sm_90a", (("PrefillWithKVCacheKernel", 0),))], "built")[0] == "built-trap"
+    same = _traps_against(here, [built("sm_90a", (("PrefillWithKVCacheKernel", 52),))], "built")
+    assert same[0] == "built" and "not arch-dependent" in same[1]
+    assert _traps_against(here, [], "built")[0] == "not-run"  # nothing to compare with yet
