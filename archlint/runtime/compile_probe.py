@@ -274,7 +274,9 @@ def compile_unit(unit: Path, target: str, options: ProbeOptions, nvcc: str) -> t
         source = _source_for(unit, scratch)
         command = nvcc_command(nvcc, source, target, options, scratch)
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=options.timeout_s, cwd=scratch)
+            # TMPDIR: nvcc's intermediate files stay in the scratch folder, which is removed after
+            done = subprocess.run(command, capture_output=True, text=True, timeout=options.timeout_s, cwd=scratch,
+                                  env={**os.environ, "TMPDIR": str(scratch)})
         except subprocess.TimeoutExpired:
             return _result(unit, target, "inconclusive", f"nvcc timed out after {options.timeout_s:g} s", started), []
         except OSError as exc:
