@@ -237,6 +237,7 @@ def _kind(structure: Structure, name_offset: int) -> str:
 def _function(structure: Structure, name: str, qualname: str, kind: str, line: int, col: int,
               body_start: int, body_end: int, calls: tuple[str, ...], template: bool) -> Function:
     first, last = structure.line_of(body_start), structure.line_of(max(body_start, body_end - 1))
+    may_trap = _may_trap(structure, body_start, body_end)
     return Function(
         name=name,
         qualname=qualname,
@@ -246,16 +247,15 @@ def _function(structure: Structure, name: str, qualname: str, kind: str, line: i
         end_line=last,
         region=structure.region_at(line),
         calls=calls,
-        body=_body_lines(structure, first, last, body_start, body_end) if kind == "global" or _may_trap(
-            structure, body_start, body_end) else (),
+        body=_body_lines(structure, first, last, body_start, body_end, may_trap) if kind == "global" or may_trap else (),
         template=template,
     )
 
 
-def _body_lines(structure: Structure, first: int, last: int, body_start: int, body_end: int) -> tuple[BodyLine, ...]:
+def _body_lines(structure: Structure, first: int, last: int, body_start: int, body_end: int,
+                may_trap: bool) -> tuple[BodyLine, ...]:
     """Distinct (region, trap) pairs of the body's code lines: what is compiled under which guard."""
     body = structure.masked[body_start + 1 : max(body_start + 1, body_end - 1)]
-    may_trap = _may_trap(structure, body_start, body_end)
     seen: set[BodyLine] = set()
     with_code: set[int] = set()
     for offset, text in enumerate(body.split(b"\n")):

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 
@@ -174,16 +175,22 @@ GENERATED = (
 
 def enclosing_function(python_file: Path, line: int) -> str:
     """The innermost function of a Python file (read, not run) that holds a line; "" if none."""
+    best, best_start = "", -1
+    for name, start, end in _functions(python_file):
+        if start <= line <= end and start > best_start:
+            best, best_start = name, start
+    return best
+
+
+@lru_cache(maxsize=64)
+def _functions(python_file: Path) -> tuple[tuple[str, int, int], ...]:
+    """(name, first line, last line) of every function of a file, parsed once for all its gates."""
     try:
         tree = ast.parse(python_file.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
-        return ""
-    best, best_start = "", -1
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if node.lineno <= line <= (node.end_lineno or node.lineno) and node.lineno > best_start:
-                best, best_start = node.name, node.lineno
-    return best
+        return ()
+    return tuple((node.name, node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree)
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 
 def _maker(root: Path, gate_id: str, gate_text: str):

@@ -116,21 +116,22 @@ def ptx_entries(ptx: str) -> dict[str, str]:
 def body_kind(body: str) -> str:
     """'empty' (only `ret;`), 'trap' (traps, and writes nothing outside the thread on the way: a kernel
     that only prints a message and traps is a trap) or 'code'."""
-    statements = _statements(body)
-    ops = [_opcode(statement) for statement in statements]
-    if all(op in ("ret", "exit") for op in ops):
-        return "empty"
-    if any(op in _TRAP_OPS for op in ops) and not any(_writes_outside_thread(s) for s in statements):
-        return "trap"
-    return "code"
+    return read_body(body)[0]
 
 
 _TRAP_OPS = ("trap", "brkpt")
 
 
-def trap_count(body: str) -> int:
-    """How many trap instructions a kernel's PTX holds."""
-    return sum(_opcode(statement) in _TRAP_OPS for statement in _statements(body))
+def read_body(body: str) -> tuple[str, int]:
+    """A kernel's PTX body read once: its kind (see body_kind) and how many trap instructions it holds."""
+    statements = _statements(body)
+    ops = [_opcode(statement) for statement in statements]
+    traps = sum(op in _TRAP_OPS for op in ops)
+    if all(op in ("ret", "exit") for op in ops):
+        return "empty", traps
+    if traps and not any(_writes_outside_thread(s) for s in statements):
+        return "trap", traps
+    return "code", traps
 
 
 def _statements(body: str) -> list[str]:
@@ -291,8 +292,8 @@ def compile_unit(unit: Path, target: str, options: ProbeOptions, nvcc: str) -> t
 
 
 def _built(unit: Path, target: str, ptx: str, started: float) -> ProbeResult:
-    entries = ptx_entries(ptx)
-    kinds = {name: body_kind(body) for name, body in entries.items()}
+    read = {name: read_body(body) for name, body in ptx_entries(ptx).items()}
+    kinds = {name: kind for name, (kind, _) in read.items()}
     empty = sorted(name for name, kind in kinds.items() if kind == "empty")
     trap = sorted(name for name, kind in kinds.items() if kind == "trap")
     coded = sorted(name for name, kind in kinds.items() if kind == "code")
@@ -308,7 +309,7 @@ def _built(unit: Path, target: str, ptx: str, started: float) -> ProbeResult:
         empty_kernels=tuple(empty_names),
         trap_kernels=tuple(trap_names),
         kernels=len(kinds),
-        trap_sites=tuple((name, trap_count(entries[raw])) for name, raw in zip(coded_names, coded)),
+        trap_sites=tuple((name, read[raw][1]) for name, raw in zip(coded_names, coded)),
     )
 
 
