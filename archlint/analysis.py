@@ -103,9 +103,11 @@ class TargetView:
         # rest), so they start nothing, even in the unit's own file.
         device_code = _device_code(unit)
         device_names = {qualname.rpartition("::")[2] for qualname in device_code}
+        # A template that instantiates a kernel named at render time may instantiate any of them.
+        any_kernel = any(hole.kind == "kernel" for hole in unit.template_holes)
         start = [(source, f) for f in unit.functions if f.qualname not in device_code] + [
             (path, f) for path in sorted(files) if path != source
-            for f in self.index.files[path].functions if f.kind == "global" and not f.template
+            for f in self.index.files[path].functions if f.kind == "global" and (any_kernel or not f.template)
         ]
         seen = {(path, f.qualname) for path, f in start}
         queue = deque([(source, None)] + start)
@@ -194,6 +196,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         facts = view.index.files[path]
         chain = _include_chain(parents, path)
         _unresolved_includes(view, facts, chain, unresolved)
+        _code_holes(facts, chain, unresolved)
         for construct in facts.constructs:
             _judge_construct(view, facts, construct, (reached, surely), source, chain, blockers, possible)
         for request in facts.smem:
@@ -230,6 +233,14 @@ def _unresolved_includes(view: TargetView, facts: CudaFacts, chain, out: list[Hi
         if resolved.target is None and not resolved.external and view.truth(facts.path, resolved.include.region) != 0:
             location = Location(facts.path, resolved.include.line)
             out.append(Hit("unresolved", location, f"#include \"{resolved.include.target}\" not found in the scanned trees", chain, False))
+
+
+def _code_holes(facts: CudaFacts, chain, out: list[Hit]) -> None:
+    for hole in facts.template_holes:
+        if hole.kind != "code":
+            continue
+        location = Location(facts.path, hole.line)
+        out.append(Hit("unresolved", location, f"template placeholder `{{{{ {hole.name} }}}}` stands for code the JIT renders in", chain, False))
 
 
 def emits_instruction(construct: Construct) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .model import Diagnostic
 
-CUDA_SUFFIXES = frozenset({".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".inl", ".cc", ".cpp", ".cxx", ".cuinl"})
+CUDA_SUFFIXES = frozenset({".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".inl", ".inc", ".cc", ".cpp", ".cxx", ".cuinl"})
 PYTHON_SUFFIXES = frozenset({".py"})
 TEMPLATE_SUFFIXES = frozenset({".jinja"})
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", ".nox",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from .discover import SourceFile
@@ -59,7 +59,14 @@ def _extract(file: SourceFile, data: bytes, notes: tuple[Diagnostic, ...]) -> Fi
         return FileFacts(file, python=facts, diagnostics=notes + tuple(getattr(facts, "diagnostics", ())))
     from .cudafacts import extract_cuda
 
+    holes = ()
+    if file.language == "template":
+        from .cpp.jinja import stub_template
+
+        data, holes = stub_template(data)
     facts = extract_cuda(file.path, data, parse_limit=PARSE_LIMIT)
+    if holes:
+        facts = replace(facts, template_holes=holes)
     if _undecodable(data):
         notes = (*notes, Diagnostic(file.path, "not valid UTF-8: read with replacement characters"))
     return FileFacts(file, cuda=facts, diagnostics=notes + facts.diagnostics)

@@ -79,9 +79,10 @@ def include_roots(paths: Iterable[str], extra: Iterable[str] = ()) -> tuple[str,
 
 
 class _Resolver:
-    def __init__(self, files: Iterable[str], roots: tuple[str, ...]):
+    def __init__(self, files: Iterable[str], roots: tuple[str, ...], generated: Mapping[str, str] | None = None):
         self.files = set(files)
         self.roots = roots
+        self.generated = dict(generated or {})  # a file the JIT renders -> its template
         self.by_suffix: dict[str, list[str]] = defaultdict(list)
         for path in sorted(self.files):
             parts = path.split("/")
@@ -104,7 +105,7 @@ class _Resolver:
         if matches:
             shared = [m for m in matches if m.split("/")[0] == including.split("/")[0]]
             return min(shared or matches, key=lambda m: (len(m), m))
-        return None
+        return self.generated.get(target)
 
 
 @dataclass(frozen=True)
@@ -118,9 +119,9 @@ class FileLinks:
     function_names: tuple[str, ...]  # in the file's order, repeats kept
 
 
-def resolver_for(paths: Iterable[str], extra_include_dirs: Iterable[str] = ()) -> _Resolver:
+def resolver_for(paths: Iterable[str], extra_include_dirs: Iterable[str] = (), generated: Mapping[str, str] | None = None) -> _Resolver:
     paths = sorted(paths)
-    return _Resolver(paths, include_roots(paths, extra_include_dirs))
+    return _Resolver(paths, include_roots(paths, extra_include_dirs), generated)
 
 
 def file_links(resolver: _Resolver, fact: CudaFacts) -> FileLinks:
@@ -134,9 +135,11 @@ def file_links(resolver: _Resolver, fact: CudaFacts) -> FileLinks:
                      tuple(f.name for f in fact.functions))
 
 
-def build_index(facts: Iterable[CudaFacts], extra_include_dirs: Iterable[str] = ()) -> CudaIndex:
+def build_index(facts: Iterable[CudaFacts], extra_include_dirs: Iterable[str] = (),
+                generated: Mapping[str, str] | None = None) -> CudaIndex:
+    """`generated`: files a JIT renders from a template before compiling (name -> template path)."""
     files = {f.path: f for f in facts}
-    resolver = resolver_for(files, extra_include_dirs)
+    resolver = resolver_for(files, extra_include_dirs, generated)
     functions: dict[str, list[tuple[str, Function]]] = defaultdict(list)
     for path in sorted(files):
         for function in files[path].functions:

@@ -206,6 +206,7 @@ class CudaFacts:
     diagnostics: tuple[Diagnostic, ...] = ()
     partial_parse: bool = False  # tree-sitter produced ERROR nodes
     calls: tuple[tuple[str, int], ...] = ()  # (name, region) of every call in the file: a unit's entry points
+    template_holes: tuple = ()  # cpp.jinja.TemplateHole: a template's placeholders that are not plain values
 
 
 @dataclass(frozen=True)

@@ -48,12 +48,13 @@ def _link(options: ScanOptions, discovery, cache) -> Linked:
     root = discovery.root
     with stage("facts"):
         facts = extract_all(discovery.files, options.jobs, options.max_file_bytes, cache)
-    with stage("index"):
-        kb = load_kb()
-        index = build_index([f.cuda for f in facts if f.cuda is not None], relative_dirs(options.include_dirs, root))
-        targets = scan_targets(options)
     with stage("pylink"):
         gates, pyindex = _python_gates(facts, root, discovery)
+    with stage("index"):
+        kb = load_kb()
+        index = build_index([f.cuda for f in facts if f.cuda is not None], relative_dirs(options.include_dirs, root),
+                            generated_files(pyindex))
+        targets = scan_targets(options)
     with stage("verdicts"):
         ctx = Context(index, kb, targets)
         memos, results = [], []
@@ -95,6 +96,7 @@ def _full_scan(options: ScanOptions, discovery, cache) -> tuple[ScanResult, Scan
         gate_findings = run_checks(ctx, options, file_rules=False)
         file_findings = findings_by_file(run_checks(ctx, options, file_rules=True))
     state = ScanState(
+        generated=generated_files(linked.pyindex),
         links=linked.index.links,
         memos=linked.memos,
         results=ctx.gate_results,
@@ -181,6 +183,10 @@ def _python_gates(facts: list[FileFacts], root: str, discovery) -> tuple[tuple, 
 
     pyindex = link_python(python, [root], {f.path for f in discovery.files})
     return tuple(sorted(pyindex.gates, key=lambda g: (g.path, g.line, g.col))), pyindex
+
+
+def generated_files(pyindex) -> dict[str, str]:
+    return dict(pyindex.generated) if pyindex is not None else {}
 
 
 def _defines(gate) -> dict[str, object]:

@@ -62,6 +62,7 @@ class PyIndex:
     gates: tuple = ()
     _assigns: Mapping[str, Mapping[tuple[str, str], tuple[PyAssign, ...]]] = field(default_factory=dict)
     _callers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    generated: Mapping[str, str] = field(default_factory=dict)  # generated file name -> template path
 
     def callees(self, qualname: str) -> tuple[str, ...]:
         return self._callees.get(qualname, ())
@@ -272,6 +273,6 @@ def link_python(facts: Sequence[PythonFacts], roots: Sequence[str], files: Colle
         _callees={k: tuple(sorted(v)) for k, v in sorted(callees.items())},
         _callers={k: tuple(sorted(v)) for k, v in sorted(callers.items())},
     )
-    sources = resolve_sources(index)
-    index = replace(index, _sources=sources)
+    sources, generated = resolve_sources(index)
+    index = replace(index, _sources=sources, generated=generated)
     return replace(index, gates=find_gates(index))

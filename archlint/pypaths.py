@@ -7,6 +7,7 @@ from collections import defaultdict
 
 from .pyexpr import PyExpr
 from .pyfacts import SourceRef
+from .pygen import output_pattern, renderings
 
 _MAX_DEPTH = 12
 _IDENTITY_CALLS = ("Path", "PurePath", "PosixPath", "str", "abspath", "realpath", "normpath", "resolve", "absolute", "fspath")
@@ -117,7 +118,8 @@ def resolve_ref(index, module: str, ref: SourceRef, by_suffix) -> tuple[str | No
     return None, "unresolved", reason
 
 
-def resolve_sources(index) -> dict:
+def resolve_sources(index) -> tuple[dict, dict]:
+    """(function qualname -> its ResolvedSources, generated file name -> the template it is rendered from)."""
     by_name = defaultdict(list)
     for path in sorted(index.files):
         by_name[posixpath.basename(path)].append(path)
@@ -129,9 +131,40 @@ def resolve_sources(index) -> dict:
     from .pylink import ResolvedSource
 
     found = defaultdict(list)
+    generated: dict[str, set] = defaultdict(set)
     for module, facts in index.modules.items():
+        resolved = {}
         for ref in facts.sources:
-            path, how, reason = resolve_ref(index, module, ref, by_suffix)
+            resolved[ref] = resolve_ref(index, module, ref, by_suffix)
+        outputs = _rendered_outputs(facts, resolved, by_suffix)
+        for (function, output), templates in outputs.items():
+            if "{}" not in output:
+                generated[output].update(templates)
+        for ref in facts.sources:
             qualname = index.qualify(module, ref.function)
+            templates = outputs.get((ref.function, output_pattern(ref.name)))
+            if templates and None not in templates:
+                for template in sorted(templates):
+                    found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", template, "generated",
+                                                          f"rendered from {template}"))
+                continue
+            path, how, reason = resolved[ref]
             found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", path, how, reason))
-    return {key: tuple(value) for key, value in sorted(found.items())}
+    unique = {name: next(iter(paths)) for name, paths in generated.items() if len(paths) == 1 and None not in paths}
+    return {key: tuple(value) for key, value in sorted(found.items())}, unique
+
+
+def _rendered_outputs(facts, resolved: dict, by_suffix) -> dict[tuple[str, str], set]:
+    """(function, written name) -> paths of the templates rendered into it (None for one not found)."""
+    template_paths = {(ref.function, ref.name): resolved[ref][0] for ref in facts.sources if ref.template}
+    out: dict[tuple[str, str], set] = defaultdict(set)
+    for rendering in renderings(facts):
+        if "{}" in rendering.template:
+            out[(rendering.function, rendering.output)].add(None)
+            continue
+        path = template_paths.get((rendering.function, rendering.template))
+        if path is None:
+            matches = by_suffix(rendering.template)
+            path = matches[0] if len(matches) == 1 else None
+        out[(rendering.function, rendering.output)].add(path)
+    return out

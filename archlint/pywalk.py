@@ -235,6 +235,17 @@ class _Walker:
             self.out.assigns.append(pf.PyAssign(targets, to_expr(right), line, frame.function, unpack, self.span(right)))
         return None
 
+    def as_pattern(self, frame: _Frame):
+        """`with open(path) as f:` binds `f` as an assignment would (what the file handle reads is traced)."""
+        node = frame.node
+        alias = node.child_by_field_name("alias")
+        value = node.named_children[0] if node.named_children else None
+        target = dotted(alias.named_children[0]) if alias is not None and alias.named_children else None
+        if node.parent is not None and node.parent.type == "with_item" and value is not None and target:
+            self.out.assigns.append(pf.PyAssign((target,), to_expr(value), node.start_point[0] + 1, frame.function,
+                                                False, self.span(value)))
+        return None
+
     # ---------------------------------------------------------------- expressions
 
     def call(self, frame: _Frame):
@@ -346,6 +357,7 @@ _HANDLERS = {
     "conditional_expression": _Walker.conditional_expression,
     "return_statement": _Walker.return_statement,
     "assignment": _Walker.assignment,
+    "as_pattern": _Walker.as_pattern,
     "call": _Walker.call,
     "string": _Walker.string,
     "concatenated_string": _Walker.string,

@@ -123,6 +123,7 @@ def rescan(options, discovery, cache, store):
         file_diagnostics=_replaced(state.file_diagnostics, {f.file.path: f.diagnostics for f in fresh}),
         suppressions=_replaced(state.suppressions, {f.file.path: suppressions_of(f) for f in fresh}),
         discovery_diagnostics=state.discovery_diagnostics,
+        generated=state.generated,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 
@@ -132,7 +133,7 @@ def _updated_links(state: ScanState, fresh: list[FileFacts], options, discovery)
     from .pipeline import relative_dirs
 
     stored = {links.path: links for links in state.links}
-    resolver = resolver_for(stored, relative_dirs(options.include_dirs, discovery.root))
+    resolver = resolver_for(stored, relative_dirs(options.include_dirs, discovery.root), state.generated)
     for facts in fresh:
         if facts.cuda is None or facts.file.path not in stored:
             return None

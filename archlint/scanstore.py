@@ -41,6 +41,7 @@ class ScanState:
     file_diagnostics: dict[str, tuple[Diagnostic, ...]]
     suppressions: dict[str, tuple[Suppression, ...]]
     discovery_diagnostics: tuple[Diagnostic, ...]
+    generated: dict[str, str]  # files the JIT renders from templates: name -> template path
 
 
 @dataclass(frozen=True)

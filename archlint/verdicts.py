@@ -81,7 +81,8 @@ def _module_path(module_paths: dict[str, str], qualname: str) -> str:
 
 def _add_source(resolved, chain, where: str, sources: dict, unresolved: list) -> None:
     if resolved.path:
-        hop = Evidence(Location(where, resolved.ref.line, resolved.ref.col), f"builds {resolved.path}")
+        what = f"`{resolved.ref.text}`, {resolved.reason}" if resolved.how == "generated" else resolved.path
+        hop = Evidence(Location(where, resolved.ref.line, resolved.ref.col), f"builds {what}")
         sources.setdefault(resolved.path, chain + (hop,))
     else:
         unresolved.append(resolved.ref.text)

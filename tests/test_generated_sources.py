@@ -1,0 +1,84 @@
+"""Sources a JIT renders from Jinja templates: the template read in place of what it renders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from archlint.cpp.jinja import stub_template
+from archlint.engine import ScanOptions, scan
+from archlint.pyfacts import extract_python
+from archlint.pygen import renderings
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-jinja-generated"
+
+CONFIG = b"""#pragma once
+using DTypeKV = {{ dtype_kv }};
+constexpr int HEAD_DIM = {{ head_dim }};
+#define ADDITIONAL_FUNC_PARAMS {{ additional_func_params }}
+{% if use_fp8 %}#include <cuda_fp8.h>{% endif %}
+struct Params {
+  {{ additional_params_decl }}
+};
+{{ variant_decl }}
+"""
+
+
+def test_stub_keeps_offsets_and_reads_values_as_names():
+    stubbed, holes = stub_template(CONFIG)
+    assert len(stubbed) == len(CONFIG) and stubbed.count(b"\n") == CONFIG.count(b"\n")
+    assert b"{{" not in stubbed and b"{%" not in stubbed
+    assert b"using DTypeKV = __jinja_dtype_;" in stubbed  # cut to the tag's width
+    assert b"#include <cuda_fp8.h>" in stubbed  # both arms of an `if` are read
+    assert [(h.line, h.name, h.kind) for h in holes] == [
+        (4, "additional_func_params", "code"),
+        (7, "additional_params_decl", "code"),
+        (9, "variant_decl", "code"),
+    ]
+
+
+def test_kernel_named_at_render_time():
+    _, holes = stub_template(b"template __global__ void {{ inst.kernel_name }}<{{ inst.mode }}>(Args const);\n"
+                             b"int y = {{ fn }}(3);\n")
+    assert [(h.name, h.kind) for h in holes] == [("inst.kernel_name", "kernel"), ("fn", "code")]
+
+
+def test_renderings_follow_the_spec_function():
+    path = "fi/jit/mamba.py"
+    found = renderings(extract_python(path, (FIXTURE / path).read_bytes()))
+    assert [(r.function, r.template, r.output) for r in found] == [
+        ("_gen_module", "state_update_customize_config.jinja", "state_update_config.inc"),
+    ]
+
+
+def test_file_handle_is_the_one_opened_above_the_read():
+    source = b'''
+def gen(gen_directory):
+    with open(CSRC / "a_config.jinja") as f:
+        config_templ = jinja2.Template(f.read())
+    with open(CSRC / "a_kernel_inst.jinja") as f:
+        kernel_templ = jinja2.Template(f.read())
+    for mode in MODES:
+        dest_path = gen_directory / f"a_{mode}.cu"
+        write_if_different(dest_path, kernel_templ.render(mode=mode))
+    write_if_different(gen_directory / "a_config.inc", config_templ.render())
+'''
+    found = {(r.template, r.output) for r in renderings(extract_python("x.py", source))}
+    assert found == {("a_kernel_inst.jinja", "a_{}.cu"), ("a_config.jinja", "a_config.inc")}
+
+
+def _verdicts(line: int) -> dict[str, str]:
+    result = scan(ScanOptions(paths=(str(FIXTURE),), use_cache=False, jobs=1))
+    gate = next(g for g in result.gates if g.location.line == line)
+    return {v.target: v.verdict for v in gate.verdicts}
+
+
+def test_generated_config_resolves_to_its_template():
+    verdicts = _verdicts(29)  # fi/jit/mamba.py: [8]
+    assert verdicts["sm_120a"] == "POLICY" and verdicts["sm_90a"] == "POLICY"
+
+
+def test_code_placeholder_keeps_unknown():
+    result = scan(ScanOptions(paths=(str(FIXTURE),), use_cache=False, jobs=1))
+    gate = next(g for g in result.gates if g.location.path == "fi/jit/decode.py")
+    assert {v.verdict for v in gate.verdicts} == {"UNKNOWN"}
+    assert all("`{{ variant_decl }}`" in v.reason for v in gate.verdicts)
