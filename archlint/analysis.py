@@ -240,7 +240,8 @@ def _code_holes(facts: CudaFacts, chain, out: list[Hit]) -> None:
         if hole.kind != "code":
             continue
         location = Location(facts.path, hole.line)
-        out.append(Hit("unresolved", location, f"template placeholder `{{{{ {hole.name} }}}}` stands for code the JIT renders in", chain, False))
+        out.append(Hit("unresolved", location, f"template placeholder `{{{{ {hole.name} }}}}` stands for code the JIT renders in"
+                       + (f" ({hole.why})" if hole.why else ""), chain, False))
 
 
 def emits_instruction(construct: Construct) -> bool:

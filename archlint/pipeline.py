@@ -15,6 +15,7 @@ from .checks.context import Context, GateResult
 from .discover import discover
 from .engine import GateReport, ScanOptions, ScanResult
 from .facts import FileFacts, extract_all
+from .holes import fill_holes
 from .kb import load_kb
 from .link import build_index
 from .model import Finding, Location
@@ -50,6 +51,7 @@ def _link(options: ScanOptions, discovery, cache) -> Linked:
         facts = extract_all(discovery.files, options.jobs, options.max_file_bytes, cache)
     with stage("pylink"):
         gates, pyindex = _python_gates(facts, root, discovery)
+        facts = fill_holes(pyindex, facts)
     with stage("index"):
         kb = load_kb()
         index = build_index([f.cuda for f in facts if f.cuda is not None], relative_dirs(options.include_dirs, root),

@@ -24,6 +24,7 @@ class PyExpr:
     kw: keyword name (args[0] is the value)   attr: attribute name (args[0] is the object)
     subscript: '' (args: value, index)   compare: operators joined by ','   and/or/not: ''
     binop: operator   unary: operator   cond: '' (args: then, test, else)   other: source text
+    dict: '' (args: 'kw' nodes, one per literal string key)   comp: 'list'|'generator'|... (args[0]: the element)
     """
 
     kind: str
@@ -259,7 +260,31 @@ def _conditional(node, depth: int) -> PyExpr:
     return PyExpr("cond", "", None, tuple(to_expr(part, depth) for part in parts))
 
 
+def _dictionary(node, depth: int) -> PyExpr:
+    items = []
+    for pair in node.named_children:
+        key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+        if pair.type != "pair" or key is None or value is None:
+            return PyExpr("other", short(node_text(node)))
+        text = string_value(key) if key.type == "string" else None
+        if text is None:
+            return PyExpr("other", short(node_text(node)))
+        items.append(PyExpr("kw", text, None, (to_expr(value, depth),)))
+    return PyExpr("dict", "", None, tuple(items))
+
+
+def _comprehension(node, depth: int) -> PyExpr:
+    body = node.child_by_field_name("body")
+    if body is None:
+        return PyExpr("other", short(node_text(node)))
+    return PyExpr("comp", node.type.split("_")[0], None, (to_expr(body, depth),))
+
+
 _BUILDERS = {
+    "dictionary": _dictionary,
+    "list_comprehension": _comprehension,
+    "generator_expression": _comprehension,
+    "set_comprehension": _comprehension,
     "call": _call,
     "attribute": _attribute,
     "subscript": _subscript,

@@ -32,6 +32,7 @@ class Rendering:
     template: str  # the template's file name ('x_customize_config.jinja')
     output: str  # the written file's name, '{}' where it is formatted at run time
     line: int  # the write
+    arguments: tuple[tuple[str, PyExpr], ...] = ()  # what `render(...)` passes, by name; '**' for a splat not read
 
 
 def output_pattern(name: str) -> str:
@@ -52,9 +53,10 @@ def renderings(facts: PythonFacts) -> tuple[Rendering, ...]:
         path, value = written
         trace = _Trace(assigns, call.function)
         line = call.span.line
-        for template in sorted(trace.templates(value, line)):
+        for template, render, at in sorted(trace.renders(value, line), key=lambda item: (item[0], item[2])):
+            arguments = trace.arguments(render, at)
             for output in sorted(trace.names(path, line)):
-                found.append(Rendering(call.function, template, output, call.span.line))
+                found.append(Rendering(call.function, template, output, call.span.line, arguments))
     return tuple(dict.fromkeys(found))
 
 
@@ -96,8 +98,35 @@ class _Trace:
             return [max(before, key=lambda item: item[0])] if before else []
         return bound
 
+    def renders(self, expr: PyExpr, line: int, hops: int = 0) -> set[tuple[str, PyExpr, int]]:
+        """(template file name, the `render(...)` call, its line) for each rendering `expr` evaluates to."""
+        if hops > _MAX_HOPS:
+            return set()
+        if expr.kind == "name":
+            return {r for at, value in self.values(expr.text, line) for r in self.renders(value, at, hops + 1)}
+        if expr.kind != "call" or _method(expr) != "render":
+            return set()
+        owner = _owner(expr.args[0])
+        return {(t, expr, line) for t in self.templates(owner, line, hops + 1)} if owner is not None else set()
+
+    def arguments(self, render: PyExpr, line: int) -> tuple[tuple[str, PyExpr], ...]:
+        """The names a `render(...)` call passes: its keywords, and the entries of a `**dict` literal."""
+        out: list[tuple[str, PyExpr]] = []
+        for arg in render.args[1:]:
+            if arg.kind == "kw":
+                out.append((arg.text, arg.args[0]))
+            elif arg.kind == "splat" and arg.text.startswith("**"):
+                bound = self.values(arg.text[2:].strip(), line)
+                if len(bound) == 1 and bound[0][1].kind == "dict":
+                    out.extend((item.text, item.args[0]) for item in bound[0][1].args)
+                else:
+                    out.append(("**", arg))
+            else:
+                out.append(("**", arg))
+        return tuple(out)
+
     def templates(self, expr: PyExpr, line: int, hops: int = 0) -> set[str]:
-        """Template file names whose rendering `expr` evaluates to."""
+        """Template file names a `Template` object comes from."""
         if hops > _MAX_HOPS:
             return set()
         if expr.kind == "name":
@@ -105,9 +134,6 @@ class _Trace:
         if expr.kind != "call":
             return set()
         last = _method(expr)
-        if last == "render":
-            owner = _owner(expr.args[0])
-            return self.templates(owner, line, hops + 1) if owner is not None else set()
         if last in ("Template", "from_string") and expr.positional():
             return self.read_from(expr.positional()[0], line, hops + 1)
         return set()

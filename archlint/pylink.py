@@ -63,6 +63,7 @@ class PyIndex:
     _assigns: Mapping[str, Mapping[tuple[str, str], tuple[PyAssign, ...]]] = field(default_factory=dict)
     _callers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     generated: Mapping[str, str] = field(default_factory=dict)  # generated file name -> template path
+    renders: tuple = ()  # pypaths.TemplateRender: each template rendering with its arguments
 
     def callees(self, qualname: str) -> tuple[str, ...]:
         return self._callees.get(qualname, ())
@@ -273,6 +274,6 @@ def link_python(facts: Sequence[PythonFacts], roots: Sequence[str], files: Colle
         _callees={k: tuple(sorted(v)) for k, v in sorted(callees.items())},
         _callers={k: tuple(sorted(v)) for k, v in sorted(callers.items())},
     )
-    sources, generated = resolve_sources(index)
-    index = replace(index, _sources=sources, generated=generated)
+    sources, generated, renders = resolve_sources(index)
+    index = replace(index, _sources=sources, generated=generated, renders=renders)
     return replace(index, gates=find_gates(index))

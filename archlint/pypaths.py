@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
+from dataclasses import dataclass
 
 from .pyexpr import PyExpr
 from .pyfacts import SourceRef
@@ -118,8 +119,9 @@ def resolve_ref(index, module: str, ref: SourceRef, by_suffix) -> tuple[str | No
     return None, "unresolved", reason
 
 
-def resolve_sources(index) -> tuple[dict, dict]:
-    """(function qualname -> its ResolvedSources, generated file name -> the template it is rendered from)."""
+def resolve_sources(index) -> tuple[dict, dict, tuple]:
+    """(function qualname -> its ResolvedSources, generated file name -> the template it is rendered
+    from, every TemplateRender)."""
     by_name = defaultdict(list)
     for path in sorted(index.files):
         by_name[posixpath.basename(path)].append(path)
@@ -132,11 +134,12 @@ def resolve_sources(index) -> tuple[dict, dict]:
 
     found = defaultdict(list)
     generated: dict[str, set] = defaultdict(set)
+    renders: list[TemplateRender] = []
     for module, facts in index.modules.items():
         resolved = {}
         for ref in facts.sources:
             resolved[ref] = resolve_ref(index, module, ref, by_suffix)
-        outputs = _rendered_outputs(facts, resolved, by_suffix)
+        outputs = _rendered_outputs(facts, resolved, by_suffix, module, renders)
         for (function, output), templates in outputs.items():
             if "{}" not in output:
                 generated[output].update(templates)
@@ -151,10 +154,20 @@ def resolve_sources(index) -> tuple[dict, dict]:
             path, how, reason = resolved[ref]
             found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", path, how, reason))
     unique = {name: next(iter(paths)) for name, paths in generated.items() if len(paths) == 1 and None not in paths}
-    return {key: tuple(value) for key, value in sorted(found.items())}, unique
+    return {key: tuple(value) for key, value in sorted(found.items())}, unique, tuple(dict.fromkeys(renders))
 
 
-def _rendered_outputs(facts, resolved: dict, by_suffix) -> dict[tuple[str, str], set]:
+@dataclass(frozen=True)
+class TemplateRender:
+    """A template rendered in a spec function, with what the call passes its placeholders."""
+
+    template: str  # root-relative path of the template
+    module: str
+    function: str  # local qualname in the module
+    arguments: tuple  # (name, PyExpr), as in pygen.Rendering
+
+
+def _rendered_outputs(facts, resolved: dict, by_suffix, module: str, renders: list) -> dict[tuple[str, str], set]:
     """(function, written name) -> paths of the templates rendered into it (None for one not found)."""
     template_paths = {(ref.function, ref.name): resolved[ref][0] for ref in facts.sources if ref.template}
     out: dict[tuple[str, str], set] = defaultdict(set)
@@ -167,4 +180,6 @@ def _rendered_outputs(facts, resolved: dict, by_suffix) -> dict[tuple[str, str],
             matches = by_suffix(rendering.template)
             path = matches[0] if len(matches) == 1 else None
         out[(rendering.function, rendering.output)].add(path)
+        if path is not None:
+            renders.append(TemplateRender(path, module, rendering.function, rendering.arguments))
     return out

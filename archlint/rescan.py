@@ -86,7 +86,7 @@ def rescan(options, discovery, cache, store):
         return None
     digests, state = previous
     changed = store.changed_files(digests, discovery.files)
-    if changed is None or any(file.language == "python" for file in changed) or tuple(discovery.diagnostics) != state.discovery_diagnostics:
+    if changed is None or any(file.language in ("python", "template") for file in changed) or tuple(discovery.diagnostics) != state.discovery_diagnostics:
         return None
     with stage("facts"):
         fresh = extract_all(changed, options.jobs, options.max_file_bytes, cache)

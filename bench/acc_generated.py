@@ -116,14 +116,23 @@ def _selective_state_update() -> Instance:
         copies=sources, kwargs=kwargs, builds=sources)
 
 
+_MIXED_COMM_KERNELS = {"allreduce_kernel": (2, 1), "allgather_kernel": (1, 2), "reducescatter_kernel": (1, 2),
+                       "fused_allreduce_allgather_kernel": (2, 2), "fused_reducescatter_allreduce_kernel": (2, 2)}
+
+
 def _mixed_comm() -> Instance:
-    """gen_mixed_comm_module, one of the instantiations it enumerates: all-reduce over 2 local TP ranks,
-    unicast wait-optimised mode, bf16 (valid under its is_valid_op / is_valid_mode / is_valid_block_y)."""
-    inst = {"kernel_name": "allreduce_kernel", "block_size_y": 1, "local_tp_size": 2, "local_dp_size": 1,
-            "use_inter_tp": "false", "use_inter_dp": "false", "mode": "OPT_WAITS_UC", "dtype": "nv_bfloat16"}
-    output = "mixed_comm_allreduce_kernel_OPT_WAITS_UC_inst.cu"
-    return Instance(name="mixed_comm_allreduce_tp2", renders=(Render("mixed_comm_kernel_inst.jinja", output),),
-                    copies=("mixed_comm.cu",), kwargs={"instantiations": [inst]}, builds=(output, "mixed_comm.cu"))
+    """gen_mixed_comm_module: each of its five kernels in the wait-optimised unicast and multicast modes
+    (multicast is where the kernels use `multimem`), bf16, with local TP/DP sizes its is_valid_op
+    admits, no inter-node ranks, block_size_y 1. The JIT writes one file per (kernel, mode); these
+    go in one file, so each target is one build."""
+    instantiations = [
+        {"kernel_name": kernel, "block_size_y": 1, "local_tp_size": tp, "local_dp_size": dp, "use_inter_tp": "false",
+         "use_inter_dp": "false", "mode": mode, "dtype": "nv_bfloat16"}
+        for kernel, (tp, dp) in _MIXED_COMM_KERNELS.items() for mode in ("OPT_WAITS_UC", "OPT_WAITS_MC")]
+    output = "mixed_comm_waits_inst.cu"
+    return Instance(name="mixed_comm_waits", renders=(Render("mixed_comm_kernel_inst.jinja", output),),
+                    copies=("mixed_comm.cu",), kwargs={"instantiations": instantiations},
+                    builds=(output, "mixed_comm.cu"))
 
 
 def _rendered(*instances: Instance):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from archlint.cpp.jinja import stub_template
@@ -66,19 +67,36 @@ def gen(gen_directory):
     assert found == {("a_kernel_inst.jinja", "a_{}.cu"), ("a_config.jinja", "a_config.inc")}
 
 
-def _verdicts(line: int) -> dict[str, str]:
-    result = scan(ScanOptions(paths=(str(FIXTURE),), use_cache=False, jobs=1))
-    gate = next(g for g in result.gates if g.location.line == line)
-    return {v.target: v.verdict for v in gate.verdicts}
+@lru_cache(maxsize=1)
+def _scan():
+    return scan(ScanOptions(paths=(str(FIXTURE),), use_cache=False, jobs=1))
+
+
+def _gate(path: str, line: int):
+    return next(g for g in _scan().gates if g.location.path == path and g.location.line == line)
 
 
 def test_generated_config_resolves_to_its_template():
-    verdicts = _verdicts(29)  # fi/jit/mamba.py: [8]
+    verdicts = {v.target: v.verdict for v in _gate("fi/jit/mamba.py", 29).verdicts}
     assert verdicts["sm_120a"] == "POLICY" and verdicts["sm_90a"] == "POLICY"
 
 
-def test_code_placeholder_keeps_unknown():
-    result = scan(ScanOptions(paths=(str(FIXTURE),), use_cache=False, jobs=1))
-    gate = next(g for g in result.gates if g.location.path == "fi/jit/decode.py")
-    assert {v.verdict for v in gate.verdicts} == {"UNKNOWN"}
-    assert all("`{{ variant_decl }}`" in v.reason for v in gate.verdicts)
+def test_code_placeholder_no_scanned_call_fills_keeps_unknown():
+    verdicts = _gate("fi/jit/decode.py", 51).verdicts
+    assert {v.verdict for v in verdicts} == {"UNKNOWN"}
+    assert all("`{{ variant_decl }}`" in v.reason and "which no scanned code calls" in v.reason for v in verdicts)
+
+
+def test_code_placeholder_filled_from_the_callers_literal():
+    """`variant_decl` is the include every caller passes; the blocker is in the included header."""
+    gate = _gate("fi/jit/decode.py", 30)
+    verdicts = {v.target: v for v in gate.verdicts}
+    assert verdicts["sm_90a"].verdict == "GENUINE" and "cvt.rn.satfinite.e2m1x2.f32" in verdicts["sm_90a"].reason
+    hops = [e.location.path for e in verdicts["sm_90a"].evidence]
+    assert hops[-2:] == ["fi/csrc/decode_customize_config.jinja", "fi/include/fi/variants.cuh"]
+    assert verdicts["sm_110a"].verdict == "POLICY"
+
+
+def test_kernel_instances_named_at_render_time():
+    verdicts = {v.target: v.verdict for v in _gate("fi/jit/comm.py", 20).verdicts}
+    assert verdicts["sm_80"] == "GENUINE" and verdicts["sm_120a"] == "POLICY"

@@ -30,6 +30,7 @@ class TemplateHole:
     line: int
     name: str  # the placeholder's expression, as written ('variant_decl')
     kind: str  # 'code' | 'kernel'
+    why: str = ""  # for code: why its value stays unknown, once the scanned Python has been read
 
 
 def stub_template(data: bytes) -> tuple[bytes, tuple[TemplateHole, ...]]:
