@@ -41,6 +41,7 @@ class Analysis:
     units: int = 0
     reached: frozenset[tuple[str, str]] = frozenset()  # (path, qualname) compiled into the units
     kernels: int = 0  # reached kernels compiled for the target
+    assumed: tuple[Hit, ...] = ()  # what a POLICY verdict takes as read: template code filled in from the Python
 
 
 @dataclass
@@ -148,6 +149,7 @@ class _UnitHits:
     unresolved: tuple[Hit, ...]
     reached: frozenset[tuple[str, str]]
     kernels: int  # reached kernels compiled for the target
+    assumed: tuple[Hit, ...] = ()
 
 
 def view_for(index: CudaIndex, kb: KnowledgeBase, target: Target, defines: dict | None = None) -> TargetView:
@@ -170,7 +172,7 @@ def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[
 
     reached = frozenset().union(*(part.reached for part in parts)) if parts else frozenset()
     return Analysis(view.target, joined("blockers"), joined("possible"), joined("empty"), joined("unresolved"),
-                    len(sources), reached, sum(part.kernels for part in parts))
+                    len(sources), reached, sum(part.kernels for part in parts), joined("assumed"))
 
 
 def unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]) -> _UnitHits:
@@ -187,6 +189,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     possible: list[Hit] = []
     empty: list[Hit] = []
     unresolved: list[Hit] = []
+    assumed: list[Hit] = []
     parents = view.closure(source)
     files = set(parents)
     reached = view.reachable(source, files)
@@ -196,7 +199,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         facts = view.index.files[path]
         chain = _include_chain(parents, path)
         _unresolved_includes(view, facts, chain, unresolved)
-        _code_holes(facts, chain, unresolved)
+        _code_holes(facts, chain, unresolved, assumed)
         for construct in facts.constructs:
             _judge_construct(view, facts, construct, (reached, surely), source, chain, blockers, possible)
         for request in facts.smem:
@@ -214,7 +217,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
                 if hit is not None:
                     (empty if hit.certain else possible).append(hit)
     return _UnitHits(_dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved),
-                     frozenset(reached) | {(path, "") for path in files}, kernels)
+                     frozenset(reached) | {(path, "") for path in files}, kernels, _dedupe(assumed))
 
 
 def _include_chain(parents: dict[str, tuple[str, int] | None], path: str) -> tuple[Evidence, ...]:
@@ -235,13 +238,18 @@ def _unresolved_includes(view: TargetView, facts: CudaFacts, chain, out: list[Hi
             out.append(Hit("unresolved", location, f"#include \"{resolved.include.target}\" not found in the scanned trees", chain, False))
 
 
-def _code_holes(facts: CudaFacts, chain, out: list[Hit]) -> None:
+def _code_holes(facts: CudaFacts, chain, unresolved: list[Hit], assumed: list[Hit]) -> None:
     for hole in facts.template_holes:
-        if hole.kind != "code":
+        if hole.kind not in ("code", "filled"):
             continue
         location = Location(facts.path, hole.line)
-        out.append(Hit("unresolved", location, f"template placeholder `{{{{ {hole.name} }}}}` stands for code the JIT renders in"
-                       + (f" ({hole.why})" if hole.why else ""), chain, False))
+        placeholder = f"template placeholder `{{{{ {hole.name} }}}}`"
+        if hole.kind == "filled":
+            message = f"{placeholder} {hole.why}"
+            assumed.append(Hit("assumed", location, message, chain + (Evidence(location, message),), True))
+        else:
+            message = f"{placeholder} stands for code the JIT renders in" + (f" ({hole.why})" if hole.why else "")
+            unresolved.append(Hit("unresolved", location, message, chain, False))
 
 
 def emits_instruction(construct: Construct) -> bool:

@@ -49,6 +49,7 @@ def _filled(cuda: CudaFacts, renders: list, reader: Reader) -> CudaFacts:
         if why:
             kept.append(replace(hole, why=why))
             continue
+        kept.append(replace(hole, kind="filled", why="read as the scanned callers fill it"))
         for text in sorted(texts.values):
             for line in text.splitlines():
                 match = _INCLUDE.match(line)

@@ -149,7 +149,12 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
         return Verdict.UNKNOWN, "the gate's condition could only be read approximately", ()
     if analysis.kernels == 0:
         return Verdict.UNKNOWN, f"no kernel of the guarded units compiles for {target} as archlint reads them (a -D flag it cannot read may select them)", ()
-    return Verdict.POLICY, f"nothing reachable from {len(units.sources)} guarded source(s) needs what {target} lacks", ()
+    reason = f"nothing reachable from {len(units.sources)} guarded source(s) needs what {target} lacks"
+    if analysis.assumed:
+        first = analysis.assumed[0]
+        more = f" (+{len(analysis.assumed) - 1} more)" if len(analysis.assumed) > 1 else ""
+        return Verdict.POLICY, f"{reason}, with the {first.message.removeprefix('template ')}{more}", first.chain
+    return Verdict.POLICY, reason, ()
 
 
 def verdict_for(gate, units: GuardedUnits, index, kb, target: Target, defines: dict[str, int], references: tuple[Target, ...]) -> TargetVerdict:

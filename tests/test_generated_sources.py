@@ -95,6 +95,7 @@ def test_code_placeholder_filled_from_the_callers_literal():
     hops = [e.location.path for e in verdicts["sm_90a"].evidence]
     assert hops[-2:] == ["fi/csrc/decode_customize_config.jinja", "fi/include/fi/variants.cuh"]
     assert verdicts["sm_110a"].verdict == "POLICY"
+    assert "read as the scanned callers fill it" in verdicts["sm_110a"].reason  # the POLICY says what it assumed
 
 
 def test_kernel_instances_named_at_render_time():

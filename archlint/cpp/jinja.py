@@ -29,7 +29,7 @@ _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.]*")
 class TemplateHole:
     line: int
     name: str  # the placeholder's expression, as written ('variant_decl')
-    kind: str  # 'code' | 'kernel'
+    kind: str  # 'code' | 'kernel' | 'filled' (code whose value the scanned Python spells out)
     why: str = ""  # for code: why its value stays unknown, once the scanned Python has been read
 
 
