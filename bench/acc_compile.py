@@ -215,7 +215,7 @@ def import_records(records: list[dict], timeout_s: float, cache_dir: str | None)
 def classify(pairs: list, includes_by_release: dict[str, tuple[str, ...]], timeout_s: float,
              cache_dir: str | None, packages: dict[str, str] | None = None) -> list:
     """Fill in each pair's compiler answer from the compile cache (builds not in it: `not-run`)."""
-    from archlint.runtime.compile_probe import cache_key, cache_load, default_cache_dir, find_nvcc
+    from archlint.runtime.compile_probe import cache_key, cache_load, default_cache_dir, find_nvcc, kernel_key
 
     nvcc = find_nvcc()
     directory = Path(cache_dir) if cache_dir else default_cache_dir()
@@ -243,7 +243,8 @@ def classify(pairs: list, includes_by_release: dict[str, tuple[str, ...]], timeo
             if outcome in ("built-empty", "built-trap") and built_refs:
                 # arch-dependent only if some admitted build has the kernel with a body
                 odd = [k for k in (*result.empty_kernels, *result.trap_kernels)
-                       if any(k not in set(r.empty_kernels) | set(r.trap_kernels) for r in built_refs)]
+                       if any(kernel_key(k) not in {kernel_key(n) for n in (*r.empty_kernels, *r.trap_kernels)}
+                              for r in built_refs)]
                 if not odd:
                     outcome = "built"
                     message = f"{message} (as on {', '.join(r.target for r in built_refs)}: not arch-dependent)"

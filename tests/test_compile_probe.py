@@ -89,6 +89,18 @@ def test_arch_traps_compares_kernels_both_builds_have():
     assert arch_traps(here, replace(admitted, outcome="arch-error")) == ()
 
 
+def test_arch_traps_matches_names_whatever_demangler_spelled_them():
+    """cu++filt writes `(bool)1, (int)128` and the parameter types as declared; c++filt writes
+    `true, 128` and spells the parameter types out: the same kernel either way."""
+    def built(target, sites):
+        return ProbeResult("u.cu", target, "built", (), "built", 1.0, kernels=len(sites), trap_sites=sites)
+
+    cu = "void fi::Prefill<fi::Traits<(bool)1, (int)128, cutlass::half_t>, (bool)0>(T1::Params, T2::Params)"
+    gnu = "void fi::Prefill<fi::Traits<true, 128, cutlass::half_t>, false>(fi::Traits<true, 128, cutlass::half_t>::Params, fi::Epi::Params)"
+    assert arch_traps(built("sm_103a", ((gnu, 52),)), built("sm_90a", ((cu, 0),))) == (gnu,)
+    assert arch_traps(built("sm_103a", ((gnu, 0),)), built("sm_90a", ((cu, 0),))) == ()
+
+
 @needs_nvcc
 def test_inconclusive_outcomes_say_why(options, tmp_path):
     torch = probe_unit(FIXTURES / "needs_torch.cu", "sm_120", options)

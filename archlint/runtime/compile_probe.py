@@ -149,8 +149,29 @@ def arch_traps(result: ProbeResult, admitted: ProbeResult) -> tuple[str, ...]:
     traps stand where that build has instructions."""
     if result.trap_sites is None or admitted.trap_sites is None or not admitted.outcome.startswith("built"):
         return ()
-    before = dict(admitted.trap_sites)
-    return tuple(name for name, count in result.trap_sites if name in before and count > before[name])
+    before = {kernel_key(name): count for name, count in admitted.trap_sites}
+    return tuple(name for name, count in result.trap_sites
+                 if kernel_key(name) in before and count > before[kernel_key(name)])
+
+
+_CAST_LITERAL_RE = re.compile(r"\((?:bool|char|signed char|unsigned char|short|unsigned short|int|unsigned int|long|"
+                              r"unsigned long|long long|unsigned long long)\)(-?\d+)")
+
+
+def kernel_key(name: str) -> str:
+    """A demangled kernel name as cu++filt and c++filt both spell it: `(bool)1` / `true`, `(int)128` /
+    `128`, `> >` / `>>`, and the parameter list (`(T1::Params)` / spelled out) left out."""
+    name = _CAST_LITERAL_RE.sub(lambda m: {"(bool)1": "true", "(bool)0": "false"}.get(m.group(0), m.group(1)), name)
+    depth = 0
+    for index, char in enumerate(name):
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth -= 1
+        elif char == "(" and depth == 0 and index:
+            name = name[:index]
+            break
+    return name.replace(" ", "")
 
 
 def _opcode(statement: str) -> str:
