@@ -69,7 +69,7 @@ class Reader:
     # ---------------------------------------------------------------- forms
 
     def _fstring(self, module, function, expr, depth) -> Texts:
-        pieces = expr.text.split("{}")
+        pieces = _literal_pieces(expr.text)
         parts: list[Texts] = [_known({pieces[0]})]
         for hole, (before, after) in enumerate(zip(pieces, pieces[1:])):
             starts_line = before.rpartition("\n")[2].strip() == "" and ("\n" in before or hole == 0)
@@ -203,6 +203,25 @@ class Reader:
             return _unknown("too many possible values")
         combos = itertools.islice(itertools.product(*(sorted(r.values) for r in results)), _MAX_TEXTS + 1)
         return _known({"".join(combo) for combo in combos})
+
+
+def _literal_pieces(text: str) -> list[str]:
+    """An f-string's literal parts around its '{}' holes, with `{{` and `}}` read as braces."""
+    pieces, current, index = [], [], 0
+    while index < len(text):
+        pair = text[index:index + 2]
+        if pair in ("{{", "}}"):
+            current.append(pair[0])
+            index += 2
+        elif pair == "{}":
+            pieces.append("".join(current))
+            current = []
+            index += 2
+        else:
+            current.append(text[index])
+            index += 1
+    pieces.append("".join(current))
+    return pieces
 
 
 def _entry(mapping: PyExpr, key: str) -> PyExpr | None:

@@ -101,3 +101,52 @@ def test_code_placeholder_filled_from_the_callers_literal():
 def test_kernel_instances_named_at_render_time():
     verdicts = {v.target: v.verdict for v in _gate("fi/jit/comm.py", 20).verdicts}
     assert verdicts["sm_80"] == "GENUINE" and verdicts["sm_120a"] == "POLICY"
+
+
+def _reader(source: bytes):
+    from archlint.pylink import link_python
+    from archlint.pyvalues import Reader
+
+    index = link_python([extract_python("pkg/spec.py", source)], ["pkg"], {"pkg/spec.py", "pkg/__init__.py"})
+    return Reader(index), index
+
+
+SPEC = b'''
+DECLS = {"fa2": "#include <fi/variants.cuh>", "fa3": "#include <fi/hopper/variants.cuh>"}
+
+
+def gen_customize(variant_decl, extra=""):
+    return render(variant_decl=variant_decl, extra=extra)
+
+
+def gen_default(backend):
+    decl = DECLS["fa2"] if backend == "fa2" else DECLS["fa3"]
+    return gen_customize(decl)
+
+
+def gen_from_args(*args):
+    return gen_customize(*args)
+
+
+def gen_with_name(name):
+    return gen_customize(f"struct {name} {{ }};")
+'''
+
+
+def test_values_follow_every_scanned_call_and_stay_unknown_on_a_splat():
+    reader, index = _reader(SPEC)
+    module = index.module_of_path["pkg/spec.py"]
+    value = next(c for c in index.modules[module].calls if c.callee == "render").expr.kwarg("variant_decl")
+    texts = reader.texts(module, "gen_customize", value)
+    assert not texts.known and "splat" in texts.why  # gen_from_args passes `*args`
+
+
+def test_values_read_dict_entries_conditionals_and_fstrings():
+    reader, index = _reader(SPEC.replace(b"def gen_from_args(*args):\n    return gen_customize(*args)\n", b""))
+    module = index.module_of_path["pkg/spec.py"]
+    value = next(c for c in index.modules[module].calls if c.callee == "render").expr.kwarg("variant_decl")
+    texts = reader.texts(module, "gen_customize", value)
+    assert texts.values == {"#include <fi/variants.cuh>", "#include <fi/hopper/variants.cuh>",
+                            "struct __archlint_value { };"}
+    extra = next(c for c in index.modules[module].calls if c.callee == "render").expr.kwarg("extra")
+    assert reader.texts(module, "gen_customize", extra).values == {""}  # the default every call leaves

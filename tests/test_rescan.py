@@ -130,3 +130,39 @@ def test_a_file_written_just_now_stores_nothing(tree, full_scans):
     second = _scan(tree)
     assert len(full_scans) == 2
     assert first == second
+
+
+JINJA_FIXTURE = FIXTURE.parent / "gate-jinja-generated"
+
+
+@pytest.fixture
+def jinja_tree(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "tree"
+    shutil.copytree(JINJA_FIXTURE, root)
+    for path in [root, *root.rglob("*")]:
+        _settle(path)
+    return root
+
+
+def test_generated_include_keeps_resolving_in_a_partial_rescan(jinja_tree, full_scans):
+    before = _scan(jinja_tree)
+    assert _verdicts(before, 29) == {"POLICY"}  # fi/jit/mamba.py, its config rendered from a template
+    _edit(jinja_tree / "fi/include/fi/state_update.cuh", "  __syncthreads();\n",
+          '  __syncthreads();\n  asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");\n')
+    after = _scan(jinja_tree)
+    assert len(full_scans) == 1  # the header change was judged in part, through the generated include
+    assert "GENUINE" in _verdicts(after, 29)
+    assert after == _scan(jinja_tree, use_cache=False)
+
+
+def test_template_change_runs_a_full_scan(jinja_tree, full_scans):
+    _scan(jinja_tree)
+    # The dtype now also stands for code, and no scanned call spells it out: sm_110a is no longer policy.
+    _edit(jinja_tree / "fi/csrc/decode_customize_config.jinja", "{{ variant_decl }}\n", "{{ variant_decl }}\n{{ dtype_kv }}\n")
+    after = _scan(jinja_tree)
+    assert len(full_scans) == 2
+    gate = next(g for g in after.gates if g.location.path == "fi/jit/decode.py" and g.location.line == 30)
+    verdicts = {v.target: v for v in gate.verdicts}
+    assert verdicts["sm_110a"].verdict.name == "UNKNOWN" and "`{{ dtype_kv }}`" in verdicts["sm_110a"].reason
+    assert after == _scan(jinja_tree, use_cache=False)
