@@ -139,7 +139,8 @@ def resolve_sources(index) -> tuple[dict, dict, tuple]:
         resolved = {}
         for ref in facts.sources:
             resolved[ref] = resolve_ref(index, module, ref, by_suffix)
-        outputs = _rendered_outputs(facts, resolved, by_suffix, module, renders)
+        outputs, rendered = _rendered_outputs(facts, resolved, by_suffix, module)
+        renders.extend(rendered)
         for (function, output), templates in outputs.items():
             if "{}" not in output:
                 generated[output].update(templates)
@@ -167,10 +168,12 @@ class TemplateRender:
     arguments: tuple  # (name, PyExpr), as in pygen.Rendering
 
 
-def _rendered_outputs(facts, resolved: dict, by_suffix, module: str, renders: list) -> dict[tuple[str, str], set]:
-    """(function, written name) -> paths of the templates rendered into it (None for one not found)."""
+def _rendered_outputs(facts, resolved: dict, by_suffix, module: str) -> tuple[dict[tuple[str, str], set], list]:
+    """(function, written name) -> paths of the templates rendered into it (None for one not found),
+    and the module's TemplateRenders."""
     template_paths = {(ref.function, ref.name): resolved[ref][0] for ref in facts.sources if ref.template}
     out: dict[tuple[str, str], set] = defaultdict(set)
+    renders: list[TemplateRender] = []
     for rendering in renderings(facts):
         if "{}" in rendering.template:
             out[(rendering.function, rendering.output)].add(None)
@@ -182,4 +185,4 @@ def _rendered_outputs(facts, resolved: dict, by_suffix, module: str, renders: li
         out[(rendering.function, rendering.output)].add(path)
         if path is not None:
             renders.append(TemplateRender(path, module, rendering.function, rendering.arguments))
-    return out
+    return out, renders

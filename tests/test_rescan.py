@@ -25,14 +25,18 @@ def _settle(path: Path, age: float = 3600) -> None:
     os.utime(path, (stamp, stamp))
 
 
-@pytest.fixture
-def tree(tmp_path, monkeypatch):
+def _settled_copy(fixture: Path, tmp_path: Path, monkeypatch) -> Path:
     monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
     root = tmp_path / "tree"
-    shutil.copytree(FIXTURE, root)
+    shutil.copytree(fixture, root)
     for path in [root, *root.rglob("*")]:
         _settle(path)
     return root
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    return _settled_copy(FIXTURE, tmp_path, monkeypatch)
 
 
 @pytest.fixture
@@ -137,12 +141,7 @@ JINJA_FIXTURE = FIXTURE.parent / "gate-jinja-generated"
 
 @pytest.fixture
 def jinja_tree(tmp_path, monkeypatch):
-    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
-    root = tmp_path / "tree"
-    shutil.copytree(JINJA_FIXTURE, root)
-    for path in [root, *root.rglob("*")]:
-        _settle(path)
-    return root
+    return _settled_copy(JINJA_FIXTURE, tmp_path, monkeypatch)
 
 
 def test_generated_include_keeps_resolving_in_a_partial_rescan(jinja_tree, full_scans):
