@@ -38,6 +38,13 @@ def fill_holes(pyindex, facts: list) -> list:
     return out
 
 
+def read_templates(facts) -> dict[str, CudaFacts]:
+    """The templates whose placeholders `fill_holes` read (path -> facts): a partial re-scan, which
+    does not read the Python again, takes these in place of the facts cache's."""
+    return {item.file.path: item.cuda for item in facts if item.cuda is not None
+            and any(hole.kind == "filled" or hole.why for hole in item.cuda.template_holes)}
+
+
 def _filled(cuda: CudaFacts, renders: list, reader: Reader) -> CudaFacts:
     includes, calls, kept = list(cuda.includes), list(cuda.calls), []
     for hole in cuda.template_holes:

@@ -15,7 +15,7 @@ from .checks.context import Context, GateResult
 from .discover import discover
 from .engine import GateReport, ScanOptions, ScanResult
 from .facts import FileFacts, extract_all
-from .holes import fill_holes
+from .holes import fill_holes, read_templates
 from .kb import load_kb
 from .link import build_index
 from .model import Finding, Location
@@ -99,6 +99,7 @@ def _full_scan(options: ScanOptions, discovery, cache) -> tuple[ScanResult, Scan
         file_findings = findings_by_file(run_checks(ctx, options, file_rules=True))
     state = ScanState(
         generated=generated_files(linked.pyindex),
+        templates=read_templates(linked.facts),
         links=linked.index.links,
         memos=linked.memos,
         results=ctx.gate_results,

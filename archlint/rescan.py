@@ -95,7 +95,8 @@ def rescan(options, discovery, cache, store):
         if links is None:
             return None
         known = {links_of_file.path for links_of_file in links}
-        facts = _LazyFacts({f.path: f for f in discovery.files if f.path in known}, {f.file.path: f.cuda for f in fresh}, cache, options.max_file_bytes)
+        loaded = {**state.templates, **{f.file.path: f.cuda for f in fresh}}
+        facts = _LazyFacts({f.path: f for f in discovery.files if f.path in known}, loaded, cache, options.max_file_bytes)
         index = assemble(facts, links, _LazyFunctions(facts, links))
     changed_paths = {f.file.path for f in fresh}
     with stage("verdicts"):
@@ -124,6 +125,7 @@ def rescan(options, discovery, cache, store):
         suppressions=_replaced(state.suppressions, {f.file.path: suppressions_of(f) for f in fresh}),
         discovery_diagnostics=state.discovery_diagnostics,
         generated=state.generated,
+        templates=state.templates,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 

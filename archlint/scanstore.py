@@ -42,6 +42,7 @@ class ScanState:
     suppressions: dict[str, tuple[Suppression, ...]]
     discovery_diagnostics: tuple[Diagnostic, ...]
     generated: dict[str, str]  # files the JIT renders from templates: name -> template path
+    templates: dict  # path -> CudaFacts of each template as holes.fill_holes left it
 
 
 @dataclass(frozen=True)

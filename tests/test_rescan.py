@@ -155,6 +155,16 @@ def test_generated_include_keeps_resolving_in_a_partial_rescan(jinja_tree, full_
     assert after == _scan(jinja_tree, use_cache=False)
 
 
+def test_placeholders_read_from_the_python_stay_read_in_a_partial_rescan(jinja_tree, full_scans):
+    before = _scan(jinja_tree)
+    decode = next(g for g in before.gates if g.location.path == "fi/jit/decode.py" and g.location.line == 30)
+    assert {v.target: v.verdict.name for v in decode.verdicts}["sm_110a"] == "POLICY"
+    _edit(jinja_tree / "fi/include/fi/decode_params.cuh", "  int batch;\n", "  int batch;\n  int heads;\n")
+    after = _scan(jinja_tree)
+    assert len(full_scans) == 1
+    assert after == before == _scan(jinja_tree, use_cache=False)
+
+
 def test_template_change_runs_a_full_scan(jinja_tree, full_scans):
     _scan(jinja_tree)
     # The dtype now also stands for code, and no scanned call spells it out: sm_110a is no longer policy.
