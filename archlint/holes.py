@@ -58,12 +58,10 @@ def _filled(cuda: CudaFacts, renders: list, reader: Reader) -> CudaFacts:
             continue
         kept.append(replace(hole, kind="filled", why="read as the scanned callers fill it"))
         for text in sorted(texts.values):
-            for line in text.splitlines():
-                match = _INCLUDE.match(line)
-                if match:
-                    includes.append(Include(match.group(2).strip(), match.group(1) == "<", hole.line, -1))
-            code = "\n".join(line for line in text.splitlines() if not _INCLUDE.match(line)).encode()
-            calls.extend((name, -1) for name in sorted(set(lexical_calls(code, 0, len(code)))))
+            targets, code = _split(text)
+            includes.extend(Include(target, system, hole.line, -1) for target, system in targets)
+            body = code.encode()
+            calls.extend((name, -1) for name in sorted(set(lexical_calls(body, 0, len(body)))))
     return replace(cuda, includes=tuple(includes), calls=tuple(calls), template_holes=tuple(kept))
 
 
@@ -86,11 +84,21 @@ def _values(name: str, renders: list, reader: Reader) -> Texts:
     return Texts(frozenset(found))
 
 
+def _split(text: str) -> tuple[list[tuple[str, bool]], str]:
+    """(the (target, system) of each `#include` line, the rest of the text)."""
+    targets, rest = [], []
+    for line in text.splitlines():
+        match = _INCLUDE.match(line)
+        if match:
+            targets.append((match.group(2).strip(), match.group(1) == "<"))
+        else:
+            rest.append(line)
+    return targets, "\n".join(rest)
+
+
 def _why_not_plain(values: frozenset[str], cuda: CudaFacts) -> str:
     if cuda.regions:
         return "the template has preprocessor branches"
-    for text in values:
-        code = "\n".join(line for line in text.splitlines() if not _INCLUDE.match(line))
-        if _NOT_PLAIN.search(code):
-            return "a value passed holds code with a body, assembly or directives"
+    if any(_NOT_PLAIN.search(_split(text)[1]) for text in values):
+        return "a value passed holds code with a body, assembly or directives"
     return ""

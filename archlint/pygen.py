@@ -31,7 +31,6 @@ class Rendering:
     function: str  # local qualname of the spec function
     template: str  # the template's file name ('x_customize_config.jinja')
     output: str  # the written file's name, '{}' where it is formatted at run time
-    line: int  # the write
     arguments: tuple[tuple[str, PyExpr], ...] = ()  # what `render(...)` passes, by name; '**' for a splat not read
 
 
@@ -56,7 +55,7 @@ def renderings(facts: PythonFacts) -> tuple[Rendering, ...]:
         for template, render, at in sorted(trace.renders(value, line), key=lambda item: (item[0], item[2])):
             arguments = trace.arguments(render, at)
             for output in sorted(trace.names(path, line)):
-                found.append(Rendering(call.function, template, output, call.span.line, arguments))
+                found.append(Rendering(call.function, template, output, arguments))
     return tuple(dict.fromkeys(found))
 
 

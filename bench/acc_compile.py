@@ -242,9 +242,9 @@ def classify(pairs: list, includes_by_release: dict[str, tuple[str, ...]], timeo
             built_refs = [r for r in refs if r.outcome.startswith("built")]
             if outcome in ("built-empty", "built-trap") and built_refs:
                 # arch-dependent only if some admitted build has the kernel with a body
+                without_body = [{kernel_key(n) for n in (*r.empty_kernels, *r.trap_kernels)} for r in built_refs]
                 odd = [k for k in (*result.empty_kernels, *result.trap_kernels)
-                       if any(kernel_key(k) not in {kernel_key(n) for n in (*r.empty_kernels, *r.trap_kernels)}
-                              for r in built_refs)]
+                       if any(kernel_key(k) not in keys for keys in without_body)]
                 if not odd:
                     outcome = "built"
                     message = f"{message} (as on {', '.join(r.target for r in built_refs)}: not arch-dependent)"
