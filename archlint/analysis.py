@@ -276,7 +276,7 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
     conditions say; an instruction reached only through an undecided call is a possible blocker."""
     reached, surely = reach
     requirement = requirement_for(view.kb, construct)
-    if requirement is None or requirement.supports(view.target):
+    if requirement is None or requirement.supports(view.target) or _shadowed(view, construct, reached):
         return
     in_function = (facts.path, construct.function) in reached
     if construct.function and not in_function:
@@ -293,6 +293,15 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
     certain = state == 1 and sure_site and emits_instruction(construct)
     hit = Hit("instruction", location, message, chain + (Evidence(location, message),), certain)
     (blockers if certain else possible).append(hit)
+
+
+def _shadowed(view, construct: Construct, reached) -> bool:
+    """A library function's name that the unit defines and compiles itself (TensorRT-LLM's own guarded
+    `cp_async_bulk_commit_group`): the call goes to that definition, judged through the call graph."""
+    if construct.kind != "intrinsic":
+        return False
+    name = construct.name.rsplit("::", 1)[-1]
+    return any((path, function.qualname) in reached for path, function in view.index.functions_by_name.get(name, ()))
 
 
 def smem_limit(kb: KnowledgeBase, target: Target, request: SmemRequest) -> int:

@@ -46,6 +46,8 @@ class Gate:
     suffix_by_cc: tuple[tuple[int, str], ...] = ()  # the suffix the build uses for each admitted CC
     resolved_sources: tuple = ()  # ResolvedSource of `sources`, in the same order
     arch_macros: tuple[str, ...] = ()  # -D names the project sets to the target's __CUDA_ARCH__ value
+    flags_complete: bool = False  # every flag list of its spec is read
+    absent_defines: tuple[str, ...] = ()  # variant macros sibling specs pass and this one does not
 
 
 def _gate(kind, text, path, span: Span, function, admits, exact, **extra) -> Gate:
@@ -77,25 +79,78 @@ def find_gates(index) -> tuple[Gate, ...]:
     return tuple(sorted(found, key=lambda gate: (gate.path, gate.line, gate.col, gate.kind)))
 
 
+# ---------------------------------------------------------------- variant macros
+
+
+def variant_macros(index, gates) -> frozenset[str]:
+    """Macros only the specs that hold gates pass with -D (`-DFLASHINFER_MAMBA_ENABLE_SM100`): each
+    picks a variant of sources several specs build. A macro some other function passes (a flag all
+    builds get) is not one."""
+    owners = {owner for gate in gates for owner in gate.guards}
+    if not owners:
+        return frozenset()
+    passed_by: dict[str, set[str]] = {}
+    for module, facts in index.modules.items():
+        for flags in facts.flags:
+            for define in flags.defines:
+                passed_by.setdefault(_macro_name(define), set()).add(index.qualify(module, flags.function))
+    return frozenset(name for name, functions in passed_by.items() if functions <= owners)
+
+
+def with_absent_variant_macros(gated: list[tuple], variants: frozenset[str]) -> list[tuple]:
+    """(gate, guarded units) pairs, each gate told which variant macros its build lacks: those the
+    specs of gates guarding some of the same sources pass and its own spec, whose flags are all read,
+    does not. They are undefined in its build."""
+    out = []
+    for gate, units in gated:
+        absent: set[str] = set()
+        if gate.flags_complete and units.sources:
+            for other, other_units in gated:
+                if other is not gate and set(other_units.sources) & set(units.sources):
+                    absent.update(_macro_name(d) for d in other.defines)
+            absent = (absent & variants) - {_macro_name(d) for d in gate.defines}
+        out.append((replace(gate, absent_defines=tuple(sorted(absent))) if absent else gate, units))
+    return out
+
+
+def _macro_name(define: str) -> str:
+    return (define[2:] if define.startswith("-D") else define).partition("=")[0].strip()
+
+
 # ---------------------------------------------------------------- JIT context shared by flag gates
 
 
-def _context(index, module: str, function: str):
-    """(guards, sources, resolved, defines) of the JIT spec a flags gate in `function` feeds."""
+@dataclass(frozen=True)
+class _Spec:
+    """What the JIT spec a gate in some function feeds builds, and with which -D flags."""
+
+    guards: tuple[str, ...]
+    sources: tuple[str, ...]
+    resolved_sources: tuple
+    defines: tuple[str, ...]
+    flags_complete: bool  # every flag list it passes is read (archlint.pyflags)
+
+    def fields(self) -> dict:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+def _context(index, module: str, function: str) -> _Spec:
     qualname = index.qualify(module, function)
     owners = [qualname]
     if not index.sources(qualname):
         owners += [caller for caller in index.callers(qualname) if index.sources(caller)]
     resolved = tuple(source for owner in owners for source in index.sources(owner))
-    defines = []
-    for owner in owners:
-        owner_module = index.module_of_path.get(index.functions[owner].path, module) if owner in index.functions else module
-        local = owner[len(owner_module) + 1 :]
-        for flags in index.modules[owner_module].flags:
-            if flags.function == local:
-                defines.extend(flags.defines)
+    lists = [flags for owner in owners for flags in _flag_lists_of(index, module, owner)]
+    defines = tuple(dict.fromkeys(define for flags in lists for define in flags.defines))
     guards = tuple(sorted(set(owners))) if function else ()
-    return guards, tuple(s.ref for s in resolved), resolved, tuple(dict.fromkeys(defines))
+    return _Spec(guards, tuple(s.ref for s in resolved), resolved, defines,
+                 bool(lists) and all(flags.complete for flags in lists))
+
+
+def _flag_lists_of(index, module: str, owner: str):
+    owner_module = index.module_of_path.get(index.functions[owner].path, module) if owner in index.functions else module
+    local = owner[len(owner_module) + 1 :]
+    return [flags for flags in index.modules[owner_module].flags if flags.function == local]
 
 
 def _suffix_table(index, evaluator: Evaluator, ccs) -> dict[int, str]:
@@ -135,12 +190,11 @@ def _flag_gates(index, evaluator, module, facts, ccs, suffixes):
             admits, exact = ccs, False
         else:
             admits = tuple(cc for cc in ccs if cc // 10 in majors)
-        guards, sources, resolved, defines = _context(index, module, call.function)
         suffix, by_cc = _summarise_suffix(admits, suffixes)
         yield _gate(
             "nvcc-flags", call.text, facts.path, call.span, _qual(index, module, call.function), admits, exact,
-            suffix=suffix, suffix_by_cc=by_cc, guards=guards, sources=sources, resolved_sources=resolved,
-            defines=defines, list_span=span, majors_literal=majors, unit="major",
+            suffix=suffix, suffix_by_cc=by_cc, list_span=span, majors_literal=majors, unit="major",
+            **_context(index, module, call.function).fields(),
         )
 
 
@@ -290,12 +344,11 @@ def _build_flag_gates(index, module, facts, ccs, folded=frozenset()):
             continue
         admits = tuple(sorted({cc for cc, _ in targets if cc in ccs}))
         suffixes = {suffix for _, suffix in targets}
-        guards, sources, resolved, defines = _context(index, module, item.function)
         yield _gate(
             "build-flags", item.value, facts.path, item.span, _qual(index, module, item.function), admits,
             all(cc in ccs for cc, _ in targets), suffix=suffixes.pop() if len(suffixes) == 1 else "?",
-            suffix_by_cc=tuple((cc, s) for cc, s in targets if cc in ccs), guards=guards, sources=sources,
-            resolved_sources=resolved, defines=defines, unit="cc",
+            suffix_by_cc=tuple((cc, s) for cc, s in targets if cc in ccs), unit="cc",
+            **_context(index, module, item.function).fields(),
         )
 
 
@@ -370,13 +423,11 @@ def _flag_list_gates(index, evaluator, module, facts, ccs):
                 continue
             folded.update((call.function, text) for text in flags.strings)
             known = sorted((cc, suffix) for cc, suffix in targets if cc in ccs)
-            guards, sources, resolved, defines = _context(index, module, call.function)
             suffixes = {suffix for _, suffix in known}
             gates.append(_gate(
                 "build-flags", call.text, facts.path, call.span, _qual(index, module, call.function),
                 {cc for cc, _ in known}, not flags.opaque, suffix=suffixes.pop() if len(suffixes) == 1 else "?",
-                suffix_by_cc=tuple(known), guards=guards, sources=sources, resolved_sources=resolved,
-                defines=defines, unit="cc",
+                suffix_by_cc=tuple(known), unit="cc", **_context(index, module, call.function).fields(),
             ))
     return gates, frozenset(folded)
 

@@ -93,10 +93,9 @@ class KnowledgeBase:
         self._intrinsic = tuple((re.compile(r.match), r) for r in requirements if r.kind == "intrinsic")
         self._by_id = {r.id: r for r in requirements}
         self._by_cc = {p.cc: p for p in profiles}
-        self.intrinsic_names = frozenset(
-            r.match for r in requirements if r.kind == "intrinsic" and _PLAIN_NAME_RE.fullmatch(r.match)
-        )
-        self.intrinsic_prefixes = _prefixes([r.match for r in requirements if r.kind == "intrinsic"])
+        matches = [r.match for r in requirements if r.kind == "intrinsic"]
+        self.intrinsic_names = frozenset(name for match in matches for name in _plain_names(match))
+        self.intrinsic_prefixes = _prefixes([match for match in matches if not _plain_names(match)])
 
     def match_ptx(self, opcode: str) -> Requirement | None:
         return next((req for regex, req in self._ptx if regex.search(opcode)), None)
@@ -121,6 +120,12 @@ class KnowledgeBase:
         except KeyError:
             known = ", ".join(str(c) for c in sorted(self._by_cc))
             raise KeyError(f"no device profile for cc {cc}; known: {known}") from None
+
+
+def _plain_names(pattern: str) -> tuple[str, ...]:
+    """The names of a row that lists plain names (`a|b`); () for a pattern such as a tag's."""
+    names = tuple(pattern.split("|"))
+    return names if all(_PLAIN_NAME_RE.fullmatch(name) for name in names) else ()
 
 
 def _prefixes(patterns: list[str]) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from .analysis import analyze_units, view_for
 from .arch import Target, default_targets, parse_target
 from .checks import FILE_RULES, all_checks
-from .cpp.evaluate import UNKNOWN_DEFINE
+from .cpp.evaluate import NOT_PASSED, UNKNOWN_DEFINE
 from .checks.context import Context, GateResult
 from .discover import discover
 from .engine import GateReport, ScanOptions, ScanResult
@@ -21,6 +21,7 @@ from .link import build_index
 from .model import Finding, Location
 from .scanstore import GateMemo, ScanState, ScanStore
 from .stagetime import stage
+from .gates import variant_macros, with_absent_variant_macros
 from .verdicts import (build_target, excluded_targets, gate_location, guarded_units, reference_targets,
                        verdict_for)
 
@@ -60,10 +61,10 @@ def _link(options: ScanOptions, discovery, cache) -> Linked:
     with stage("verdicts"):
         ctx = Context(index, kb, targets)
         memos, results = [], []
-        for gate in gates:
-            units = guarded_units(pyindex, gate)
-            if not units.sources and not units.unresolved:
-                continue  # a capability test with no kernel build behind it: nothing to judge
+        # a capability test with no kernel build behind it has nothing to judge
+        gated = [(gate, units) for gate in gates
+                 if (units := guarded_units(pyindex, gate)).sources or units.unresolved]
+        for gate, units in with_absent_variant_macros(gated, variant_macros(pyindex, gates)):
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, index, kb, targets, ctx))
         set_gate_results(ctx, tuple(results))
@@ -204,7 +205,10 @@ def _defines(gate) -> dict[str, object]:
         except ValueError:
             parsed = UNKNOWN_DEFINE
         values.setdefault(name.strip(), set()).add(parsed)
-    return {name: next(iter(v)) if len(v) == 1 else UNKNOWN_DEFINE for name, v in values.items()}
+    defines = {name: next(iter(v)) if len(v) == 1 else UNKNOWN_DEFINE for name, v in values.items()}
+    # Variant macros the specs of sibling gates pass and this one's (fully read) flags do not.
+    defines.update({name: NOT_PASSED for name in getattr(gate, "absent_defines", ()) if name not in defines})
+    return defines
 
 
 def judge_gate(gate, units, index, kb, targets: tuple[Target, ...], ctx: Context) -> GateResult:

@@ -119,6 +119,7 @@ class FlagList:
     callee: str
     keyword: str  # 'extra_cuda_cflags', 'extra_cflags', ...
     values: tuple[str, ...]
+    complete: bool = False  # every part read (archlint.pyflags): a -D it lacks is not passed
 
     @property
     def defines(self) -> tuple[str, ...]:

@@ -9,12 +9,12 @@ from functools import lru_cache
 
 from . import pyfacts as pf
 from .model import Diagnostic
+from .pyflags import flag_lists
 from .pyexpr import PyExpr, dotted, fstring_parts, memoised, node_text, short, string_value, to_expr, walk
 
 _ARCH_STRING_RE = re.compile(
     r"(?:sm|compute)_\d{2,3}[af]?\b|^\d{2,3}[af]$|^\d{1,2}\.\d[af]?(?:\+PTX)?(?:[ ;,]+\d{1,2}\.\d[af]?(?:\+PTX)?)*$"
 )
-_FLAG_KEYWORDS = ("extra_cuda_cflags", "extra_cflags", "extra_compile_args", "nvcc_flags", "cuda_cflags")
 _STATEMENTS = frozenset(
     """expression_statement return_statement raise_statement if_statement for_statement while_statement
     try_statement with_statement assert_statement import_statement import_from_statement pass_statement
@@ -50,6 +50,7 @@ class _Out:
     calls: list = field(default_factory=list)
     imports: list = field(default_factory=list)
     assigns: list = field(default_factory=list)
+    extends: list = field(default_factory=list)  # (function, name, value, conditional) of `name += value`
     sources: list = field(default_factory=list)
     tests: list = field(default_factory=list)
     returns: list = field(default_factory=list)
@@ -246,6 +247,18 @@ class _Walker:
                                                 False, self.span(value)))
         return None
 
+    def augmented_assignment(self, frame: _Frame):
+        """`flags += ["-DX"]`: kept apart from assignments (the name keeps its earlier value too);
+        only flag lists read it."""
+        node = frame.node
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        operator = node.child_by_field_name("operator")
+        if left is not None and right is not None and operator is not None and operator.type == "+=":
+            name = dotted(left)
+            if name:
+                self.out.extends.append((frame.function, name, to_expr(right), _conditional(node)))
+        return None
+
     # ---------------------------------------------------------------- expressions
 
     def call(self, frame: _Frame):
@@ -358,6 +371,7 @@ _HANDLERS = {
     "return_statement": _Walker.return_statement,
     "assignment": _Walker.assignment,
     "as_pattern": _Walker.as_pattern,
+    "augmented_assignment": _Walker.augmented_assignment,
     "call": _Walker.call,
     "string": _Walker.string,
     "concatenated_string": _Walker.string,
@@ -553,7 +567,7 @@ def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple) -
         assigns=assigns,
         paths=tuple(a for a in assigns if _is_path_expr(a.value) and not a.unpack),
         sources=tuple(out.sources),
-        flags=_flag_lists(out.calls, assigns),
+        flags=flag_lists(out.calls, assigns, out.extends),
         tests=tuple(out.tests),
         returns=tuple(out.returns),
         arch_strings=tuple(out.arch_strings),
@@ -597,30 +611,18 @@ def _is_path_expr(expr: PyExpr) -> bool:
     return False
 
 
-def _flag_lists(calls, assigns) -> tuple[pf.FlagList, ...]:
-    local = {}
-    for assign in assigns:
-        if not assign.unpack:
-            local[(assign.function, assign.targets[0])] = assign.value
-    found = []
-    for call in calls:
-        for keyword, value in call.kwargs().items():
-            if keyword not in _FLAG_KEYWORDS:
-                continue
-            values = _strings(value, call.function, local)
-            if values:
-                found.append(pf.FlagList(call.function, call.span.line, call.callee, keyword, values))
-    return tuple(found)
+_BRANCHING = frozenset({"if_statement", "for_statement", "while_statement", "try_statement", "with_statement",
+                        "match_statement", "conditional_expression"})
 
 
-def _strings(expr: PyExpr, function: str, local: dict, hops: int = 0) -> tuple[str, ...]:
-    values = []
-    for sub in walk(expr):
-        if sub.kind == "str":
-            values.append(sub.text)
-        elif sub.kind == "name" and hops < 3 and (function, sub.text) in local:
-            values.extend(_strings(local[(function, sub.text)], function, local, hops + 1))
-    return tuple(values)
+def _conditional(node) -> bool:
+    """The statement runs only on some paths through its function (or the module)."""
+    parent = node.parent
+    while parent is not None and parent.type not in ("function_definition", "class_definition"):
+        if parent.type in _BRANCHING:
+            return True
+        parent = parent.parent
+    return False
 
 
 def _suppressions(comments, statement_lines) -> tuple:

@@ -135,6 +135,25 @@ def _mixed_comm() -> Instance:
                     builds=(output, "mixed_comm.cu"))
 
 
+# gen_gemm_sm100_module_cutlass_nvfp4_svdquant renders one kernel file per tile shape (eight); two
+# stand for them, a 1-SM and a 2-SM tactic (the two cluster kinds the CUTLASS collective takes).
+_SVDQUANT_CONFIGS = ("Tactic1Sm128x128x128Config", "Tactic2Sm256x128x256Config")
+_SVDQUANT_FIXED = ("nvfp4_svdquant_gemm_cutlass_sm100.cu", "nvfp4_smooth_quantize_sm100.cu")
+
+
+def _svdquant(root: Path, workdir: Path) -> list[str]:
+    """The spec's fixed sources, built where they are, and two of its rendered kernel files (the
+    fixed GEMM source holds the dispatch, no kernel)."""
+    instance = Instance(
+        name="nvfp4_svdquant_gemm",
+        renders=tuple(Render("nvfp4_svdquant_gemm_cutlass_sm100.jinja", f"nvfp4_svdquant_gemm_cutlass_{config}.cu",
+                             {"config": config}) for config in _SVDQUANT_CONFIGS),
+        copies=(), kwargs={},
+        builds=tuple(f"nvfp4_svdquant_gemm_cutlass_{config}.cu" for config in _SVDQUANT_CONFIGS))
+    csrc = root / "data" / "csrc"
+    return render_instance(instance, csrc, workdir) + [str(csrc / name) for name in _SVDQUANT_FIXED]
+
+
 def _rendered(*instances: Instance):
     def units(root: Path, workdir: Path) -> list[str]:
         return [u for instance in instances for u in render_instance(instance, root / "data" / "csrc", workdir)]
@@ -177,6 +196,7 @@ GENERATED = (
     ("gen_selective_state_update_sm90_module", "", "", _rendered(_selective_state_update())),
     ("gen_selective_state_update_sm100_module", "", "", _rendered(_selective_state_update())),
     ("gen_mixed_comm_module", "", "", _rendered(_mixed_comm())),
+    ("gen_gemm_sm100_module_cutlass_nvfp4_svdquant", "", "", _svdquant),
     ("gen_trtllm_fmha_v2_sm120_module", "", "", _fmha_v2_sm120),
     ("gen_fmha_v2_module", "", "", _fmha_v2_packed_bf16),
 )

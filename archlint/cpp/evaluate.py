@@ -4,7 +4,8 @@ A value is an int or None (unknown). Logic follows Kleene's three-valued tables:
 `1 || ?` is 1, anything else touching an unknown is unknown. An identifier nobody defines is
 unknown (it may come from a -D flag), except the arch macros nvcc itself owns: those are known
 to be undefined (0) on a target that does not define them, as the C standard says of undefined
-identifiers in `#if`.
+identifiers in `#if`; so are macros the build is known not to pass (`NOT_PASSED`) when no code
+defines them.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ TOOLKIT_MACROS: Mapping[str, int] = {
 }
 _MAX_MACRO_DEPTH = 64
 UNKNOWN_DEFINE = object()  # a `defines` value: the macro is defined, its value unknown
+NOT_PASSED = object()  # a `defines` value: no -D flag sets it; undefined unless the code defines it
 _INT_LIMIT = 1 << 64
 
 
@@ -62,9 +64,10 @@ class Evaluator:
         self._known = dict(TOOLKIT_MACROS)
         if self.target is not None:
             self._known.update(self.target.device_macros())
-        self._known.update({k: v for k, v in self.defines.items() if v is not UNKNOWN_DEFINE})
+        self._known.update({k: v for k, v in self.defines.items() if v is not UNKNOWN_DEFINE and v is not NOT_PASSED})
         # Passed with -D but with a value archlint cannot read: defined, value unknown.
         self._unknown = {k for k, v in self.defines.items() if v is UNKNOWN_DEFINE}
+        self._not_passed = {k for k, v in self.defines.items() if v is NOT_PASSED}
 
     # ------------------------------------------------------------ public
 
@@ -152,7 +155,7 @@ class Evaluator:
     def _defined_from_bindings(self, name: str) -> Value:
         found = self._live_bindings(name)
         if found is None:
-            return None
+            return 0 if name in self._not_passed else None
         live, undecided = found
         if undecided or (live and any(b.undef for b in live) and not all(b.undef for b in live)):
             return None
@@ -161,7 +164,7 @@ class Evaluator:
     def _value_from_bindings(self, name: str) -> Value:
         found = self._live_bindings(name)
         if found is None:
-            return None
+            return 0 if name in self._not_passed else None
         live, undecided = found
         if undecided:
             return None

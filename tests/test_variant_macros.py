@@ -1,0 +1,81 @@
+"""Builds of the same sources told apart by the -D flags their specs pass (`-DFI_MAMBA_ENABLE_SM90`)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from archlint.engine import ScanOptions, scan
+from archlint.pyfacts import extract_python
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-variant-macros"
+
+
+def _flags(source: bytes):
+    return [(f.function, f.values, f.complete) for f in extract_python("spec.py", source).flags]
+
+
+def test_added_flags_are_read_and_a_list_read_whole_is_complete():
+    source = b'''
+def gen_sm90(ctx):
+    nvcc_flags = ctx.get_nvcc_flags_list(supported_major_versions=[9])
+    nvcc_flags += ["-DENABLE_SM90"]
+    return build(extra_cuda_cflags=nvcc_flags + ["-O3"])
+'''
+    assert _flags(source) == [("gen_sm90", ("-DENABLE_SM90", "-O3"), True)]
+
+
+@pytest.mark.parametrize("body", [
+    b"    flags = ctx.get_nvcc_flags_list([9])\n    if fast:\n        flags += ['-DFAST']\n",  # added on some paths
+    b"    flags = ctx.get_nvcc_flags_list([9]) + extra\n",  # a parameter: what callers pass is unknown
+    b"    flags = ctx.get_nvcc_flags_list([9]) + user_flags()\n",  # a call other than the arch flags
+])
+def test_flags_not_read_whole_leave_the_list_open(body):
+    source = b"def gen(ctx, fast, extra):\n" + body + b"    return build(extra_cuda_cflags=flags)\n"
+    assert not any(complete for _, _, complete in _flags(source))
+    assert all("-DFAST" not in values for _, values, _ in _flags(source))
+
+
+def test_options_splat_or_unread_flag_keyword_leave_the_build_open():
+    source = b'''
+def gen(ctx, options):
+    flags = ctx.get_nvcc_flags_list([9])
+    return build(extra_cuda_cflags=flags, extra_cuda_cflags_by_source={"a.cu": ["-DX"]})
+'''
+    assert False in [complete for _, _, complete in _flags(source)]
+
+
+@lru_cache(maxsize=1)
+def _verdicts():
+    result = scan(ScanOptions(paths=(str(FIXTURE),), use_cache=False, jobs=1))
+    return {(g.location.path, g.location.line): {v.target: v for v in g.verdicts} for g in result.gates}
+
+
+def test_the_plain_build_lacks_the_variants_sibling_specs_pass():
+    """No -DFI_MAMBA_ENABLE_SM90/SM100 in the [8] build: the TMA and parity-spin kernels are not in it."""
+    verdicts = _verdicts()[("fi/jit/mamba.py", 14)]
+    assert {v.verdict for v in verdicts.values()} == {"POLICY"}
+    assert "sm_120a" in verdicts and "sm_90a" in verdicts
+
+
+def test_a_variant_build_is_judged_with_its_macros():
+    sm90 = _verdicts()[("fi/jit/mamba.py", 20)]
+    assert sm90["sm_80"].verdict == "GENUINE"
+    assert "[libcudacxx-fence-proxy-async]" in sm90["sm_80"].reason
+    assert sm90["sm_120a"].verdict == "POLICY"
+    sm100 = _verdicts()[("fi/jit/mamba.py", 27)]
+    assert sm100["sm_89"].verdict == "GENUINE" and sm100["sm_90a"].verdict == "POLICY"
+
+
+def test_a_build_with_flags_from_its_caller_keeps_the_variants_undecided():
+    custom = _verdicts()[("fi/jit/mamba.py", 35)]
+    assert custom["sm_80"].verdict == "UNKNOWN" and "cannot decide" in custom["sm_80"].reason
+
+
+def test_a_project_function_named_like_a_library_one_is_judged_by_its_body():
+    """async_ops.cuh's `cp_async_bulk_commit_group` compiles to nothing below sm_90 (nvcc builds the
+    unit for sm_80), unlike libcu++'s function of that name."""
+    verdicts = _verdicts()[("fi/jit/comm.py", 7)]
+    assert verdicts["sm_80"].verdict == "POLICY"
