@@ -107,11 +107,12 @@ def plan(pairs: list, includes_by_release: dict[str, tuple[str, ...]], packages:
     """The builds the pairs need, each once: unit, target, defines, include folders, reference build."""
     jobs: dict[tuple, dict] = {}
     for pair in pairs:
+        includes, flags = pair_includes(pair, includes_by_release, packages), pair_flags(pair)
         for unit in pair.units:
-            key = (unit, pair.target, pair.defines)
+            # a generated unit can be the same file for two releases, built against each one's headers
+            key = (unit, pair.target, pair.defines, includes, flags)
             job = jobs.setdefault(key, {"unit": unit, "target": pair.target, "defines": list(pair.defines),
-                                        "includes": list(pair_includes(pair, includes_by_release, packages)),
-                                        "flags": list(pair_flags(pair)),
+                                        "includes": list(includes), "flags": list(flags),
                                         "references": [], "project": pair.project})
             for ref in pair.references:
                 if ref not in job["references"]:

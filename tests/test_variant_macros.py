@@ -55,27 +55,27 @@ def _verdicts():
 
 def test_the_plain_build_lacks_the_variants_sibling_specs_pass():
     """No -DFI_MAMBA_ENABLE_SM90/SM100 in the [8] build: the TMA and parity-spin kernels are not in it."""
-    verdicts = _verdicts()[("fi/jit/mamba.py", 14)]
+    verdicts = _verdicts()[("fi/jit/mamba.py", 15)]
     assert {v.verdict for v in verdicts.values()} == {"POLICY"}
     assert "sm_120a" in verdicts and "sm_90a" in verdicts
 
 
 def test_a_variant_build_is_judged_with_its_macros():
-    sm90 = _verdicts()[("fi/jit/mamba.py", 20)]
+    sm90 = _verdicts()[("fi/jit/mamba.py", 22)]
     assert sm90["sm_80"].verdict == "GENUINE"
     assert "[libcudacxx-fence-proxy-async]" in sm90["sm_80"].reason
     assert sm90["sm_120a"].verdict == "POLICY"
-    sm100 = _verdicts()[("fi/jit/mamba.py", 27)]
+    sm100 = _verdicts()[("fi/jit/mamba.py", 30)]
     assert sm100["sm_89"].verdict == "GENUINE" and sm100["sm_90a"].verdict == "POLICY"
 
 
 def test_a_build_with_flags_from_its_caller_keeps_the_variants_undecided():
-    custom = _verdicts()[("fi/jit/mamba.py", 35)]
+    custom = _verdicts()[("fi/jit/mamba.py", 39)]
     assert custom["sm_80"].verdict == "UNKNOWN" and "cannot decide" in custom["sm_80"].reason
 
 
 def test_a_project_function_named_like_a_library_one_is_judged_by_its_body():
     """async_ops.cuh's `cp_async_bulk_commit_group` compiles to nothing below sm_90 (nvcc builds the
     unit for sm_80), unlike libcu++'s function of that name."""
-    verdicts = _verdicts()[("fi/jit/comm.py", 7)]
+    verdicts = _verdicts()[("fi/jit/comm.py", 8)]
     assert verdicts["sm_80"].verdict == "POLICY"

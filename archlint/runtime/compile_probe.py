@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import re
 import shutil
 import subprocess
@@ -291,14 +292,12 @@ def _source_for(unit: Path, scratch: Path) -> Path:
 def compile_unit(unit: Path, target: str, options: ProbeOptions, nvcc: str) -> tuple[ProbeResult, list[str]]:
     """Compile once, uncached. Returns the result and the files the compile read."""
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="archlint-probe-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="archlint-probe-", ignore_cleanup_errors=True) as tmp:
         scratch = Path(tmp)
         source = _source_for(unit, scratch)
         command = nvcc_command(nvcc, source, target, options, scratch)
         try:
-            # TMPDIR: nvcc's intermediate files stay in the scratch folder, which is removed after
-            done = subprocess.run(command, capture_output=True, text=True, timeout=options.timeout_s, cwd=scratch,
-                                  env={**os.environ, "TMPDIR": str(scratch)})
+            done = _run_nvcc(command, scratch, options.timeout_s)
         except subprocess.TimeoutExpired:
             return _result(unit, target, "inconclusive", f"nvcc timed out after {options.timeout_s:g} s", started), []
         except OSError as exc:
@@ -310,6 +309,21 @@ def compile_unit(unit: Path, target: str, options: ProbeOptions, nvcc: str) -> t
         ptx_files = sorted(scratch.glob("*.ptx"))
         ptx = "\n".join(path.read_text(encoding="utf-8", errors="replace") for path in ptx_files)
     return _built(unit, target, ptx, started), deps
+
+
+def _run_nvcc(command: list[str], scratch: Path, timeout_s: float) -> subprocess.CompletedProcess:
+    """nvcc in a process group of its own, so that a timeout also stops the cicc/ptxas it started
+    (left running, they keep writing into the scratch folder). TMPDIR keeps nvcc's intermediate
+    files in that folder, which is removed after."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=scratch,
+                               env={**os.environ, "TMPDIR": str(scratch)}, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def _built(unit: Path, target: str, ptx: str, started: float) -> ProbeResult:
