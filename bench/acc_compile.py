@@ -279,16 +279,20 @@ def classify(pairs: list, includes_by_release: dict[str, tuple[str, ...]], timeo
 
 def _traps_against(result, references: list, message: str) -> tuple[str, str]:
     """A kernel with a body that traps is arch-dependent if an admitted build has it with fewer traps
-    (an instruction where this build has a trap)."""
-    from archlint.runtime.compile_probe import arch_traps
+    (an instruction where this build has a trap); one no admitted build names cannot be compared."""
+    from archlint.runtime.compile_probe import arch_traps, unmatched_traps
 
     measured = [r for r in references if r.trap_sites is not None]
     if not measured:
         return "not-run", "kernels with a body trap; no admitted build to compare with yet"
     odd = sorted({name for ref in measured for name in arch_traps(result, ref)})
-    if not odd:
-        return "built", f"{message} (traps as on {', '.join(r.target for r in measured)}: not arch-dependent)"
-    return "built-trap", f"{len(odd)} kernel(s) trap where an admitted build has instructions: {', '.join(odd[:3])}"
+    if odd:
+        return "built-trap", f"{len(odd)} kernel(s) trap where an admitted build has instructions: {', '.join(odd[:3])}"
+    unmatched = unmatched_traps(result, measured)
+    if unmatched:
+        return "inconclusive", (f"{len(unmatched)} kernel(s) trap and no admitted build has one of that name to "
+                                f"compare with: {', '.join(unmatched[:3])}")
+    return "built", f"{message} (traps as on {', '.join(r.target for r in measured)}: not arch-dependent)"
 
 
 def _agg_name(outcome: str) -> str:

@@ -292,3 +292,7 @@ def test_traps_count_against_the_admitted_builds():
     same = _traps_against(here, [built("sm_90a", (("PrefillWithKVCacheKernel", 52),))], "built")
     assert same[0] == "built" and "not arch-dependent" in same[1]
     assert _traps_against(here, [], "built")[0] == "not-run"  # nothing to compare with yet
+    # a name the reference build spells otherwise (one demangler read it, the other did not)
+    mangled = built("sm_120a", (("_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalIvEEEvNT_6ParamsE", 31),))
+    other = built("sm_100a", (("void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<void>>", 0),))
+    assert _traps_against(mangled, [other], "built")[0] == "inconclusive"

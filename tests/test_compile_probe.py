@@ -13,6 +13,7 @@ from archlint.runtime.compile_probe import (
     ProbeOptions,
     ProbeResult,
     arch_traps,
+    unmatched_traps,
     body_kind,
     classify_failure,
     find_nvcc,
@@ -87,6 +88,14 @@ def test_arch_traps_compares_kernels_both_builds_have():
     assert arch_traps(here, admitted) == ("k1",)
     assert arch_traps(here, replace(admitted, trap_sites=None)) == ()  # an older cache entry: not measured
     assert arch_traps(here, replace(admitted, outcome="arch-error")) == ()
+
+
+def test_traps_in_a_kernel_no_admitted_build_names_are_not_compared():
+    here = ProbeResult("u.cu", "sm_120a", "built", (), "built", 1.0, kernels=2,
+                       trap_sites=(("k1(int)", 3), ("k_sm120_only(int)", 5)))
+    admitted = ProbeResult("u.cu", "sm_100a", "built", (), "built", 1.0, kernels=1, trap_sites=(("k1(int)", 3),))
+    assert unmatched_traps(here, [admitted]) == ("k_sm120_only(int)",)
+    assert unmatched_traps(replace(here, trap_sites=(("k1(int)", 3),)), [admitted]) == ()
 
 
 def test_arch_traps_matches_names_whatever_demangler_spelled_them():

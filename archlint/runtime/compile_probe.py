@@ -155,6 +155,13 @@ def arch_traps(result: ProbeResult, admitted: ProbeResult) -> tuple[str, ...]:
                  if kernel_key(name) in before and count > before[kernel_key(name)])
 
 
+def unmatched_traps(result: ProbeResult, admitted: list[ProbeResult]) -> tuple[str, ...]:
+    """Kernels with traps here that no admitted build names the same way (an instance only this target
+    compiles, or a name one demangler could not read): their traps cannot be compared."""
+    known = {kernel_key(name) for build in admitted for name, _ in build.trap_sites or ()}
+    return tuple(name for name, count in result.trap_sites or () if count and kernel_key(name) not in known)
+
+
 _CAST_LITERAL_RE = re.compile(r"\((?:bool|char|signed char|unsigned char|short|unsigned short|int|unsigned int|long|"
                               r"unsigned long|long long|unsigned long long)\)(-?\d+)")
 
@@ -451,6 +458,10 @@ def _check_against_baseline(path: Path, result: ProbeResult, options: ProbeOptio
     if result.outcome == "built" and any(count for _, count in result.trap_sites or ()):
         base, _ = compile_unit(path, options.baseline_target, options, nvcc)
         odd = arch_traps(result, base)
+        unmatched = unmatched_traps(result, [base])
+        if not odd and unmatched:
+            return replace(result, outcome="inconclusive", message=f"{len(unmatched)} kernel(s) trap and the "
+                           f"{options.baseline_target} build has none of that name to compare with: " + ", ".join(unmatched[:3]))
         if not odd:
             return result
         return replace(result, outcome="built-trap", message=f"{len(odd)} of {result.kernels} kernels trap where the "
