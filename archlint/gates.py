@@ -92,7 +92,7 @@ def variant_macros(index, gates) -> frozenset[str]:
     passed_by: dict[str, set[str]] = {}
     for module, facts in index.modules.items():
         for flags in facts.flags:
-            for define in flags.defines:
+            for define in (*flags.defines, *(f for f in flags.maybe if f.startswith("-D"))):
                 passed_by.setdefault(_macro_name(define), set()).add(index.qualify(module, flags.function))
     return frozenset(name for name, functions in passed_by.items() if functions <= owners)
 
@@ -101,12 +101,13 @@ def with_absent_variant_macros(gated: list[tuple], variants: frozenset[str]) -> 
     """(gate, guarded units) pairs, each gate told which variant macros its build lacks: those the
     specs of gates guarding some of the same sources pass and its own spec, whose flags are all read,
     does not. They are undefined in its build."""
+    sources = [set(units.sources) for _, units in gated]
     out = []
-    for gate, units in gated:
+    for index, (gate, units) in enumerate(gated):
         absent: set[str] = set()
         if gate.flags_complete and units.sources:
-            for other, other_units in gated:
-                if other is not gate and set(other_units.sources) & set(units.sources):
+            for other_index, (other, _) in enumerate(gated):
+                if other_index != index and sources[other_index] & sources[index]:
                     absent.update(_macro_name(d) for d in other.defines)
             absent = (absent & variants) - {_macro_name(d) for d in gate.defines}
         out.append((replace(gate, absent_defines=tuple(sorted(absent))) if absent else gate, units))

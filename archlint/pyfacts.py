@@ -120,6 +120,7 @@ class FlagList:
     keyword: str  # 'extra_cuda_cflags', 'extra_cflags', ...
     values: tuple[str, ...]
     complete: bool = False  # every part read (archlint.pyflags): a -D it lacks is not passed
+    maybe: tuple[str, ...] = ()  # flags added on some paths only (`if x: flags += [...]`)
 
     @property
     def defines(self) -> tuple[str, ...]:

@@ -19,16 +19,19 @@ _MAX_HOPS = 3
 
 def flag_lists(calls, assigns, extends=()) -> tuple[pf.FlagList, ...]:
     """Flag lists passed to build calls. `extends` holds (function, name, value, conditional) of each
-    `name += value`; a conditional one leaves its list incomplete and adds no flag."""
+    `name += value`; a conditional one leaves its list incomplete, and its strings are flags the build
+    passes on some paths only (`maybe`), not defines."""
     bound: dict[tuple[str, str], list[PyExpr]] = {}
     for assign in assigns:
         if not assign.unpack:
             bound.setdefault((assign.function, assign.targets[0]), []).append(assign.value)
     local = {key: [values[-1]] for key, values in bound.items()}
     open_names = {key for key, values in bound.items() if len(values) > 1}
+    some_paths: dict[tuple[str, str], list[PyExpr]] = {}
     for function, name, value, conditional in extends:
         if conditional:
             open_names.add((function, name))
+            some_paths.setdefault((function, name), []).append(value)
         else:
             local.setdefault((function, name), []).append(value)
     found = []
@@ -39,9 +42,10 @@ def flag_lists(calls, assigns, extends=()) -> tuple[pf.FlagList, ...]:
             if keyword not in FLAG_KEYWORDS:
                 continue
             values = _strings(value, call.function, local)
+            maybe = _strings(value, call.function, some_paths, _MAX_HOPS - 1)
             complete = _complete(value, call.function, local, open_names)
-            if values or complete:
-                found.append(pf.FlagList(call.function, call.span.line, call.callee, keyword, values, complete))
+            if values or maybe or complete:
+                found.append(pf.FlagList(call.function, call.span.line, call.callee, keyword, values, complete, maybe))
     return tuple(found)
 
 

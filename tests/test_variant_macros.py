@@ -79,3 +79,33 @@ def test_a_project_function_named_like_a_library_one_is_judged_by_its_body():
     unit for sm_80), unlike libcu++'s function of that name."""
     verdicts = _verdicts()[("fi/jit/comm.py", 8)]
     assert verdicts["sm_80"].verdict == "POLICY"
+
+
+def test_a_macro_a_shared_builder_may_add_is_no_variant():
+    """`_gen` adds -DV_SM100 on some paths: a build whose own flags lack it may still get it."""
+    from archlint.gates import variant_macros
+    from archlint.pylink import link_python
+
+    source = b'''
+def _gen(uri, sm100, extra_cuda_cflags=None):
+    flags = list(extra_cuda_cflags)
+    if sm100:
+        flags += ["-DV_SM100"]
+    return build(uri, extra_cuda_cflags=flags)
+
+
+def gen_sm90(ctx):
+    nvcc_flags = ctx.get_nvcc_flags_list(supported_major_versions=[9])
+    nvcc_flags += ["-DV_SM90"]
+    return _gen("a", False, extra_cuda_cflags=nvcc_flags)
+
+
+def gen_sm100(ctx):
+    nvcc_flags = ctx.get_nvcc_flags_list(supported_major_versions=[10])
+    nvcc_flags += ["-DV_SM90", "-DV_SM100"]
+    return _gen("b", True, extra_cuda_cflags=nvcc_flags)
+'''
+    index = link_python([extract_python("pkg/spec.py", source)], ["pkg"], {"pkg/spec.py", "pkg/__init__.py"})
+    module = index.module_of_path["pkg/spec.py"]
+    assert [flags.maybe for flags in index.modules[module].flags if flags.function == "_gen"] == [("-DV_SM100",)]
+    assert variant_macros(index, index.gates) == frozenset({"V_SM90"})
