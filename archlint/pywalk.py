@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from . import pyfacts as pf
 from .model import Diagnostic
 from .pyflags import flag_lists
-from .pyexpr import PyExpr, dotted, fstring_parts, memoised, node_text, short, string_value, to_expr, walk
+from .pystrings import ARCH_STRING_RE, STATEMENTS, is_path_expr, same_node, source_ref, string_context
+from .pyexpr import dotted, fstring_parts, memoised, node_text, short, string_value, to_expr
 
-_ARCH_STRING_RE = re.compile(
-    r"(?:sm|compute)_\d{2,3}[af]?\b|^\d{2,3}[af]$|^\d{1,2}\.\d[af]?(?:\+PTX)?(?:[ ;,]+\d{1,2}\.\d[af]?(?:\+PTX)?)*$"
-)
-_STATEMENTS = frozenset(
-    """expression_statement return_statement raise_statement if_statement for_statement while_statement
-    try_statement with_statement assert_statement import_statement import_from_statement pass_statement
-    function_definition class_definition decorated_definition delete_statement global_statement
-    nonlocal_statement break_statement continue_statement match_statement""".split()
-)
 _EXITS = frozenset({"raise_statement", "return_statement", "continue_statement", "break_statement"})
 _MAX_PATH = 24
 _MAX_CALLEES = 64
@@ -87,7 +78,7 @@ class _Walker:
         kind = node.type
         if node.is_error or node.is_missing:
             self.out.errors.append(node.start_point[0] + 1)
-        if kind in _STATEMENTS:
+        if kind in STATEMENTS:
             self.out.statement_lines.append(node.start_point[0] + 1)
         handler = _HANDLERS.get(kind)
         if handler is not None:
@@ -108,7 +99,7 @@ class _Walker:
         params = _params(node.child_by_field_name("parameters"))
         self.out.functions.append(pf.PyFunction(qualname, name, frame.cls, self.span(node), params, decorators, self.path))
         body = node.child_by_field_name("body")
-        frames = [_child(frame, child) for child in node.named_children if not _same(child, body)]
+        frames = [_child(frame, child) for child in node.named_children if not same_node(child, body)]
         if body is not None:
             frames.append(_Frame(body, qualname, qualname, "", ()))
         return frames
@@ -127,7 +118,7 @@ class _Walker:
         bases = tuple(filter(None, (dotted(child) for child in supers.named_children))) if supers else ()
         self.out.classes.append(pf.PyClass(qualname, name, self.span(node), bases))
         body = node.child_by_field_name("body")
-        frames = [_child(frame, child) for child in node.named_children if not _same(child, body)]
+        frames = [_child(frame, child) for child in node.named_children if not same_node(child, body)]
         if body is not None:
             frames.append(_Frame(body, frame.function, qualname, qualname, ()))
         return frames
@@ -291,30 +282,12 @@ class _Walker:
         if value is None:
             return None
         if pf.is_cuda_name(value):
-            self.out.sources.append(self.source_ref(node, value, dynamic, frame))
-        elif not dynamic and _ARCH_STRING_RE.search(value):
-            self.out.arch_strings.append(pf.ArchString(value, self.span(node), frame.function, _context(node)))
+            self.out.sources.append(source_ref(node, value, dynamic, frame.function, self.col(node.start_point)))
+        elif not dynamic and ARCH_STRING_RE.search(value):
+            self.out.arch_strings.append(pf.ArchString(value, self.span(node), frame.function, string_context(node)))
         if node.type == "concatenated_string":
             return []
         return [] if not dynamic else None
-
-    def source_ref(self, node, value: str, dynamic: bool, frame: _Frame) -> pf.SourceRef:
-        top = node
-        while top.parent is not None and top.parent.type == "binary_operator" and _op(top.parent) == "/":
-            top = top.parent
-        join = _enclosing_join(top)
-        root, parts, root_node = _flatten_path(join if join is not None else top)
-        return pf.SourceRef(
-            frame.function,
-            node.start_point[0] + 1,
-            self.col(node.start_point),
-            root,
-            parts,
-            short(node_text(join if join is not None else top)),
-            to_expr(root_node) if root_node is not None else None,
-            template=value.endswith(".jinja"),
-            dynamic=dynamic,
-        )
 
     def import_statement(self, frame: _Frame):
         line = frame.node.start_point[0] + 1
@@ -385,10 +358,6 @@ def _child(frame: _Frame, node, path=None) -> _Frame:
     return _Frame(node, frame.function, frame.scope, frame.cls, frame.path if path is None else path)
 
 
-def _same(a, b) -> bool:
-    return b is not None and a.start_byte == b.start_byte and a.end_byte == b.end_byte and a.type == b.type
-
-
 def _extend(path: tuple, more: tuple) -> tuple:
     return path + more if len(path) < _MAX_PATH else path
 
@@ -396,11 +365,6 @@ def _extend(path: tuple, more: tuple) -> tuple:
 def _first(node):
     named = [child for child in node.named_children if child.type != "comment"]
     return named[0] if named else None
-
-
-def _op(node) -> str:
-    operator = node.child_by_field_name("operator")
-    return node_text(operator) if operator is not None else ""
 
 
 def _params(node) -> tuple[str, ...]:
@@ -469,74 +433,6 @@ def _subscript_target(node) -> str:
     return f"{value}[{key}]" if value and key else ""
 
 
-def _enclosing_join(node):
-    """The `os.path.join(...)` / `Path(...)` call a path string is an argument of, if any."""
-    parent = node.parent
-    if parent is None or parent.type != "argument_list" or parent.parent is None:
-        return None
-    callee = dotted(parent.parent.child_by_field_name("function")) or ""
-    if callee.endswith(("path.join", "Path", "PurePath", "PosixPath")):
-        return parent.parent
-    return None
-
-
-def _flatten_path(node) -> tuple[str, tuple[str, ...], object]:
-    """(root text, literal parts, root node) of a '/'-chain or join call."""
-    parts: list[str] = []
-    while True:
-        if node.type == "binary_operator" and _op(node) == "/":
-            right = node.child_by_field_name("right")
-            parts.append(_part(right))
-            node = node.child_by_field_name("left")
-        elif node.type == "parenthesized_expression" and node.named_child_count == 1:
-            node = node.named_children[0]
-        elif node.type == "call" and _enclosing_join_callee(node):
-            args = [child for child in node.child_by_field_name("arguments").named_children if child.type != "comment"]
-            for arg in reversed(args[1:]):
-                parts.append(_part(arg))
-            if not args:
-                return "", tuple(reversed(parts)), None
-            node = args[0]
-        else:
-            literal = string_value(node)
-            if literal is not None:
-                parts.append(literal)
-                return "", tuple(reversed(parts)), None
-            return short(node_text(node)), tuple(reversed(parts)), node
-
-
-def _enclosing_join_callee(call) -> bool:
-    callee = dotted(call.child_by_field_name("function")) or ""
-    return callee.endswith(("path.join", "Path", "PurePath", "PosixPath"))
-
-
-def _part(node) -> str:
-    literal = string_value(node)
-    if literal is not None:
-        return literal
-    if node.type == "string":
-        return fstring_parts(node)[0]
-    return "{" + short(node_text(node)) + "}"
-
-
-def _context(node) -> str:
-    """Names near a string: enclosing call callee, keyword, assignment target, subscript key."""
-    names: list[str] = []
-    current = node.parent
-    hops = 0
-    while current is not None and hops < 8 and current.type not in _STATEMENTS:
-        if current.type == "keyword_argument":
-            names.append(node_text(current.child_by_field_name("name")))
-        elif current.type == "call":
-            names.append(dotted(current.child_by_field_name("function")) or "")
-        elif current.type == "assignment":
-            names.append(short(node_text(current.child_by_field_name("left"))))
-        elif current.type == "pair":
-            names.append("dict-key" if _same(current.child_by_field_name("key"), node) else "dict-value")
-        current, hops = current.parent, hops + 1
-    return " ".join(name for name in names if name)
-
-
 def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple) -> pf.PythonFacts:
     global _callee_memo
     tree = _parser().parse(data)
@@ -565,7 +461,7 @@ def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple) -
         imports=tuple(out.imports),
         constants=_constants(assigns),
         assigns=assigns,
-        paths=tuple(a for a in assigns if _is_path_expr(a.value) and not a.unpack),
+        paths=tuple(a for a in assigns if is_path_expr(a.value) and not a.unpack),
         sources=tuple(out.sources),
         flags=flag_lists(out.calls, assigns, out.extends),
         tests=tuple(out.tests),
@@ -598,17 +494,6 @@ def _constants(assigns) -> tuple[pf.PyConstant, ...]:
         if values is not None:
             found.append(pf.PyConstant(assign.targets[0], values, assign.line, assign.value_span))
     return tuple(found)
-
-
-def _is_path_expr(expr: PyExpr) -> bool:
-    for sub in walk(expr):
-        if sub.kind == "binop" and sub.text == "/" and any(a.kind in ("str", "name", "call", "attr", "subscript") for a in sub.args):
-            return expr.kind in ("binop", "call", "subscript", "attr")
-        if sub.kind == "call" and sub.text.endswith(("Path", "path.join", "path.dirname", "path.abspath")):
-            return True
-        if sub.kind == "name" and sub.text == "__file__":
-            return True
-    return False
 
 
 _BRANCHING = frozenset({"if_statement", "for_statement", "while_statement", "try_statement", "with_statement",
