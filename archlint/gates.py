@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from .arch import known_ccs
 from .capability import UNKNOWN, Evaluator, Trace
 from .pyexpr import PyExpr, int_values, walk
-from .pyfacts import SourceRef, Span
+from .pyfacts import SourceRef, Span, split_define
 
 _FLAGS_CALL = "get_nvcc_flags_list"
 _DECORATORS = ("supported_compute_capability", "supported_compute_capabilities", "supported_archs", "requires_sm")
@@ -82,6 +82,10 @@ def find_gates(index) -> tuple[Gate, ...]:
 # ---------------------------------------------------------------- variant macros
 
 
+def _macro(define: str) -> str:
+    return split_define(define)[0]
+
+
 def variant_macros(index, gates) -> frozenset[str]:
     """Macros only the specs that hold gates pass with -D (`-DFLASHINFER_MAMBA_ENABLE_SM100`): each
     picks a variant of sources several specs build. A macro some other function passes (a flag all
@@ -92,8 +96,8 @@ def variant_macros(index, gates) -> frozenset[str]:
     passed_by: dict[str, set[str]] = {}
     for module, facts in index.modules.items():
         for flags in facts.flags:
-            for define in (*flags.defines, *(f for f in flags.maybe if f.startswith("-D"))):
-                passed_by.setdefault(_macro_name(define), set()).add(index.qualify(module, flags.function))
+            for define in (*flags.defines, *flags.maybe_defines):
+                passed_by.setdefault(_macro(define), set()).add(index.qualify(module, flags.function))
     return frozenset(name for name, functions in passed_by.items() if functions <= owners)
 
 
@@ -108,14 +112,10 @@ def with_absent_variant_macros(gated: list[tuple], variants: frozenset[str]) -> 
         if gate.flags_complete and units.sources:
             for other_index, (other, _) in enumerate(gated):
                 if other_index != index and sources[other_index] & sources[index]:
-                    absent.update(_macro_name(d) for d in other.defines)
-            absent = (absent & variants) - {_macro_name(d) for d in gate.defines}
+                    absent.update(_macro(d) for d in other.defines)
+            absent = (absent & variants) - {_macro(d) for d in gate.defines}
         out.append((replace(gate, absent_defines=tuple(sorted(absent))) if absent else gate, units))
     return out
-
-
-def _macro_name(define: str) -> str:
-    return (define[2:] if define.startswith("-D") else define).partition("=")[0].strip()
 
 
 # ---------------------------------------------------------------- JIT context shared by flag gates

@@ -19,6 +19,7 @@ from .holes import fill_holes, read_templates
 from .kb import load_kb
 from .link import build_index
 from .model import Finding, Location
+from .pyfacts import split_define
 from .scanstore import GateMemo, ScanState, ScanStore
 from .stagetime import stage
 from .gates import variant_macros, with_absent_variant_macros
@@ -198,13 +199,12 @@ def _defines(gate) -> dict[str, object]:
     or a value that is not a number is defined with an unknown value: never guessed."""
     values: dict[str, set] = {}
     for flag in getattr(gate, "defines", ()):
-        text = flag[2:] if flag.startswith("-D") else flag
-        name, _, value = text.partition("=")
+        name, value = split_define(flag)
         try:
             parsed: object = int(value, 0) if value else 1
         except ValueError:
             parsed = UNKNOWN_DEFINE
-        values.setdefault(name.strip(), set()).add(parsed)
+        values.setdefault(name, set()).add(parsed)
     defines = {name: next(iter(v)) if len(v) == 1 else UNKNOWN_DEFINE for name, v in values.items()}
     # Variant macros the specs of sibling gates pass and this one's (fully read) flags do not.
     defines.update({name: NOT_PASSED for name in getattr(gate, "absent_defines", ()) if name not in defines})

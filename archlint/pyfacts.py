@@ -126,6 +126,16 @@ class FlagList:
     def defines(self) -> tuple[str, ...]:
         return tuple(value for value in self.values if value.startswith("-D"))
 
+    @property
+    def maybe_defines(self) -> tuple[str, ...]:
+        return tuple(value for value in self.maybe if value.startswith("-D"))
+
+
+def split_define(flag: str) -> tuple[str, str]:
+    """`-DNAME=value` (or `NAME=value`) as (name, value); value '' for a bare `-DNAME`."""
+    name, _, value = (flag[2:] if flag.startswith("-D") else flag).partition("=")
+    return name.strip(), value
+
 
 @dataclass(frozen=True)
 class Test:

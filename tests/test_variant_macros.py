@@ -45,6 +45,9 @@ def gen(ctx, options):
     return build(extra_cuda_cflags=flags, extra_cuda_cflags_by_source={"a.cu": ["-DX"]})
 '''
     assert False in [complete for _, _, complete in _flags(source)]
+    splat = b"def gen(ctx, options):\n    flags = ctx.get_nvcc_flags_list([9])\n" \
+            b"    return build(extra_cuda_cflags=flags, **options)\n"
+    assert False in [complete for _, _, complete in _flags(splat)]
 
 
 @lru_cache(maxsize=1)

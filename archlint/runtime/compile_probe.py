@@ -151,8 +151,7 @@ def arch_traps(result: ProbeResult, admitted: ProbeResult) -> tuple[str, ...]:
     if result.trap_sites is None or admitted.trap_sites is None or not admitted.outcome.startswith("built"):
         return ()
     before = {kernel_key(name): count for name, count in admitted.trap_sites}
-    return tuple(name for name, count in result.trap_sites
-                 if kernel_key(name) in before and count > before[kernel_key(name)])
+    return tuple(name for name, count in result.trap_sites if count > before.get(kernel_key(name), count))
 
 
 def unmatched_traps(result: ProbeResult, admitted: list[ProbeResult]) -> tuple[str, ...]:
