@@ -15,6 +15,7 @@ from .cpp.evaluate import Evaluator, Value
 from .cpp.expr import render
 from .kb import KnowledgeBase
 from .link import CudaIndex
+from .reach import Unreached, unreached_declarations
 from .model import Binary, CudaFacts, Evidence, Expr, Function, Location, Region, SmemRequest, Construct
 
 HOST_SMEM_KINDS = ("dynamic-attr", "launch")
@@ -194,6 +195,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     files = set(parents)
     reached = view.reachable(source, files)
     surely = view.reachable(source, files, sure=True)
+    unreached = _unreached(view.index, source, files)
     kernels = 0
     for path in sorted(files):
         facts = view.index.files[path]
@@ -201,6 +203,8 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         _unresolved_includes(view, facts, chain, unresolved)
         _code_holes(facts, chain, unresolved, assumed)
         for construct in facts.constructs:
+            if not construct.function and unreached.covers(path, construct.line, construct.col):
+                continue  # in a template or specialisation nothing the unit compiles names
             _judge_construct(view, facts, construct, (reached, surely), source, chain, blockers, possible)
         for request in facts.smem:
             _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
@@ -218,6 +222,13 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
                     (empty if hit.certain else possible).append(hit)
     return _UnitHits(_dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved),
                      frozenset(reached) | {(path, "") for path in files}, kernels, _dedupe(assumed))
+
+
+def _unreached(index: CudaIndex, source: str, files: set[str]) -> Unreached:
+    key = (source, frozenset(files))
+    if key not in index.reach:
+        index.reach[key] = unreached_declarations(index.files, source, sorted(files))
+    return index.reach[key]
 
 
 def _include_chain(parents: dict[str, tuple[str, int] | None], path: str) -> tuple[Evidence, ...]:

@@ -16,6 +16,7 @@ import re
 from bisect import bisect_right
 from dataclasses import replace
 
+from .cpp.declarations import read_declarations
 from .cpp.directives import Structure, comment_spans, scan_directives
 from .functions import closing_bracket, find_functions, guarded_calls
 from .model import Construct, CudaFacts, Diagnostic, Function, SmemRequest
@@ -59,6 +60,7 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         diagnostics=structure.diagnostics,
         partial_parse=partial,
         calls=guarded_calls(structure, 0, len(structure.masked)),
+        declarations=read_declarations(structure.masked, structure.line_starts),
     )
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from .cpp.declarations import Declarations
+
 
 class Level(str, Enum):
     ERROR = "error"
@@ -207,6 +209,7 @@ class CudaFacts:
     partial_parse: bool = False  # tree-sitter produced ERROR nodes
     calls: tuple[tuple[str, int], ...] = ()  # (name, region) of every call in the file: a unit's entry points
     template_holes: tuple = ()  # cpp.jinja.TemplateHole: a template's placeholders that are not plain values
+    declarations: Declarations = Declarations()  # namespace-scope definitions, for declaration reach
 
 
 @dataclass(frozen=True)

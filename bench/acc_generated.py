@@ -102,6 +102,27 @@ def _single_prefill_fa3() -> Instance:
         builds=(*(m.output for m in masks), "single_prefill_sm90.cu", "single_prefill_sm90_jit_binding.cu"))
 
 
+def _batch_prefill_fa3() -> Instance:
+    """gen_batch_prefill_module(backend="fa3", fp16, int32 indices, head_dim 128): the FA3 branch of
+    gen_customize_batch_prefill_module. It renders a paged and a ragged kernel file per mask mode;
+    the no-mask pair stands for them (the mask mode is a template argument of the same kernels)."""
+    kwargs = _attention("half", 128, idtype="int32_t", variant_name="DefaultAttention<false>",
+                        variant_decl="#include<flashinfer/attention/hopper/variants.cuh>",
+                        **_additional_params((("uint32_t", "maybe_prefix_len_ptr"),
+                                              ("uint16_t", "maybe_token_pos_in_items_ptr"),
+                                              ("uint16_t", "maybe_max_item_len_ptr"), ("float", "maybe_scale_v")),
+                                             (("double", "logits_soft_cap"), ("double", "sm_scale"),
+                                              ("double", "scale_v_scalar"), ("int64_t", "token_pos_in_items_len")),
+                                             sm90=True))
+    kernels = tuple(Render(f"batch_prefill_{kind}_sm90_kernel_inst.jinja", f"batch_prefill_{kind}_sm90_kernel_mask_0.cu",
+                           {"mask_mode": _MASK_MODES[0]}) for kind in ("paged", "ragged"))
+    fixed = ("batch_prefill_sm90.cu", "batch_prefill_sm90_jit_binding.cu")
+    return Instance(
+        name="batch_prefill_fa3_f16_128",
+        renders=(Render("batch_prefill_sm90_customize_config.jinja", "batch_prefill_sm90_config.inc"), *kernels),
+        copies=fixed, kwargs=kwargs, builds=(*(k.output for k in kernels), *fixed))
+
+
 def _selective_state_update() -> Instance:
     """gen_selective_state_update*_module: bf16 state, input and weights, fp32 A, int32 indices,
     no state scale, dim 64, dstate 128, one token, no stochastic rounding."""
@@ -184,6 +205,7 @@ def _fmha_v2_packed_bf16(root: Path, workdir: Path) -> list[str]:
 # (function holding the gate, fragment of the gate's text or "", release folder fragment or "", units)
 GENERATED = (
     ("gen_customize_single_prefill_module", "sm90a_nvcc_flags", "", _rendered(_single_prefill_fa3())),
+    ("gen_customize_batch_prefill_module", "sm90a_nvcc_flags", "", _rendered(_batch_prefill_fa3())),
     # 0.7.2: an NVFP4 cache with head_dim > 256 keeps decode on 10.x-12.x; 0.6.16 kept every one-byte
     # cache there, and its decode kernels know no NVFP4: an fp8 cache.
     ("_fa2_head_dim_nvcc_flags", "[10, 11, 12]", "0.6.",

@@ -29,7 +29,7 @@ class Project:
 # flashinfer/jit/core.py gen_jit_spec and cpp_ext.py CompilationContext.
 FLASHINFER = Project(
     name="flashinfer", package="flashinfer",
-    scan_folders=("flashinfer/jit", "flashinfer/data/csrc", "flashinfer/data/include"),
+    scan_folders=("flashinfer/jit", "flashinfer/data/csrc", "flashinfer/data/include", "flashinfer/data/cutlass/include"),
     defines=("FLASHINFER_ENABLE_F16", "FLASHINFER_ENABLE_BF16", "FLASHINFER_ENABLE_FP8_E4M3",
              "FLASHINFER_ENABLE_FP8_E5M2", "FLASHINFER_ENABLE_FP8_E8M0", "FLASHINFER_ENABLE_FP4_E2M1", "NDEBUG",
              "Py_LIMITED_API=0x03090000"),

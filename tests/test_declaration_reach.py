@@ -1,0 +1,103 @@
+"""Declaration reach: a specialisation or template no compiled code names is not compiled.
+
+Shapes from CUTLASS: one `CollectiveBuilder` specialisation per arch tag, each naming its own MMA
+atoms; a kernel that names `arch::Sm100` compiles only the SM100 one. nvcc 13.0 (PTX of
+fixtures/gate-cutlass-builders): gemm_sm100.cu keeps its tcgen05 and no trap on sm_110a, traps on
+sm_120a; gemm_sm120.cu traps on sm_100a and sm_110a.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from archlint.cpp.declarations import read_declarations
+from archlint.cpp.directives import scan_directives
+from archlint.engine import ScanOptions, scan
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-cutlass-builders"
+TARGETS = ("sm_80", "sm_100a", "sm_110a", "sm_120a")
+
+
+@lru_cache(maxsize=1)
+def _verdicts():
+    result = scan(ScanOptions(paths=(str(FIXTURE),), targets=TARGETS, use_cache=False, jobs=1))
+    return {(g.location.path, g.location.line): {v.target: v for v in g.verdicts} for g in result.gates}
+
+
+def _declarations(source: bytes):
+    structure = scan_directives("x.hpp", source)
+    return read_declarations(structure.masked, structure.line_starts)
+
+
+def test_a_builder_for_another_arch_tag_is_not_compiled():
+    """The [10] gate's unit names only `arch::Sm100`: the SM120 builder and its atoms stay out."""
+    verdicts = _verdicts()[("gm/jit/gemm.py", 8)]
+    assert verdicts["sm_110a"].verdict == "POLICY"
+
+
+def test_the_chosen_builders_atoms_still_count():
+    sm100 = _verdicts()[("gm/jit/gemm.py", 8)]
+    assert sm100["sm_120a"].verdict == "UNKNOWN"
+    assert "SM100_MMA_F16BF16_SS" in sm100["sm_120a"].reason
+    sm120 = _verdicts()[("gm/jit/gemm.py", 15)]
+    assert sm120["sm_110a"].verdict == "UNKNOWN" and "SM120_16x8x32_TN" in sm120["sm_110a"].reason
+
+
+def test_an_explicit_instantiation_compiles_what_it_names():
+    verdicts = _verdicts()[("gm/jit/gemm.py", 22)]
+    assert verdicts["sm_110a"].verdict == "UNKNOWN"
+    assert "SM120_16x8x32_TN" in verdicts["sm_110a"].reason
+
+
+def test_specialisation_keys_come_from_arguments_and_enable_if_tests():
+    found = _declarations(b'''
+namespace ns {
+template <class ArchTag, class Sched>
+struct [[deprecated("old")]] Builder<ArchTag, arch::OpClassTensorOp, Int<1>{},
+    cute::enable_if_t<cute::is_same_v<ArchTag, arch::Sm103> &&
+                      (cute::is_base_of_v<KernelScheduleSm103, Sched> || cute::is_same_v<KernelScheduleAuto, Sched>) &&
+                      not cute::is_same_v<Sched, KernelPingpong>>> {
+  using X = int;
+};
+}
+''')
+    (builder,) = found.items
+    assert builder.names == ("Builder",)
+    assert builder.keys == (("OpClassTensorOp",), ("Sm103",), ("KernelScheduleSm103", "KernelScheduleAuto"))
+
+
+def test_a_disjunction_with_an_untested_branch_adds_no_key():
+    found = _declarations(b"template <class A> struct B<A, std::enable_if_t<std::is_same_v<A, Sm90> || (sizeof(A) > 2)>> {};\n")
+    assert found.items[0].keys == ()
+
+
+def test_tests_and_patterns_name_nothing():
+    """`is_same_v<T, arch::Sm120>` compares; `struct IsX<MainloopSm120<...>>` matches: neither instantiates."""
+    found = _declarations(b'''
+template <class P>
+struct Kernel {
+  static constexpr bool sm120 = cute::is_same_v<typename P::Arch, arch::Sm120>;
+  template <class T> struct IsBlockScaled : false_type {};
+  template <int S> struct IsBlockScaled<MainloopSm120BlockScaled<S>> : true_type {};
+};
+''')
+    uses = found.items[0].uses
+    assert "Sm120" not in uses and "MainloopSm120BlockScaled" not in uses and "IsBlockScaled" in uses
+
+
+def test_code_outside_definitions_is_always_compiled():
+    found = _declarations(b"template struct Builder<arch::Sm120>;\nusing Alias = Builder<arch::Sm90>;\n")
+    assert "Sm120" in found.loose and "Sm90" not in found.loose
+    assert found.items[0].names == ("Alias",)
+
+
+def test_a_file_whose_braces_do_not_balance_counts_as_compiled_whole():
+    found = _declarations(b"template <class T> struct A { void f() { SM120_X x; }\n")
+    assert not found.read and found.items == () and "SM120_X" in found.loose
+
+
+def test_a_macro_before_a_definition_leaves_it_compiled():
+    """`CUTE_REGISTER(Sm120)` may expand to anything: what follows it is not filed under the macro's name."""
+    found = _declarations(b"CUTE_REGISTER(Sm120)\ntemplate <class T> struct Builder<T, SM120_X> { using A = SM120_Y; };\n")
+    assert found.items == () and "SM120_Y" in found.loose
