@@ -16,6 +16,7 @@ from .cpp.expr import render
 from .kb import KnowledgeBase
 from .link import CudaIndex
 from .reach import Unreached, unreached_declarations
+from .staticassert import assert_hits
 from .model import Binary, CudaFacts, Evidence, Expr, Function, Location, Region, SmemRequest, Construct
 
 HOST_SMEM_KINDS = ("dynamic-attr", "launch")
@@ -196,6 +197,12 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     reached = view.reachable(source, files)
     surely = view.reachable(source, files, sure=True)
     unreached = _unreached(view.index, source, files)
+    constants = {c.name: c for path in sorted(files) for c in view.index.files[path].arch_constants}
+
+    def compiled_in(path: str):
+        return lambda site: ((path, site.function) in reached if site.function
+                             else not unreached.covers(path, site.line, site.col))
+
     kernels = 0
     for path in sorted(files):
         facts = view.index.files[path]
@@ -208,6 +215,8 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
             _judge_construct(view, facts, construct, (reached, surely), source, chain, blockers, possible)
         for request in facts.smem:
             _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
+        for location, message in assert_hits(view, facts, constants, references, compiled_in(path)):
+            possible.append(Hit("instruction", location, message, chain + (Evidence(location, message),), False))
         for function in facts.functions:
             if (path, function.qualname) not in reached:
                 continue

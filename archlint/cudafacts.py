@@ -22,6 +22,7 @@ from .functions import closing_bracket, find_functions, guarded_calls
 from .model import Construct, CudaFacts, Diagnostic, Function, SmemRequest
 from .ptx import PtxError, _literals_from, opcodes
 from .smem import smem_requests
+from .staticassert import arch_constants, static_asserts
 from .suppress import parse_suppression_text
 from .model import Suppression
 
@@ -61,6 +62,8 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         partial_parse=partial,
         calls=guarded_calls(structure, 0, len(structure.masked)),
         declarations=read_declarations(structure.masked, structure.line_starts),
+        arch_constants=arch_constants(structure),
+        static_asserts=static_asserts(structure, spans.enclosing),
     )
 
 

@@ -174,6 +174,29 @@ class Construct:
 
 
 @dataclass(frozen=True)
+class ArchConstant:
+    """`constexpr ... kMaxVecBytes = SGL_ARCH_BLACKWELL_OR_GREATER ? 32 : 16;`: a constant whose
+    initializer spells a macro, so its value may differ from one target to another."""
+
+    name: str
+    value: Expr  # the initializer, read as a preprocessor expression (Opaque when it is not one)
+    text: str
+    line: int
+    region: int
+
+
+@dataclass(frozen=True)
+class StaticAssert:
+    """`static_assert(cond, ...)`, with the names its condition spells."""
+
+    names: tuple[str, ...]
+    line: int
+    col: int
+    region: int
+    function: str  # enclosing function's qualname, '' outside functions
+
+
+@dataclass(frozen=True)
 class SmemRequest:
     kind: str  # 'static' | 'dynamic-attr' | 'launch'
     nbytes: int | None  # None when the size does not fold to a constant
@@ -210,6 +233,8 @@ class CudaFacts:
     calls: tuple[tuple[str, int], ...] = ()  # (name, region) of every call in the file: a unit's entry points
     template_holes: tuple = ()  # cpp.jinja.TemplateHole: a template's placeholders that are not plain values
     declarations: Declarations = Declarations()  # namespace-scope definitions, for declaration reach
+    arch_constants: tuple[ArchConstant, ...] = ()
+    static_asserts: tuple[StaticAssert, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,46 @@
+"""`static_assert`s on constants whose value depends on the target (SGLang's vector width limit).
+
+nvcc 13.0 on fixtures/gate-arch-constant: norm_scale_shift.cu fails on sm_80 and sm_89 with
+"static assertion failed" and builds for sm_100a and sm_120a; norm.cu builds everywhere.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from archlint.cpp.directives import scan_directives
+from archlint.engine import ScanOptions, scan
+from archlint.staticassert import arch_constants, static_asserts
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-arch-constant"
+
+
+@lru_cache(maxsize=1)
+def _verdicts():
+    result = scan(ScanOptions(paths=(str(FIXTURE),), targets=("sm_80", "sm_89", "sm_100a", "sm_120a"),
+                              use_cache=False, jobs=1))
+    return {(g.location.path, g.location.line): {v.target: v for v in g.verdicts} for g in result.gates}
+
+
+def test_an_assertion_on_a_constant_the_target_changes_is_a_possible_blocker():
+    verdict = _verdicts()[("kd/jit/norm.py", 8)]["sm_89"]
+    assert verdict.verdict == "UNKNOWN"
+    assert "`kMaxVecBytes`" in verdict.reason and "16 for sm_89 and 32 on the admitted builds" in verdict.reason
+    assert any(hop.location.path == "kd/include/kd/vec.cuh" and hop.location.line == 18 for hop in verdict.evidence)
+
+
+def test_an_assertion_in_a_template_the_unit_does_not_use_is_not_compiled():
+    assert {v.verdict for v in _verdicts()[("kd/jit/norm.py", 15)].values()} == {"POLICY"}
+
+
+def test_constants_and_assertions_are_read_with_their_names():
+    structure = scan_directives("v.cuh", b'''
+inline constexpr std::size_t kMaxVecBytes = ARCH_BLACKWELL ? 32 : 16;
+constexpr int kWarps = 4;
+template <int N> struct V { static_assert(N * 4 <= kMaxVecBytes, "too wide"); };
+''')
+    (constant,) = arch_constants(structure)
+    assert constant.name == "kMaxVecBytes" and constant.text == "ARCH_BLACKWELL ? 32 : 16"
+    (assertion,) = static_asserts(structure, lambda line: "")
+    assert assertion.names == ("N", "kMaxVecBytes") and assertion.line == 4
