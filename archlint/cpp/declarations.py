@@ -31,6 +31,7 @@ _TEMPLATE_RE = re.compile(rb"^\s*template\s*<")
 _MACRO_NAME_RE = re.compile(r"[A-Z][A-Z0-9_]+")
 _BRACKETS_RE = re.compile(rb"[{};]")
 _BRACES_RE = re.compile(rb"[{}]")
+_PARENS_RE = re.compile(rb"[()]")
 # Names a specialisation's argument may spell that select nothing by themselves.
 _NOT_KEYS = frozenset(
     "void bool char int unsigned signed long short float double auto const volatile typename true false "
@@ -93,7 +94,7 @@ def read_declarations(masked: bytes, line_starts: tuple[int, ...]) -> Declaratio
             depth += 1
             statement = pos = at + 1
             continue
-        close = _closing_brace(text, at)
+        close = _closing(text, at, _BRACES_RE)
         if close is None:
             return _unread(masked)
         if _inside_brackets(_strip_template(head)):
@@ -293,49 +294,36 @@ def _split_logical(text: bytes, operators: tuple[bytes, ...]) -> list[bytes]:
 
 def _unparen(text: bytes) -> bytes:
     stripped = text.strip()
-    while stripped.startswith(b"(") and _closing_paren(stripped) == len(stripped) - 1:
+    while stripped.startswith(b"(") and _closing(stripped, 0, _PARENS_RE) == len(stripped) - 1:
         stripped = stripped[1:-1].strip()
     return stripped
-
-
-def _closing_paren(text: bytes) -> int | None:
-    depth = 0
-    for pos, byte in enumerate(text):
-        depth += (byte == 40) - (byte == 41)
-        if depth == 0:
-            return pos
-    return None
 
 
 def _template_params(head: bytes) -> set[str]:
     """Names a `template <...>` head declares (the last identifier of each parameter)."""
     names: set[str] = set()
-    rest = head
-    while True:
-        match = _TEMPLATE_RE.match(rest)
-        if match is None:
-            return names
-        close = _closing_angle(rest, match.end() - 1)
-        if close is None:
-            return names
-        for param in _split_top(rest[match.end() : close]):
-            declared = param.split(b"=", 1)[0]
-            idents = _IDENT_RE.findall(declared)
+    for params in _template_heads(head)[0]:
+        for param in _split_top(params):
+            idents = _IDENT_RE.findall(param.split(b"=", 1)[0])
             if idents:
                 names.add(idents[-1].decode())
-        rest = rest[close + 1 :]
+    return names
 
 
 def _strip_template(head: bytes) -> bytes:
-    rest = head
-    while True:
-        match = _TEMPLATE_RE.match(rest)
-        if match is None:
-            return rest
+    return _template_heads(head)[1]
+
+
+def _template_heads(head: bytes) -> tuple[list[bytes], bytes]:
+    """The parameter lists of the `template <...>` heads `head` starts with, and what follows them."""
+    lists, rest = [], head
+    while (match := _TEMPLATE_RE.match(rest)) is not None:
         close = _closing_angle(rest, match.end() - 1)
         if close is None:
-            return rest
+            break
+        lists.append(rest[match.end() : close])
         rest = rest[close + 1 :]
+    return lists, rest
 
 
 def _closing_angle(text: bytes, start: int) -> int | None:
@@ -386,10 +374,11 @@ def _inside_brackets(head: bytes) -> bool:
     return parens > 0 or angles > 0
 
 
-def _closing_brace(text: bytes, start: int) -> int | None:
+def _closing(text: bytes, start: int, pair: re.Pattern) -> int | None:
+    """Offset of the bracket closing the one at `start`; `pair` matches the opening and closing kind."""
     depth = 0
-    for match in _BRACES_RE.finditer(text, start):
-        depth += 1 if match.group(0) == b"{" else -1
+    for match in pair.finditer(text, start):
+        depth += 1 if match.group(0) in b"({" else -1
         if depth == 0:
             return match.start()
     return None
