@@ -14,7 +14,8 @@ import re
 from .cpp.directives import Structure
 from .cpp.expr import parse_condition, render
 from .functions import closing_bracket
-from .model import ArchConstant, Location, StaticAssert
+from .arch import ARCH_MACRO_RE
+from .model import ArchConstant, Defined, Location, MacroCall, Name, Opaque, StaticAssert
 
 _CONSTEXPR_RE = re.compile(rb"\bconstexpr\b[^;=(){}]*?\b([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
 _MACRO_USE_RE = re.compile(rb"\b(?:[A-Z][A-Z0-9_]{2,}|__CUDA_ARCH\w*)\b")
@@ -53,7 +54,9 @@ def static_asserts(structure: Structure, enclosing) -> tuple[StaticAssert, ...]:
 
 def assert_hits(view, facts, constants: dict, references, compiled) -> list[tuple[Location, str]]:
     """(location, message) of each assertion in `facts` compiled for the view's target that tests a
-    constant whose value there differs from an admitted build's (one side may be unknown, not both). `constants`: name ->
+    constant whose value there differs from an admitted build's, or is unknown everywhere while its
+    macros, expanded, spell an arch macro (SGLang's `SGL_ARCH_BLACKWELL_OR_GREATER` sits under
+    `#if !defined(USE_ROCM)`, which no build here decides). `constants`: name ->
     ArchConstant of the unit's files; `compiled(assertion)`: whether the unit compiles its site."""
     hits = []
     for assertion in facts.static_asserts:
@@ -64,8 +67,8 @@ def assert_hits(view, facts, constants: dict, references, compiled) -> list[tupl
             here = view.device.value(constant.value)
             admitted = {ref.device.value(constant.value) for ref in references}
             values = admitted | {here}
-            if not admitted or len(values) == 1 or values == {None}:
-                continue  # the same everywhere, or unknown everywhere: no sign that the target changes it
+            if not admitted or len(values) == 1 and (None not in values or not _spells_arch(view, references, constant)):
+                continue  # the same everywhere, or unknown everywhere and not made of arch macros
             shown = "unknown" if here is None else str(here)
             others = ", ".join(sorted("unknown" if v is None else str(v) for v in admitted))
             message = (f"`static_assert` tests `{constant.name}` (= {render(constant.value)}), which is {shown} for "
@@ -73,3 +76,34 @@ def assert_hits(view, facts, constants: dict, references, compiled) -> list[tupl
             hits.append((Location(facts.path, assertion.line, assertion.col), message))
             break
     return hits
+
+
+def _spells_arch(view, references, constant: ArchConstant) -> bool:
+    """Whether the constant's initializer, with the scanned macro definitions expanded, names
+    `__CUDA_ARCH__` (and kin) or a macro each build sets to its own target (`SGL_CUDA_ARCH`)."""
+    per_target = {name for name, value in view.defines.items()
+                  if any(ref.defines.get(name) != value for ref in references)}
+    bindings = view.index.bindings
+    seen: set[str] = set()
+    todo = list(_expr_names(constant.value))
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if ARCH_MACRO_RE.match(name) or name in per_target:
+            return True
+        for binding in bindings.get(name, ()):
+            todo.extend(n.decode() for n in _NAME_RE.findall(binding.value.encode()))
+    return False
+
+
+def _expr_names(expr) -> list[str]:
+    if isinstance(expr, Opaque):
+        return [n.decode() for n in _NAME_RE.findall(expr.text.encode())]
+    names = [expr.name] if isinstance(expr, (Name, Defined, MacroCall)) else []
+    for child in vars(expr).values():
+        for item in child if isinstance(child, tuple) else (child,):
+            if not isinstance(item, (str, int)) and item is not None:
+                names += _expr_names(item)
+    return names
