@@ -44,3 +44,29 @@ template <int N> struct V { static_assert(N * 4 <= kMaxVecBytes, "too wide"); };
     assert constant.name == "kMaxVecBytes" and constant.text == "ARCH_BLACKWELL ? 32 : 16"
     (assertion,) = static_asserts(structure, lambda line: "")
     assert assertion.names == ("N", "kMaxVecBytes") and assertion.line == 4
+
+
+def test_a_constant_unknown_everywhere_counts_when_it_is_made_of_the_projects_arch_macro(tmp_path):
+    """SGLang's shape: the width macro sits under `#if !defined(USE_ROCM)`, which no build decides, and
+    is made of `SGL_CUDA_ARCH`, which the project's flag code sets to each target's number."""
+    (tmp_path / "pkg" / "csrc").mkdir(parents=True)
+    (tmp_path / "pkg" / "arch.py").write_text(
+        "class ArchInfo:\n    def jit_flag(self):\n"
+        "        return f\"-DSGL_CUDA_ARCH={self.major * 100 + self.minor * 10}\"\n")
+    (tmp_path / "pkg" / "spec.py").write_text(
+        "def gen_wide(ctx):\n"
+        "    return build([\"csrc/wide.cu\"], extra_cuda_cflags=ctx.get_nvcc_flags_list(supported_major_versions=[10]))\n")
+    (tmp_path / "pkg" / "csrc" / "wide.cu").write_text('''
+#if !defined(USE_ROCM)
+#define ARCH_WIDE ((SGL_CUDA_ARCH >= 1000) && (CUDA_VERSION >= 12090))
+#else
+#define ARCH_WIDE 0
+#endif
+inline constexpr int kMaxVecBytes = ARCH_WIDE ? 32 : 16;
+template <int N> struct Vec { static_assert(N <= kMaxVecBytes, "too wide"); float data[N / 4]; };
+__global__ void wide_kernel(float* out) { Vec<32> v; out[0] = v.data[0]; }
+''')
+    result = scan(ScanOptions(paths=(str(tmp_path),), targets=("sm_89", "sm_100a"), use_cache=False, jobs=1))
+    (gate,) = result.gates
+    (verdict,) = [v for v in gate.verdicts if v.target == "sm_89"]
+    assert verdict.verdict == "UNKNOWN" and "`kMaxVecBytes`" in verdict.reason
