@@ -26,7 +26,7 @@ HOST_SMEM_KINDS = ("dynamic-attr", "launch")
 class Hit:
     """One reason a unit matters for a target, with the chain that leads to it."""
 
-    kind: str  # 'instruction' | 'smem' | 'empty-kernel' | 'trap-kernel' | 'trap-call' | 'unresolved'
+    kind: str  # 'instruction' | 'assert' | 'smem' | 'empty-kernel' | 'trap-kernel' | 'trap-call' | 'unresolved'
     location: Location
     message: str
     chain: tuple[Evidence, ...]
@@ -216,7 +216,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         for request in facts.smem:
             _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
         for location, message in assert_hits(view, facts, constants, references, compiled_in(path)):
-            possible.append(Hit("instruction", location, message, chain + (Evidence(location, message),), False))
+            possible.append(Hit("assert", location, message, chain + (Evidence(location, message),), False))
         for function in facts.functions:
             if (path, function.qualname) not in reached:
                 continue
