@@ -10,17 +10,20 @@ excluded target differs from its value on an admitted build: a possible blocker,
 from __future__ import annotations
 
 import re
+from itertools import product
 
+from .arch import ARCH_MACRO_RE
 from .cpp.directives import Structure
+from .cpp.evaluate import NOT_PASSED, TOOLKIT_MACROS, Evaluator
 from .cpp.expr import parse_condition, render
 from .functions import closing_bracket
-from .arch import ARCH_MACRO_RE
 from .model import ArchConstant, Defined, Location, MacroCall, Name, Opaque, StaticAssert
 
 _CONSTEXPR_RE = re.compile(rb"\bconstexpr\b[^;=(){}]*?\b([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
 _MACRO_USE_RE = re.compile(rb"\b(?:[A-Z][A-Z0-9_]{2,}|__CUDA_ARCH\w*)\b")
 _STATIC_ASSERT_RE = re.compile(rb"\bstatic_assert\s*\(")
 _NAME_RE = re.compile(rb"[A-Za-z_]\w*")
+_MAX_FREE = 2  # macros compared under every way of passing them (3 ** 2 evaluations per build)
 
 
 def arch_constants(structure: Structure) -> tuple[ArchConstant, ...]:
@@ -54,9 +57,7 @@ def static_asserts(structure: Structure, enclosing) -> tuple[StaticAssert, ...]:
 
 def assert_hits(view, facts, constants: dict, references, compiled) -> list[tuple[Location, str]]:
     """(location, message) of each assertion in `facts` compiled for the view's target that tests a
-    constant whose value there differs from an admitted build's, or is unknown everywhere while its
-    macros, expanded, spell an arch macro (SGLang's `SGL_ARCH_BLACKWELL_OR_GREATER` sits under
-    `#if !defined(USE_ROCM)`, which no build here decides). `constants`: name ->
+    constant whose value may differ there from an admitted build's. `constants`: name ->
     ArchConstant of the unit's files; `compiled(assertion)`: whether the unit compiles its site."""
     hits = []
     for assertion in facts.static_asserts:
@@ -66,9 +67,8 @@ def assert_hits(view, facts, constants: dict, references, compiled) -> list[tupl
         for constant in tested:
             here = view.device.value(constant.value)
             admitted = {ref.device.value(constant.value) for ref in references}
-            values = admitted | {here}
-            if not admitted or len(values) == 1 and (None not in values or not _spells_arch(view, references, constant)):
-                continue  # the same everywhere, or unknown everywhere and not made of arch macros
+            if not admitted or _same_everywhere(view, references, constant, here, admitted):
+                continue
             shown = "unknown" if here is None else str(here)
             others = ", ".join(sorted("unknown" if v is None else str(v) for v in admitted))
             message = (f"`static_assert` tests `{constant.name}` (= {render(constant.value)}), which is {shown} for "
@@ -78,24 +78,57 @@ def assert_hits(view, facts, constants: dict, references, compiled) -> list[tupl
     return hits
 
 
-def _spells_arch(view, references, constant: ArchConstant) -> bool:
-    """Whether the constant's initializer, with the scanned macro definitions expanded, names
-    `__CUDA_ARCH__` (and kin) or a macro each build sets to its own target (`SGL_CUDA_ARCH`)."""
+def _same_everywhere(view, references, constant: ArchConstant, here, admitted: set) -> bool:
+    """Whether the constant has one value on the target and on every admitted build.
+
+    Unknown values are settled where they can be: a value unknown everywhere and not made of arch
+    macros says nothing about the target; one made unknown by macros that nothing scanned defines
+    and no build sets per target (SGLang's `USE_ROCM`, undecided in every build alike) is compared
+    under each way those macros could be passed, the same way on every build."""
+    values = admitted | {here}
+    if None not in values:
+        return len(values) == 1
+    names, arch = _expansion(view, references, constant)
+    if values == {None} and not arch:
+        return True
+    free = sorted(name for name in names if _is_free(view, references, name))
+    if not free or len(free) > _MAX_FREE:
+        return False
+    for assignment in product((NOT_PASSED, 0, 1), repeat=len(free)):
+        passed = dict(zip(free, assignment))
+        settled = {Evaluator(build.target, build.index.bindings, {**build.defines, **passed}).value(constant.value)
+                   for build in (view, *references)}
+        if None in settled or len(settled) > 1:
+            return False
+    return True
+
+
+def _is_free(view, references, name: str) -> bool:
+    """A macro nothing scanned defines, that no build is given, that nvcc does not own."""
+    return not (name in view.index.bindings or ARCH_MACRO_RE.match(name) or name in TOOLKIT_MACROS
+                or any(name in build.defines for build in (view, *references)))
+
+
+def _expansion(view, references, constant: ArchConstant) -> tuple[set[str], bool]:
+    """The names the constant's initializer spells with the scanned macro definitions expanded, and
+    whether one is `__CUDA_ARCH__` (or kin) or a macro each build sets to its own target."""
     per_target = {name for name, value in view.defines.items()
                   if any(ref.defines.get(name) != value for ref in references)}
     bindings = view.index.bindings
     seen: set[str] = set()
+    arch = False
     todo = list(_expr_names(constant.value))
     while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
-        if ARCH_MACRO_RE.match(name) or name in per_target:
-            return True
+        arch = arch or bool(ARCH_MACRO_RE.match(name)) or name in per_target
         for binding in bindings.get(name, ()):
             todo.extend(n.decode() for n in _NAME_RE.findall(binding.value.encode()))
-    return False
+            for condition in binding.guard:
+                todo.extend(_expr_names(condition))
+    return seen, arch
 
 
 def _expr_names(expr) -> list[str]:

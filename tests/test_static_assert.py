@@ -46,9 +46,10 @@ template <int N> struct V { static_assert(N * 4 <= kMaxVecBytes, "too wide"); };
     assert assertion.names == ("N", "kMaxVecBytes") and assertion.line == 4
 
 
-def test_a_constant_unknown_everywhere_counts_when_it_is_made_of_the_projects_arch_macro(tmp_path):
+def test_a_macro_no_build_decides_is_compared_the_same_way_on_every_build(tmp_path):
     """SGLang's shape: the width macro sits under `#if !defined(USE_ROCM)`, which no build decides, and
-    is made of `SGL_CUDA_ARCH`, which the project's flag code sets to each target's number."""
+    is made of `SGL_CUDA_ARCH`, which the project's flag code sets to each target's number. Passed or
+    not, USE_ROCM is the same for every build: 16 on sm_89 against 32 on sm_100a, 32 on both for sm_120a."""
     (tmp_path / "pkg" / "csrc").mkdir(parents=True)
     (tmp_path / "pkg" / "arch.py").write_text(
         "class ArchInfo:\n    def jit_flag(self):\n"
@@ -66,7 +67,8 @@ inline constexpr int kMaxVecBytes = ARCH_WIDE ? 32 : 16;
 template <int N> struct Vec { static_assert(N <= kMaxVecBytes, "too wide"); float data[N / 4]; };
 __global__ void wide_kernel(float* out) { Vec<32> v; out[0] = v.data[0]; }
 ''')
-    result = scan(ScanOptions(paths=(str(tmp_path),), targets=("sm_89", "sm_100a"), use_cache=False, jobs=1))
+    result = scan(ScanOptions(paths=(str(tmp_path),), targets=("sm_89", "sm_100a", "sm_120a"), use_cache=False, jobs=1))
     (gate,) = result.gates
-    (verdict,) = [v for v in gate.verdicts if v.target == "sm_89"]
-    assert verdict.verdict == "UNKNOWN" and "`kMaxVecBytes`" in verdict.reason
+    verdicts = {v.target: v for v in gate.verdicts}
+    assert verdicts["sm_89"].verdict == "UNKNOWN" and "`kMaxVecBytes`" in verdicts["sm_89"].reason
+    assert verdicts["sm_120a"].verdict == "POLICY"
