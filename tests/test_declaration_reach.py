@@ -101,3 +101,14 @@ def test_a_macro_before_a_definition_leaves_it_compiled():
     """`CUTE_REGISTER(Sm120)` may expand to anything: what follows it is not filed under the macro's name."""
     found = _declarations(b"CUTE_REGISTER(Sm120)\ntemplate <class T> struct Builder<T, SM120_X> { using A = SM120_Y; };\n")
     assert found.items == () and "SM120_Y" in found.loose
+
+
+def test_a_type_whose_name_holds_or_is_still_a_key():
+    found = _declarations(b"template <class A> struct B<A, std::enable_if_t<std::is_same_v<A, OpClassTensorOp>>> {};\n")
+    assert found.items[0].keys == (("OpClassTensorOp",),)
+
+
+def test_a_negated_group_adds_no_key():
+    """`not (is_same_v<A, Sm120>)` holds for every other tag: it needs no name."""
+    found = _declarations(b"template <class A> struct B<A, std::enable_if_t<not (std::is_same_v<A, arch::Sm120>)>> {};\n")
+    assert found.items[0].keys == ()

@@ -45,6 +45,12 @@ _ENABLE_IF_RE = re.compile(rb"^\s*(?:typename\s+)?(?:(?:cute|std|cutlass|cuda)\s
 _PATTERN_RE = re.compile(rb"\b(?:struct|class|union)\s+(?:\w+\s*::\s*)*\w+\s*<")
 _SAME_TEST_RE = re.compile(rb"\bis_same(?:_v)?\s*<")
 _TYPE_TEST_RE = re.compile(rb"\b(?:is_same|is_base_of)(?:_v)?\s*<")
+# Logical operators with the brackets that hide them; a disjunction or a negated group inside an
+# alternative; a test negated by `!`/`not`.
+_AND_RE = re.compile(rb"[(\[{<]|[)\]}>]|&&|\band\b")
+_OR_RE = re.compile(rb"[(\[{<]|[)\]}>]|\|\||\bor\b")
+_GROUP_RE = re.compile(rb"\|\||\bor\b|(?:!|\bnot\b)\s*\(")
+_NEGATED_RE = re.compile(rb"(?:!|\bnot)\s*(?:\w+\s*::\s*)*$")
 _PLAIN_TYPE_RE = re.compile(rb"^\s*(?:typename\s+)?(?:::)?(?:\w+\s*::\s*)*(\w+)\s*(?:<.*>)?\s*(?:const\s*)?[&*]*\s*$", re.S)
 
 
@@ -246,8 +252,8 @@ def _keys(args: bytes, params: set[str]) -> tuple[tuple[str, ...], ...]:
 
 def _condition_clauses(condition: bytes, params: set[str]) -> list[tuple[str, ...]]:
     clauses = []
-    for conjunct in _split_logical(condition, (b"&&", b"and")):
-        alternatives = _split_logical(_unparen(conjunct), (b"||", b"or"))
+    for conjunct in _split_logical(condition, _AND_RE):
+        alternatives = _split_logical(_unparen(conjunct), _OR_RE)
         names = [_tested_type(alternative, params) for alternative in alternatives]
         if all(names):
             clauses.append(tuple(dict.fromkeys(names)))
@@ -258,10 +264,10 @@ def _tested_type(alternative: bytes, params: set[str]) -> str | None:
     """A type that must be named for a conjunction of tests to hold: the first concrete argument of a
     positive `is_same`/`is_base_of` test. None when the alternative is itself a disjunction or negates
     a group, where no single name is needed."""
-    if re.search(rb"\|\||or|(?:!|not)\s*\(", alternative):
+    if _GROUP_RE.search(alternative):
         return None
     for test in _TYPE_TEST_RE.finditer(alternative):
-        if re.search(rb"(?:!|\bnot)\s*(?:\w+\s*::\s*)*$", alternative[: test.start()]):
+        if _NEGATED_RE.search(alternative[: test.start()]):
             continue
         close = _closing_angle(alternative, test.end() - 1)
         for arg in _split_top(alternative[test.end() : close if close is not None else len(alternative)]):
@@ -275,10 +281,9 @@ def _is_key(name: str, params: set[str]) -> bool:
     return not (name in params or name in _NOT_KEYS or name[0].isdigit() or name.endswith(("_t", "_v")))
 
 
-def _split_logical(text: bytes, operators: tuple[bytes, ...]) -> list[bytes]:
-    """`text` split at the top-level logical operators given (outside brackets)."""
-    parts, depth, start, pos = [], 0, 0, 0
-    pattern = re.compile(rb"[(\[{<]|[)\]}>]|" + b"|".join(re.escape(op) if not op.isalpha() else rb"\b" + op + rb"\b" for op in operators))
+def _split_logical(text: bytes, pattern: re.Pattern) -> list[bytes]:
+    """`text` split at the top-level logical operators `pattern` finds (outside brackets)."""
+    parts, depth, start = [], 0, 0
     for match in pattern.finditer(text):
         token = match.group(0)
         if token in (b"(", b"[", b"{", b"<"):
