@@ -57,7 +57,7 @@ def static_asserts(structure: Structure, enclosing) -> tuple[StaticAssert, ...]:
 
 def assert_hits(view, facts, constants: dict, references, compiled) -> list[tuple[Location, str]]:
     """(location, message) of each assertion in `facts` compiled for the view's target that tests a
-    constant whose value may differ there from an admitted build's. `constants`: name ->
+    constant whose value there may be one no admitted build has. `constants`: name ->
     ArchConstant of the unit's files; `compiled(assertion)`: whether the unit compiles its site."""
     hits = []
     for assertion in facts.static_asserts:
@@ -67,7 +67,7 @@ def assert_hits(view, facts, constants: dict, references, compiled) -> list[tupl
         for constant in tested:
             here = view.device.value(constant.value)
             admitted = {ref.device.value(constant.value) for ref in references}
-            if not admitted or _same_everywhere(view, references, constant, here, admitted):
+            if not admitted or _as_on_an_admitted_build(view, references, constant, here, admitted):
                 continue
             shown = "unknown" if here is None else str(here)
             others = ", ".join(sorted("unknown" if v is None else str(v) for v in admitted))
@@ -78,27 +78,27 @@ def assert_hits(view, facts, constants: dict, references, compiled) -> list[tupl
     return hits
 
 
-def _same_everywhere(view, references, constant: ArchConstant, here, admitted: set) -> bool:
-    """Whether the constant has one value on the target and on every admitted build.
+def _as_on_an_admitted_build(view, references, constant: ArchConstant, here, admitted: set) -> bool:
+    """Whether the constant has, on the target, the value it has on some admitted build: the
+    assertion then holds here as it does there (what else it tests does not change with the target).
 
     Unknown values are settled where they can be: a value unknown everywhere and not made of arch
     macros says nothing about the target; one made unknown by macros that nothing scanned defines
     and no build sets per target (SGLang's `USE_ROCM`, undecided in every build alike) is compared
     under each way those macros could be passed, the same way on every build."""
-    values = admitted | {here}
-    if None not in values:
-        return len(values) == 1
+    if here is not None:
+        return here in admitted
     names, arch = _expansion(view, references, constant)
-    if values == {None} and not arch:
+    if admitted == {None} and not arch:
         return True
     free = sorted(name for name in names if _is_free(view, references, name))
     if not free or len(free) > _MAX_FREE:
         return False
     for assignment in product((NOT_PASSED, 0, 1), repeat=len(free)):
         passed = dict(zip(free, assignment))
-        settled = {Evaluator(build.target, build.index.bindings, {**build.defines, **passed}).value(constant.value)
-                   for build in (view, *references)}
-        if None in settled or len(settled) > 1:
+        target, *builds = (Evaluator(build.target, build.index.bindings, {**build.defines, **passed}).value(constant.value)
+                           for build in (view, *references))
+        if target is None or target not in builds:
             return False
     return True
 

@@ -46,18 +46,7 @@ template <int N> struct V { static_assert(N * 4 <= kMaxVecBytes, "too wide"); };
     assert assertion.names == ("N", "kMaxVecBytes") and assertion.line == 4
 
 
-def test_a_macro_no_build_decides_is_compared_the_same_way_on_every_build(tmp_path):
-    """SGLang's shape: the width macro sits under `#if !defined(USE_ROCM)`, which no build decides, and
-    is made of `SGL_CUDA_ARCH`, which the project's flag code sets to each target's number. Passed or
-    not, USE_ROCM is the same for every build: 16 on sm_89 against 32 on sm_100a, 32 on both for sm_120a."""
-    (tmp_path / "pkg" / "csrc").mkdir(parents=True)
-    (tmp_path / "pkg" / "arch.py").write_text(
-        "class ArchInfo:\n    def jit_flag(self):\n"
-        "        return f\"-DSGL_CUDA_ARCH={self.major * 100 + self.minor * 10}\"\n")
-    (tmp_path / "pkg" / "spec.py").write_text(
-        "def gen_wide(ctx):\n"
-        "    return build([\"csrc/wide.cu\"], extra_cuda_cflags=ctx.get_nvcc_flags_list(supported_major_versions=[10]))\n")
-    (tmp_path / "pkg" / "csrc" / "wide.cu").write_text('''
+_WIDE_UNIT = '''
 #if !defined(USE_ROCM)
 #define ARCH_WIDE ((SGL_CUDA_ARCH >= 1000) && (CUDA_VERSION >= 12090))
 #else
@@ -65,10 +54,35 @@ def test_a_macro_no_build_decides_is_compared_the_same_way_on_every_build(tmp_pa
 #endif
 inline constexpr int kMaxVecBytes = ARCH_WIDE ? 32 : 16;
 template <int N> struct Vec { static_assert(N <= kMaxVecBytes, "too wide"); float data[N / 4]; };
-__global__ void wide_kernel(float* out) { Vec<32> v; out[0] = v.data[0]; }
-''')
-    result = scan(ScanOptions(paths=(str(tmp_path),), targets=("sm_89", "sm_100a", "sm_120a"), use_cache=False, jobs=1))
-    (gate,) = result.gates
-    verdicts = {v.target: v for v in gate.verdicts}
+__global__ void wide_kernel(float* out) { Vec<WIDTH> v; out[0] = v.data[0]; }
+'''
+
+
+def _wide_verdicts(tmp_path, majors: str, targets: tuple[str, ...], width: int) -> dict:
+    """SGLang's shape: the width macro sits under `#if !defined(USE_ROCM)`, which no build decides, and
+    is made of `SGL_CUDA_ARCH`, which the project's flag code sets to each target's number."""
+    (tmp_path / "pkg" / "csrc").mkdir(parents=True)
+    (tmp_path / "pkg" / "arch.py").write_text(
+        "class ArchInfo:\n    def jit_flag(self):\n"
+        "        return f\"-DSGL_CUDA_ARCH={self.major * 100 + self.minor * 10}\"\n")
+    (tmp_path / "pkg" / "spec.py").write_text(
+        "def gen_wide(ctx):\n"
+        f"    return build([\"csrc/wide.cu\"], extra_cuda_cflags=ctx.get_nvcc_flags_list(supported_major_versions={majors}))\n")
+    (tmp_path / "pkg" / "csrc" / "wide.cu").write_text(_WIDE_UNIT.replace("WIDTH", str(width)))
+    (gate,) = scan(ScanOptions(paths=(str(tmp_path),), targets=targets, use_cache=False, jobs=1)).gates
+    return {v.target: v for v in gate.verdicts}
+
+
+def test_a_macro_no_build_decides_is_compared_the_same_way_on_every_build(tmp_path):
+    """Passed or not, USE_ROCM is the same on every build: 16 on sm_89 against 32 on sm_100a; 32 on
+    sm_120a as on sm_100a."""
+    verdicts = _wide_verdicts(tmp_path, "[10]", ("sm_89", "sm_100a", "sm_120a"), width=32)
     assert verdicts["sm_89"].verdict == "UNKNOWN" and "`kMaxVecBytes`" in verdicts["sm_89"].reason
     assert verdicts["sm_120a"].verdict == "POLICY"
+
+
+def test_a_value_one_admitted_build_has_is_no_blocker(tmp_path):
+    """A 16-byte vector, admitted on 9.0 where the limit is 16, as on sm_89: the assertion that holds
+    there holds here."""
+    verdicts = _wide_verdicts(tmp_path, "[9, 10]", ("sm_89", "sm_90a", "sm_100a"), width=16)
+    assert verdicts["sm_89"].verdict == "POLICY"
