@@ -200,6 +200,8 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     constants = {c.name: c for path in sorted(files) for c in view.index.files[path].arch_constants}
 
     def compiled_in(path: str):
+        """Whether the unit can compile a site: its function is reached, or, outside tracked
+        functions, it lies in no template or specialisation that nothing the unit compiles names."""
         return lambda site: ((path, site.function) in reached if site.function
                              else not unreached.covers(path, site.line, site.col))
 
@@ -207,15 +209,15 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     for path in sorted(files):
         facts = view.index.files[path]
         chain = _include_chain(parents, path)
+        compiled = compiled_in(path)
         _unresolved_includes(view, facts, chain, unresolved)
         _code_holes(facts, chain, unresolved, assumed)
         for construct in facts.constructs:
-            if not construct.function and unreached.covers(path, construct.line, construct.col):
-                continue  # in a template or specialisation nothing the unit compiles names
-            _judge_construct(view, facts, construct, (reached, surely), source, chain, blockers, possible)
+            if compiled(construct):
+                _judge_construct(view, facts, construct, (reached, surely), source, chain, blockers, possible)
         for request in facts.smem:
             _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
-        for location, message in assert_hits(view, facts, constants, references, compiled_in(path)):
+        for location, message in assert_hits(view, facts, constants, references, compiled):
             possible.append(Hit("assert", location, message, chain + (Evidence(location, message),), False))
         for function in facts.functions:
             if (path, function.qualname) not in reached:
@@ -292,14 +294,12 @@ def requirement_for(kb: KnowledgeBase, construct: Construct):
 
 
 def _judge_construct(view, facts, construct: Construct, reach, source, chain, blockers, possible) -> None:
-    """`reach`: the functions compiled for the target, and those compiled whatever undecided
-    conditions say; an instruction reached only through an undecided call is a possible blocker."""
+    """A construct at a site the unit compiles. `reach`: the functions compiled for the target, and
+    those compiled whatever undecided conditions say; an instruction reached only through an
+    undecided call is a possible blocker."""
     reached, surely = reach
     requirement = requirement_for(view.kb, construct)
     if requirement is None or requirement.supports(view.target) or _shadowed(view, construct, reached):
-        return
-    in_function = (facts.path, construct.function) in reached
-    if construct.function and not in_function:
         return
     state = view.truth(facts.path, construct.region)
     if state == 0:

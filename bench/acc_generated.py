@@ -85,14 +85,19 @@ def _decode(family: str, dtype_kv: str, head_dim: int) -> Instance:
         builds=(f"{family}_decode_kernel.cu", f"{family}_decode.cu", f"{family}_decode_jit_binding.cu"))
 
 
+def _fa3_attention(tensors, extra_scalars, **extra) -> dict:
+    """fp16, head_dim 128, the default FA3 variant (no soft cap), with the spec's additional tensors
+    and, after the three scalars every FA3 prefill spec passes, its own."""
+    scalars = (("double", "logits_soft_cap"), ("double", "sm_scale"), ("double", "scale_v_scalar"), *extra_scalars)
+    return _attention("half", 128, variant_name="DefaultAttention<false>",
+                      variant_decl="#include<flashinfer/attention/hopper/variants.cuh>",
+                      **_additional_params(tensors, scalars, sm90=True), **extra)
+
+
 def _single_prefill_fa3() -> Instance:
     """gen_single_prefill_module(backend="fa3", fp16, head_dim 128): the FA3 branch of
     gen_customize_single_prefill_module, four mask modes."""
-    kwargs = _attention("half", 128, variant_name="DefaultAttention<false>",
-                        variant_decl="#include<flashinfer/attention/hopper/variants.cuh>",
-                        **_additional_params((("float", "maybe_scale_v"),),
-                                             (("double", "logits_soft_cap"), ("double", "sm_scale"),
-                                              ("double", "scale_v_scalar")), sm90=True))
+    kwargs = _fa3_attention((("float", "maybe_scale_v"),), ())
     masks = tuple(Render("single_prefill_sm90_kernel_inst.jinja", f"single_prefill_sm90_kernel_mask_{i}.cu",
                          {"mask_mode": mode}) for i, mode in enumerate(_MASK_MODES))
     return Instance(
@@ -106,14 +111,9 @@ def _batch_prefill_fa3() -> Instance:
     """gen_batch_prefill_module(backend="fa3", fp16, int32 indices, head_dim 128): the FA3 branch of
     gen_customize_batch_prefill_module. It renders a paged and a ragged kernel file per mask mode;
     the no-mask pair stands for them (the mask mode is a template argument of the same kernels)."""
-    kwargs = _attention("half", 128, idtype="int32_t", variant_name="DefaultAttention<false>",
-                        variant_decl="#include<flashinfer/attention/hopper/variants.cuh>",
-                        **_additional_params((("uint32_t", "maybe_prefix_len_ptr"),
-                                              ("uint16_t", "maybe_token_pos_in_items_ptr"),
-                                              ("uint16_t", "maybe_max_item_len_ptr"), ("float", "maybe_scale_v")),
-                                             (("double", "logits_soft_cap"), ("double", "sm_scale"),
-                                              ("double", "scale_v_scalar"), ("int64_t", "token_pos_in_items_len")),
-                                             sm90=True))
+    kwargs = _fa3_attention((("uint32_t", "maybe_prefix_len_ptr"), ("uint16_t", "maybe_token_pos_in_items_ptr"),
+                             ("uint16_t", "maybe_max_item_len_ptr"), ("float", "maybe_scale_v")),
+                            (("int64_t", "token_pos_in_items_len"),), idtype="int32_t")
     kernels = tuple(Render(f"batch_prefill_{kind}_sm90_kernel_inst.jinja", f"batch_prefill_{kind}_sm90_kernel_mask_0.cu",
                            {"mask_mode": _MASK_MODES[0]}) for kind in ("paged", "ragged"))
     fixed = ("batch_prefill_sm90.cu", "batch_prefill_sm90_jit_binding.cu")

@@ -28,6 +28,13 @@ _CLASS_RE = re.compile(
     rb"(?:\s*(?:\[\[[^\]]*\]\]|(?:alignas|__align__|__declspec)\s*\([^)]*\)|__attribute__\s*\(\([^)]*\)\)|[A-Z_][A-Z0-9_]*\b(?!\s*[<:{]|\s*$)))*"
     rb"\s*(\w+)\s*(?:(<)|:|final\b|$)", re.S)
 _TEMPLATE_RE = re.compile(rb"^\s*template\s*<")
+_ALIAS_RE = re.compile(rb"\s*using\s+(\w+)\s*=")
+_FORWARD_RE = re.compile(rb"\s*(?:friend\s+)?(?:struct|class|union)\b[^;={}()]*$")
+_FUNCTION_NAME_RE = re.compile(rb"((?:\w+\s*(?:<[^(){};]*>)?\s*::\s*)*)(~?\w+)\s*(?:<[^(){};]*>)?\s*\(")
+_OWNER_RE = re.compile(rb"(\w+)\s*(?:<[^(){};]*>)?\s*::")
+_OPERATOR_BEFORE_RE = re.compile(rb"\boperator\s*$")
+_NOT_NEWLINE_RE = re.compile(rb"[^\n]")
+_ANGLES_RE = re.compile(rb"<[^;{}]*>")
 _MACRO_NAME_RE = re.compile(r"[A-Z][A-Z0-9_]+")
 _BRACKETS_RE = re.compile(rb"[{};]")
 _BRACES_RE = re.compile(rb"[{}]")
@@ -75,7 +82,7 @@ class Declarations:
 
 def read_declarations(masked: bytes, line_starts: tuple[int, ...]) -> Declarations:
     """The namespace-scope definitions of a comment- and literal-masked file."""
-    text = _DIRECTIVE_LINE_RE.sub(lambda m: re.sub(rb"[^\n]", b" ", m.group(0)), masked)
+    text = _DIRECTIVE_LINE_RE.sub(lambda m: _NOT_NEWLINE_RE.sub(b" ", m.group(0)), masked)
     loose = set(_macro_names(masked))
     items: list[Declaration] = []
     depth, statement = 0, 0
@@ -103,14 +110,15 @@ def read_declarations(masked: bytes, line_starts: tuple[int, ...]) -> Declaratio
         close = _closing(text, at, _BRACES_RE)
         if close is None:
             return _unread(masked)
-        if _inside_brackets(_strip_template(head)):
+        parsed = _Head.read(head)
+        if _inside_brackets(parsed.body):
             pos = close + 1  # a braced initialiser in a template argument or a default (`Int<1>{}`)
             continue
         end = close
-        if _is_class_head(head) or not _is_function_head(head):
+        if parsed.klass is not None or not parsed.function:
             semicolon = text.find(b";", close)
             end = close if semicolon < 0 else semicolon
-        _definition(text, statement, at, end, line_starts, items, loose)
+        _definition(text, statement, parsed, end, line_starts, items, loose)
         statement = pos = end + 1
     if depth != 0:
         return _unread(masked)
@@ -134,19 +142,16 @@ def _statement(head: bytes, start: int, end: int, line_starts, items: list, loos
     """A `;`-ended statement at namespace scope. Aliases, forward-declared classes and template
     declarations are compiled only where named; the rest (variables, explicit instantiations,
     static_asserts, plain prototypes) counts as always compiled."""
-    body = _strip_template(head)
-    params = _template_params(head)
+    parsed = _Head.read(head)
     names: tuple[str, ...] = ()
     keys: tuple[tuple[str, ...], ...] = ()
-    alias = re.match(rb"\s*using\s+(\w+)\s*=", body)
-    forward = re.match(rb"\s*(?:friend\s+)?(?:struct|class|union)\b[^;={}()]*$", body)
+    alias = _ALIAS_RE.match(parsed.body)
     if alias is not None:
         names = (alias.group(1).decode(),)
-    elif forward is not None and (named := _class_name(body)) is not None:
-        names = (named[0],)
-        keys = _keys(named[1], params) if named[1] is not None else ()
-    elif params or body is not head and re.match(rb"\s*template\s*<\s*>", head):
-        names = _declared_names(body)
+    elif _FORWARD_RE.match(parsed.body) and parsed.klass is not None:
+        names, keys = parsed.class_name_and_keys()
+    elif parsed.templated:
+        names = _declared_names(parsed.body)
     if not _nameable(names):
         loose.update(_identifiers(head, patterns=False))  # `template struct X<...>;` instantiates X<...>
         return
@@ -159,34 +164,25 @@ def _declared_names(body: bytes) -> tuple[str, ...]:
     before_value = body.split(b"=", 1)[0]
     if b"(" in before_value:
         return _function_names(body)
-    idents = _IDENT_RE.findall(re.sub(rb"<[^;{}]*>", b" ", before_value))
+    idents = _IDENT_RE.findall(_ANGLES_RE.sub(b" ", before_value))
     return (idents[-1].decode(),) if idents else ()
 
 
-def _definition(text: bytes, start: int, brace: int, end: int, line_starts, items: list, loose: set) -> None:
-    span = text[start : end + 1]
-    head = text[start:brace]
-    uses = frozenset(_identifiers(span))
-    params = _template_params(head)
-    body = _strip_template(head)
-    if _is_class_head(head):
-        named = _class_name(body)
-        if named is None:
-            loose.update(uses)
-            return
-        name, args = named
-        keys = _keys(args, params) if args is not None else ()
-        names: tuple[str, ...] = (name,)
-    elif _is_function_head(head) and b"=" not in body.split(b"(", 1)[0]:
-        names = _function_names(body)
-        keys = ()
-        if not _nameable(names) or (b"__global__" in body and not params):
+def _definition(text: bytes, start: int, parsed: "_Head", end: int, line_starts, items: list, loose: set) -> None:
+    uses = frozenset(_identifiers(text[start : end + 1]))
+    body = parsed.body
+    if parsed.klass is not None:
+        names, keys = parsed.class_name_and_keys()
+    elif parsed.function and b"=" not in body.split(b"(", 1)[0]:
+        names, keys = _function_names(body), ()
+        if not _nameable(names) or (b"__global__" in body and not parsed.params):
             loose.update(uses)  # a plain kernel is emitted whether named or not
             return
     else:
         loose.update(uses)
         return
-    items.append(Declaration(names, keys, _line_col(line_starts, start, head), _line_col(line_starts, end, b""), uses))
+    items.append(Declaration(names, keys, _line_col(line_starts, start, parsed.raw),
+                             _line_col(line_starts, end, b""), uses))
 
 
 def _nameable(names: tuple[str, ...]) -> bool:
@@ -196,39 +192,52 @@ def _nameable(names: tuple[str, ...]) -> bool:
     return bool(names) and not any(name.startswith("operator") or _MACRO_NAME_RE.fullmatch(name) for name in names)
 
 
-def _is_class_head(head: bytes) -> bool:
-    return _CLASS_RE.match(_strip_template(head)) is not None
+@dataclass(frozen=True)
+class _Head:
+    """What precedes a statement's `;` or a definition's `{`, read once: the names its template heads
+    declare, what follows them, and whether that is a class's or a function's head."""
 
+    raw: bytes
+    params: frozenset[str]  # the last identifier of each template parameter
+    templated: bool  # starts with a template head (`template <>` included)
+    body: bytes  # what follows the template heads
+    klass: re.Match | None  # `struct [[attr]] Name<args>` up to the name and its `<`
 
-def _is_function_head(head: bytes) -> bool:
-    return b"(" in _strip_template(head)
+    @classmethod
+    def read(cls, head: bytes) -> "_Head":
+        lists, body = _template_heads(head)
+        params = set()
+        for declared in lists:
+            for param in _split_top(declared):
+                idents = _IDENT_RE.findall(param.split(b"=", 1)[0])
+                if idents:
+                    params.add(idents[-1].decode())
+        return cls(head, frozenset(params), bool(lists), body, _CLASS_RE.match(body))
 
+    @property
+    def function(self) -> bool:
+        return b"(" in self.body
 
-def _class_name(body: bytes) -> tuple[str, bytes | None] | None:
-    """The class's name and its specialisation arguments (None for a primary template)."""
-    match = _CLASS_RE.match(body)
-    if match is None:
-        return None
-    name = match.group(1).decode()
-    if match.group(2) is None:
-        return name, None
-    close = _closing_angle(body, match.end(2) - 1)
-    return name, (body[match.end(2) : close] if close is not None else b"")
+    def class_name_and_keys(self) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+        """The class's name, and for a specialisation what choosing it needs."""
+        name = self.klass.group(1).decode()
+        if self.klass.group(2) is None:
+            return (name,), ()
+        close = _closing_angle(self.body, self.klass.end(2) - 1)
+        args = self.body[self.klass.end(2) : close] if close is not None else b""
+        return (name,), _keys(args, self.params)
 
 
 def _function_names(body: bytes) -> tuple[str, ...]:
     """The defined function's name, and for an out-of-line member (`Foo<T>::bar`) its class's too."""
-    for match in re.finditer(rb"((?:\w+\s*(?:<[^(){};]*>)?\s*::\s*)*)(~?\w+)\s*(?:<[^(){};]*>)?\s*\(", body):
+    for match in _FUNCTION_NAME_RE.finditer(body):
         name = match.group(2)
         if name in _ATTRIBUTE_CALLS or name.startswith(b"__") and name.endswith(b"__"):
             continue
-        if name == b"operator" or body[match.end(2) :].lstrip().startswith((b"operator",)):
-            return ("operator",)
-        owners = [m.group(1).decode() for m in re.finditer(rb"(\w+)\s*(?:<[^(){};]*>)?\s*::", match.group(1))]
-        qualified = tuple(dict.fromkeys([name.decode().lstrip("~"), *owners[-1:]]))
-        if re.search(rb"\boperator\s*$", body[: match.start(2)]):
-            return ("operator",)
-        return qualified
+        if name == b"operator" or _OPERATOR_BEFORE_RE.search(body, 0, match.start(2)):
+            return ("operator",)  # `operator()`, or a conversion `operator bool()`
+        owners = [m.group(1).decode() for m in _OWNER_RE.finditer(match.group(1))]
+        return tuple(dict.fromkeys([name.decode().lstrip("~"), *owners[-1:]]))
     return ()
 
 
@@ -302,21 +311,6 @@ def _unparen(text: bytes) -> bytes:
     while stripped.startswith(b"(") and _closing(stripped, 0, _PARENS_RE) == len(stripped) - 1:
         stripped = stripped[1:-1].strip()
     return stripped
-
-
-def _template_params(head: bytes) -> set[str]:
-    """Names a `template <...>` head declares (the last identifier of each parameter)."""
-    names: set[str] = set()
-    for params in _template_heads(head)[0]:
-        for param in _split_top(params):
-            idents = _IDENT_RE.findall(param.split(b"=", 1)[0])
-            if idents:
-                names.add(idents[-1].decode())
-    return names
-
-
-def _strip_template(head: bytes) -> bytes:
-    return _template_heads(head)[1]
 
 
 def _template_heads(head: bytes) -> tuple[list[bytes], bytes]:
