@@ -1,6 +1,6 @@
 """`python -m archlint` runs the command line."""
 
-from .cli import main
+from archlint.cli.commands import main
 
 if __name__ == "__main__":
     main()

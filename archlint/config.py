@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from .model import Finding, Level
+from archlint.model.findings import Finding, Level
 
 KNOWN_KEYS = (
     "targets",
@@ -219,7 +219,7 @@ def merge_settings(
     rules: Mapping | None = None,
 ) -> Settings:
     """Flags override the file key by key. Raises ConfigError naming an unknown rule or target."""
-    from .registry import effective_levels, load_rules, resolve_all
+    from archlint.knowledge.rules import effective_levels, load_rules, resolve_all
 
     rules = load_rules() if rules is None else rules
     where = config.path or "command line"
@@ -257,7 +257,7 @@ def _resolve(resolve_all, ids: tuple[str, ...], rules: Mapping, where: str) -> t
 
 
 def _check_targets(targets: tuple[str, ...], where: str) -> None:
-    from .arch import TargetError, parse_target
+    from archlint.knowledge.arch import TargetError, parse_target
 
     for target in targets:
         try:

@@ -5,30 +5,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
-from .model import Diagnostic
+from archlint.model.findings import Diagnostic
+from archlint.knowledge.languages import CUDA_SUFFIXES, PYTHON_SUFFIXES, TEMPLATE_SUFFIXES
+from archlint.model.files import Discovery, SourceFile
 
-CUDA_SUFFIXES = frozenset({".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".inl", ".inc", ".cc", ".cpp", ".cxx", ".cuinl"})
-PYTHON_SUFFIXES = frozenset({".py"})
-TEMPLATE_SUFFIXES = frozenset({".jinja"})
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", ".nox",
                        ".venv", "node_modules", "build", "dist", ".eggs", "_skbuild", "CMakeFiles"})
-
-
-@dataclass(frozen=True)
-class SourceFile:
-    path: str  # posix, relative to the scan root
-    absolute: str
-    language: str  # 'cuda' | 'python' | 'template'
-
-
-@dataclass(frozen=True)
-class Discovery:
-    root: str
-    files: tuple[SourceFile, ...]
-    diagnostics: tuple[Diagnostic, ...]
 
 
 def scan_root(paths: tuple[str, ...]) -> Path:

@@ -191,8 +191,7 @@ def _needs_references(result) -> bool:
 
 def import_records(records: list[dict], timeout_s: float, cache_dir: str | None) -> int:
     """Store builds done elsewhere (same paths, same nvcc release) in this machine's compile cache."""
-    from archlint.runtime.compile_probe import (ProbeResult, cache_key, cache_store, default_cache_dir, find_nvcc,
-                                                _read_deps)
+    from archlint.runtime.compile_probe import ProbeResult, cache_key, cache_store, default_cache_dir, find_nvcc
 
     nvcc = find_nvcc()
     directory = Path(cache_dir) if cache_dir else default_cache_dir()

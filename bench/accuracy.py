@@ -194,11 +194,11 @@ def _plain(target: str) -> str:
 
 def gate_units(paths: list[str], targets: tuple[str, ...], sources_kinds=(".cu", ".cpp", ".cc")) -> tuple[str, dict]:
     """{gate id: {sources, defines, reference}} from archlint's own reading of the Python side."""
-    from archlint.arch import parse_target
+    from archlint.knowledge.arch import parse_target
     from archlint.discover import discover
-    from archlint.facts import extract_all
-    from archlint.pylink import link_python
-    from archlint.verdicts import guarded_units
+    from archlint.extract.files import extract_all
+    from archlint.link.python import link_python
+    from archlint.judge.verdicts import guarded_units
 
     found = discover(tuple(paths))
     python_files = [f for f in found.files if f.language == "python"]

@@ -10,14 +10,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from archlint import cache as cache_module
-from archlint.cache import FactsCache, cache_dir, clear
-from archlint.cli import cli
+from archlint.engine import cache as cache_module
+from archlint.engine.cache import FactsCache, cache_dir, clear
+from archlint.cli.commands import cli
 from archlint.discover import discover
-from archlint.engine import ScanOptions, scan
-from archlint.facts import extract_file
+from archlint.model.scan import ScanOptions
+from archlint.engine import scan
+from archlint.extract.files import extract_file
 from archlint.report import Report, render
-from archlint.registry import load_rules
+from archlint.knowledge.rules import load_rules
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 OLD = time.time() - 3600  # older than the racy window, so the cache may trust the file
@@ -93,7 +94,7 @@ def test_same_results_cold_warm_and_uncached(tmp_path, cache_home, name):
 def test_warm_scan_reads_the_cache(tmp_path, cache_home, monkeypatch):
     tree = generated_tree(tmp_path)
     rendered(tree, use_cache=True)
-    import archlint.facts as facts
+    import archlint.extract.files as facts
 
     def fail(*args, **kwargs):
         raise AssertionError("a cached file was extracted again")

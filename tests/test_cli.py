@@ -14,9 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 import archlint.engine
-from archlint.cli import cli
-from archlint.engine import GateReport, ScanResult, TargetVerdict
-from archlint.model import Evidence, Finding, Fix, Level, Location, Suppression, Verdict
+from archlint.cli.commands import cli
+from archlint.model.gates import GateReport, TargetVerdict
+from archlint.model.scan import ScanResult
+from archlint.model.findings import Evidence, Finding, Fix, Level, Location, Suppression, Verdict
 
 GATE_LINE = "    flags = get_nvcc_flags_list(supported_major_versions=[9, 10])\n"
 
@@ -299,7 +300,7 @@ def test_version_imports_nothing_heavy():
     code = (
         "import sys; from archlint.cli import main\n"
         "try:\n    main(['--version'])\nexcept SystemExit as e:\n    assert e.code == 0\n"
-        "heavy = [m for m in ('tree_sitter', 'networkx', 'sarif_om', 'archlint.engine', 'archlint.pipeline') if m in sys.modules]\n"
+        "heavy = [m for m in ('tree_sitter', 'networkx', 'sarif_om', 'archlint.engine', 'archlint.engine.pipeline') if m in sys.modules]\n"
         "print('HEAVY', heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -307,17 +308,17 @@ def test_version_imports_nothing_heavy():
 
 
 def test_optional_command_registered_when_importable(monkeypatch):
-    module = types.ModuleType("archlint.graph_cli")
-    module.__spec__ = importlib.machinery.ModuleSpec("archlint.graph_cli", None)
+    module = types.ModuleType("archlint.cli.graph")
+    module.__spec__ = importlib.machinery.ModuleSpec("archlint.cli.graph", None)
     module.graph_command = click.Command("graph", callback=lambda: click.echo("graph ran"))
-    monkeypatch.setitem(sys.modules, "archlint.graph_cli", module)
+    monkeypatch.setitem(sys.modules, "archlint.cli.graph", module)
     result = CliRunner().invoke(cli, ["graph"])
     assert result.exit_code == 0 and result.output == "graph ran\n"
     assert "graph" in CliRunner().invoke(cli, ["--help"]).output
 
 
 def test_optional_command_absent_is_skipped(monkeypatch):
-    monkeypatch.setitem(sys.modules, "archlint.graph_cli", None)  # import fails
+    monkeypatch.setitem(sys.modules, "archlint.cli.graph", None)  # import fails
     result = CliRunner().invoke(cli, ["--help"])
     assert result.exit_code == 0 and "  graph" not in result.output
 
@@ -328,8 +329,8 @@ def test_python_dash_m_entry_point():
 
 
 def test_colour_only_on_a_terminal_without_no_color(monkeypatch):
-    from archlint import cli as cli_module
-    from archlint.registry import load_rules
+    import archlint.cli.commands as cli_module
+    from archlint.knowledge.rules import load_rules
     from archlint.report import Report, render
 
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)

@@ -9,18 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from archlint.runtime.compile_probe import (
-    ProbeOptions,
-    ProbeResult,
-    arch_traps,
-    unmatched_traps,
-    body_kind,
-    classify_failure,
-    find_nvcc,
-    probe_unit,
-    probe_units,
-    ptx_entries,
-)
+from archlint.runtime.compile_probe import ProbeOptions, ProbeResult, arch_traps, unmatched_traps, body_kind, classify_failure, find_nvcc, probe_unit, probe_units, ptx_entries
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "runtime-probe"
 needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed here; the compile probe runs it")

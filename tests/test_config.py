@@ -6,10 +6,10 @@ import pytest
 from click.testing import CliRunner
 
 import archlint.engine
-from archlint.cli import cli
+from archlint.cli.commands import cli
 from archlint.config import Config, ConfigError, find_config, load_config, merge_settings, path_matches
-from archlint.engine import ScanResult
-from archlint.model import Finding, Level, Location
+from archlint.model.scan import ScanResult
+from archlint.model.findings import Finding, Level, Location
 
 
 def write(path, text):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from archlint.cudafacts import extract_cuda
+from archlint.extract.cuda.facts import extract_cuda
 
 SOURCE = b"""
 template <int kScope>

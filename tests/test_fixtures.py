@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from archlint.engine import ScanOptions, scan
+from archlint.model.scan import ScanOptions
+from archlint.engine import scan
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ANNOTATION = re.compile(r"^\s*(?://|#)\s*(expect|ok|todo-expect):\s*([A-Z0-9, ]+)")
@@ -67,7 +68,7 @@ def test_suppressed_fixture(case: str) -> None:
 
     from click.testing import CliRunner
 
-    from archlint.cli import cli
+    from archlint.cli.commands import cli
 
     root = FIXTURES / case
     result = CliRunner().invoke(cli, ["scan", str(root), "--format", "json", "--no-cache", "--jobs", "1"])

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from archlint.engine import ScanOptions, scan
+from archlint.model.scan import ScanOptions
+from archlint.engine import scan
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures" / "gate-flag-lists"
 

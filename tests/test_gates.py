@@ -2,9 +2,9 @@ import pathlib
 
 import pytest
 
-from archlint.gates import parse_arch_string
-from archlint.pyfacts import extract_python
-from archlint.pylink import link_python
+from archlint.gates.detect import parse_arch_string
+from archlint.extract.python.facts import extract_python
+from archlint.link.python import link_python
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "py-jitgate"
 

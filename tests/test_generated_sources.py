@@ -5,10 +5,11 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from archlint.cpp.jinja import stub_template
-from archlint.engine import ScanOptions, scan
-from archlint.pyfacts import extract_python
-from archlint.pygen import renderings
+from archlint.lang.cpp.jinja import stub_template
+from archlint.model.scan import ScanOptions
+from archlint.engine import scan
+from archlint.extract.python.facts import extract_python
+from archlint.link.generated import renderings
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-jinja-generated"
 
@@ -104,8 +105,8 @@ def test_kernel_instances_named_at_render_time():
 
 
 def _reader(source: bytes):
-    from archlint.pylink import link_python
-    from archlint.pyvalues import Reader
+    from archlint.link.python import link_python
+    from archlint.link.values import Reader
 
     index = link_python([extract_python("pkg/spec.py", source)], ["pkg"], {"pkg/spec.py", "pkg/__init__.py"})
     return Reader(index), index

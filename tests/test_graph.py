@@ -7,10 +7,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from archlint.cli import cli as main
-from archlint.engine import ScanOptions
-from archlint.graph import build_graph, evidence_path, export, guarded_constructs
-from archlint.pipeline import link
+from archlint.cli.commands import cli as main
+from archlint.model.scan import ScanOptions
+from archlint.report.graph import build_graph, evidence_path, export, guarded_constructs
+from archlint.engine.pipeline import link
 
 CASE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-flashinfer"
 

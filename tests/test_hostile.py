@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from archlint.cli import cli
+from archlint.cli.commands import cli
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-flashinfer"
 CSRC = Path("flashinfer/data/csrc")
@@ -232,7 +232,7 @@ def test_unreadable_for_real(tmp_path):
 
 
 def test_file_deleted_after_discovery(tmp_path, monkeypatch):
-    import archlint.pipeline as pipeline
+    import archlint.engine.pipeline as pipeline
 
     tree = make_tree(tmp_path)
     victim = tree / "hostile/vanishing.cu"

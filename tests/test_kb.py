@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from archlint.arch import Target, parse_target
-from archlint.kb import DeviceProfile, KnowledgeBase, Requirement, load_kb
-from archlint.resources import load_toml, rules_dir
+from archlint.knowledge.arch import Target, parse_target
+from archlint.knowledge.kb import DeviceProfile, KnowledgeBase, Requirement, load_kb
+from archlint.knowledge.resources import load_toml, rules_dir
 
 SNIPPETS = rules_dir() / "kb" / "snippets"
 NVCC = shutil.which("nvcc") or ("/usr/local/bin/nvcc" if Path("/usr/local/bin/nvcc").exists() else None)

@@ -8,7 +8,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archlint.baseline import LineHasher, line_hashes
+from archlint.postprocess.baseline import LineHasher, line_hashes
 
 _MASK, _BLOCK, _MOD = (1 << 64) - 1, 100, 37
 _FIRST_MOD = pow(_MOD, _BLOCK, 1 << 64)

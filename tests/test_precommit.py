@@ -55,7 +55,7 @@ def _skip_reason() -> str | None:
     if not hasattr(archlint.engine, "scan"):
         return "archlint.engine.scan is not implemented yet: the hook has nothing to run"
     try:
-        importlib.import_module("archlint.pipeline")
+        importlib.import_module("archlint.engine.pipeline")
     except ImportError as error:
         return f"archlint.engine.scan cannot run yet (its pipeline does not import: {error})"
     try:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from archlint import cache as cache_module
-from archlint.cli import cli
+from archlint.engine import cache as cache_module
+from archlint.cli.commands import cli
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-flashinfer"
 POLICY_GATE = "flashinfer.jit.comm.gen_vec_dequant_module"
@@ -164,7 +164,7 @@ def _interrupt(*args, **kwargs):
 
 
 def test_interrupt_leaves_no_output_file(tmp_path, monkeypatch):
-    import archlint.pipeline as pipeline
+    import archlint.engine.pipeline as pipeline
 
     tree = make_tree(tmp_path)
     output = tmp_path / "out" / "report.sarif"
@@ -177,7 +177,7 @@ def test_interrupt_leaves_no_output_file(tmp_path, monkeypatch):
 
 
 def test_interrupt_while_writing_the_report(tmp_path, monkeypatch):
-    import archlint.fixes as fixes
+    import archlint.postprocess.fixes as fixes
 
     tree = make_tree(tmp_path)
     output = tmp_path / "out" / "report.json"
@@ -204,7 +204,7 @@ def _entries_are_whole(folder: Path) -> None:
 
 @pytest.mark.parametrize("where", ["extraction", "entry write"])
 def test_interrupt_leaves_no_half_written_cache_entry(tmp_path, monkeypatch, where):
-    import archlint.facts as facts
+    import archlint.extract.files as facts
 
     tree = make_tree(tmp_path)
     monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))

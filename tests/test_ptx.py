@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archlint.ptx import PtxError, asm_strings, opcodes
+from archlint.lang.cpp.ptx import PtxError, asm_strings, opcodes
 
 
 def test_escaped_newlines_and_braces():

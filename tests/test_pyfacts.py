@@ -1,4 +1,4 @@
-from archlint.pyfacts import extract_python
+from archlint.extract.python.facts import extract_python
 
 
 def facts(src: str, path: str = "pkg/mod.py"):

@@ -1,7 +1,7 @@
 import pathlib
 
-from archlint.pyfacts import extract_python
-from archlint.pylink import link_python, module_name
+from archlint.extract.python.facts import extract_python
+from archlint.link.python import link_python, module_name
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "py-jitgate"
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import archlint.pipeline as pipeline
-import archlint.rescan as rescan_module
-from archlint.engine import ScanOptions, scan
+import archlint.engine.pipeline as pipeline
+import archlint.engine.rescan as rescan_module
+from archlint.model.scan import ScanOptions
+from archlint.engine import scan
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-flashinfer"
 CSRC = "flashinfer/data/csrc"

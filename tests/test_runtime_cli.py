@@ -10,10 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 import archlint.engine as engine
-from archlint.engine import GateReport, ScanResult, TargetVerdict
-from archlint.model import Evidence, Finding, Level, Location, Verdict
+from archlint.model.gates import GateReport, TargetVerdict
+from archlint.model.scan import ScanResult
+from archlint.model.findings import Evidence, Finding, Level, Location, Verdict
 from archlint.runtime import driver as drv
-from archlint.runtime.cli import runtime_command
+from archlint.runtime.command import runtime_command
 from archlint.runtime.compile_probe import find_nvcc
 
 from test_runtime_driver import FakeLaunchDriver
@@ -156,7 +157,7 @@ def test_compile_probe_per_gate(stub_scan, tmp_path, monkeypatch):
 def _pipeline_missing() -> str:
     if not hasattr(engine, "scan"):
         return "archlint.engine.scan does not exist yet"
-    for module in ("archlint.pipeline", "archlint.kb"):
+    for module in ("archlint.engine.pipeline", "archlint.knowledge.kb"):
         if importlib.util.find_spec(module) is None:
             return f"the scan pipeline is incomplete ({module} is missing)"
     return ""

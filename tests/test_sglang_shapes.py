@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from archlint.engine import ScanOptions, scan
+from archlint.model.scan import ScanOptions
+from archlint.engine import scan
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures" / "gate-sglang-jit"
 
@@ -42,8 +43,8 @@ def test_project_arch_macro_is_the_targets_number(result):
 
 
 def test_arch_formula_is_recognised_only_when_it_computes_cuda_arch():
-    from archlint.gates import _is_cuda_arch_formula
-    from archlint.pyexpr import PyExpr
+    from archlint.gates.detect import _is_cuda_arch_formula
+    from archlint.model.python import PyExpr
 
     def name(text):
         return PyExpr("name", text)

@@ -1,8 +1,9 @@
 import pytest
 
-from archlint.model import Finding, Level, Location, Suppression
-from archlint.registry import load_rules
-from archlint.suppress import apply_suppressions, parse_suppression_text
+from archlint.model.findings import Finding, Level, Location, Suppression
+from archlint.knowledge.rules import load_rules
+from archlint.postprocess.suppress import apply_suppressions
+from archlint.extract.suppressions import parse_suppression_text
 
 
 @pytest.mark.parametrize(
@@ -54,7 +55,7 @@ def test_line_suppression_by_id_or_name():
 
 
 def test_python_gate_suppression_covers_finding_with_cuda_evidence():
-    from archlint.model import Evidence
+    from archlint.model.findings import Evidence
 
     finding = Finding(
         "AL103", Level.NOTE, "empty", Location("pkg/jit.py", 10, 5),

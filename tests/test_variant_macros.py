@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from archlint.engine import ScanOptions, scan
-from archlint.pyfacts import extract_python
+from archlint.model.scan import ScanOptions
+from archlint.engine import scan
+from archlint.extract.python.facts import extract_python
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-variant-macros"
 
@@ -86,8 +87,8 @@ def test_a_project_function_named_like_a_library_one_is_judged_by_its_body():
 
 def test_a_macro_a_shared_builder_may_add_is_no_variant():
     """`_gen` adds -DV_SM100 on some paths: a build whose own flags lack it may still get it."""
-    from archlint.gates import variant_macros
-    from archlint.pylink import link_python
+    from archlint.gates.detect import variant_macros
+    from archlint.link.python import link_python
 
     source = b'''
 def _gen(uri, sm100, extra_cuda_cflags=None):

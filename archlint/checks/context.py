@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ..analysis import Analysis, TargetView, view_for
-from ..arch import Target
-from ..engine import TargetVerdict
-from ..kb import KnowledgeBase
-from ..link import CudaIndex
-from ..model import Evidence, Finding, Fix, Location
-from ..registry import RuleInfo, effective_level, load_rules
+from archlint.judge.analysis import Analysis, TargetView, view_for
+from archlint.knowledge.arch import Target
+from archlint.model.gates import TargetVerdict
+from archlint.knowledge.kb import KnowledgeBase
+from archlint.link.cuda import CudaIndex
+from archlint.model.findings import Evidence, Finding, Fix, Location
+from archlint.knowledge.rules import RuleInfo, effective_level, load_rules
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def target_list(names) -> str:
 
 def verdict_findings(ctx: Context, rule_id: str, verdict) -> list[Finding]:
     """One finding per gate for all the excluded targets that got `verdict`, with the first's reason."""
-    from ..verdicts import gate_location
+    from archlint.judge.verdicts import gate_location
 
     findings = []
     for result in ctx.gate_results:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from ..model import Finding, Verdict
-from ..verdicts import gate_location
-from .context import Context, target_list
+from archlint.model.findings import Finding, Verdict
+from archlint.judge.verdicts import gate_location
+from archlint.checks.context import Context, target_list
 
 _KERNEL_RE = re.compile(r"kernel `([^`]+)`")
 _TRAPPING_CALL_RE = re.compile(r"^`([^`]+)` \(line \d+\) traps for")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..arch import Target, known_ccs
-from ..cpp.evaluate import Evaluator
-from ..model import Binary, Evidence, Expr, Finding, Location, Region
-from .context import Context, target_list
+from archlint.knowledge.arch import Target, known_ccs
+from archlint.lang.cpp.evaluate import Evaluator
+from archlint.model.cexpr import Binary, Expr
+from archlint.model.findings import Evidence, Finding, Location
+from archlint.model.cuda import Region
+from archlint.checks.context import Context, target_list
 
 
 def check(ctx: Context) -> Iterator[Finding]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..model import Finding
-from ..verdicts import gate_location
-from .context import Context, target_list
+from archlint.model.findings import Finding
+from archlint.judge.verdicts import gate_location
+from archlint.checks.context import Context, target_list
 
 
 def check(ctx: Context) -> Iterator[Finding]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..model import Finding, Fix, Location, Verdict
-from ..verdicts import gate_location
-from .context import Context, target_list
+from archlint.model.findings import Finding, Fix, Location, Verdict
+from archlint.judge.verdicts import gate_location
+from archlint.checks.context import Context, target_list
 
 
 def check(ctx: Context) -> Iterator[Finding]:
@@ -25,7 +25,7 @@ def check(ctx: Context) -> Iterator[Finding]:
 
 
 def _additions(gate, names: tuple[str, ...]) -> list[int]:
-    from ..arch import parse_target
+    from archlint.knowledge.arch import parse_target
 
     values = set()
     for name in names:

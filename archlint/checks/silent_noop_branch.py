@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..analysis import empty_kernel
-from ..model import Evidence, Finding, Location
-from .context import Context, target_list
+from archlint.judge.analysis import empty_kernel
+from archlint.model.findings import Evidence, Finding, Location
+from archlint.checks.context import Context, target_list
 
 
 def check(ctx: Context) -> Iterator[Finding]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..model import Level
-from . import Report
+from archlint.model.findings import Level
+from archlint.report import Report
 
 _COMMAND = {Level.ERROR: "error", Level.WARNING: "warning", Level.NOTE: "notice"}
 

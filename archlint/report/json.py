@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from ..baseline import fingerprint
-from ..engine import GateReport
-from ..model import Diagnostic, Evidence, Finding, Fix, Location
-from . import Report
+from archlint.postprocess.baseline import fingerprint
+from archlint.model.gates import GateReport
+from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Location
+from archlint.report import Report
 
 SCHEMA_VERSION = 1
 

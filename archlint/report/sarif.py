@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..baseline import FINGERPRINT_KEY, LineHasher, fingerprint
-from ..model import Diagnostic, Evidence, Finding, Fix, Level, Location
-from . import Report
+from archlint.postprocess.baseline import FINGERPRINT_KEY, LineHasher, fingerprint
+from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Level, Location
+from archlint.report import Report
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/archlint/archlint"

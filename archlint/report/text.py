@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..model import Evidence, Finding, Level, Location, Verdict
-from . import Report
+from archlint.model.findings import Evidence, Finding, Level, Location, Verdict
+from archlint.report import Report
 
 _COLOURS = {"error": "31", "warning": "33", "note": "36", "POLICY": "33", "GENUINE": "32", "EMPTY": "35"}
 _VERDICT_ORDER = (Verdict.POLICY, Verdict.EMPTY, Verdict.GENUINE, Verdict.UNKNOWN)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import driver as drv
+from archlint.runtime import driver as drv
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def parse_profile_cc(text: str) -> int:
 
 
 def profile_rows() -> dict[int, dict]:
-    from ..resources import load_toml
+    from archlint.knowledge.resources import load_toml
 
     return {int(row["cc"]): row for row in load_toml("kb/devices.toml").get("device", [])}
 

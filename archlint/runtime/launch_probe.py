@@ -12,7 +12,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Callable, Iterable, NamedTuple
 
-from . import driver as drv
+from archlint.runtime import driver as drv
 
 KERNEL_NAME = b"archlint_smem_probe"
 

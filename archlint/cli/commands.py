@@ -1,0 +1,405 @@
+"""The `archlint` command: argument parsing, output and exit codes. The work happens elsewhere.
+
+Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage or internal
+error, 130 interrupted. Heavy modules (the engine, tree-sitter, sarif_om) load only inside the
+commands that need them, so `archlint --version` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+from dataclasses import dataclass, replace
+
+import click
+
+from archlint import __version__
+from archlint.model.findings import Level
+
+LEVELS = ("error", "warning", "note", "none")
+FORMATS = ("text", "json", "sarif", "github")
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+# Commands other modules provide: name -> (module, attribute). Loaded on first use; a module
+# that is not there yet is left out of the command list without a word.
+OPTIONAL_COMMANDS = {
+    "runtime": ("archlint.runtime.command", "runtime_command"),
+    "graph": ("archlint.cli.graph", "graph_command"),
+    "cache": ("archlint.engine.cache", None),  # `archlint cache clear`, defined below
+}
+
+
+class UserError(Exception):
+    """Bad input from the user (config, baseline, rule id): exit 2 with one line, no traceback."""
+
+
+class ArchlintGroup(click.Group):
+    """A group that maps every failure to archlint's exit codes and loads optional commands lazily."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = set(super().list_commands(ctx))
+        names.update(name for name, (module, _) in OPTIONAL_COMMANDS.items() if _module_exists(module))
+        return sorted(names)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        command = super().get_command(ctx, name)
+        if command is None and name in OPTIONAL_COMMANDS:
+            command = _load_optional(*OPTIONAL_COMMANDS[name])
+        return command
+
+    def main(self, args=None, prog_name=None, **extra):  # noqa: D102 - click's signature
+        extra.pop("standalone_mode", None)
+        debug = "--debug" in (sys.argv[1:] if args is None else list(args))
+        try:
+            code = super().main(args=args, prog_name=prog_name or "archlint", standalone_mode=False, **extra)
+        except (KeyboardInterrupt, click.exceptions.Abort):
+            click.echo("archlint: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except click.exceptions.Exit as stop:
+            code = stop.exit_code
+        except click.ClickException as error:
+            error.show()
+            code = EXIT_ERROR if isinstance(error, click.UsageError) else error.exit_code
+        except UserError as error:
+            click.echo(f"archlint: error: {error}", err=True)
+            code = EXIT_ERROR
+        except BrokenPipeError:  # `archlint scan | head`: stop quietly, without a flush error at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            code = EXIT_ERROR
+        except Exception as error:  # an internal error: one line, the traceback only with --debug
+            if debug:
+                traceback.print_exc()
+            click.echo(f"archlint: internal error: {type(error).__name__}: {error}", err=True)
+            code = EXIT_ERROR
+        sys.exit(code if isinstance(code, int) else EXIT_CLEAN)
+
+
+def _module_exists(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _load_optional(module: str, attribute: str | None) -> click.Command | None:
+    if attribute is None:
+        return cache if _module_exists(module) else None
+    try:
+        command = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError):
+        return None
+    return command if isinstance(command, click.Command) else None
+
+
+@click.group(cls=ArchlintGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="archlint", message="%(prog)s %(version)s")
+def cli() -> None:
+    """Which GPU architectures does each gate shut out, and is that policy or genuine?"""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point (`archlint = archlint.cli:main`)."""
+    cli.main(args=argv, prog_name="archlint")
+
+
+# ---------------------------------------------------------------- scan
+
+
+def _split(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Flatten repeatable, comma-separated option values: ('AL101,AL2', 'x') -> ('AL101', 'AL2', 'x')."""
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=str))
+@click.option("--target", "targets", multiple=True, metavar="T", help="Target to evaluate (sm_120a); repeatable.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
+@click.option("--fail-on", type=click.Choice(LEVELS), default=None, help="Lowest level that fails (default: warning).")
+@click.option("--select", multiple=True, metavar="ID,...", help="Only these rules (ids, names or families like AL2).")
+@click.option("--ignore", multiple=True, metavar="ID,...", help="Leave these rules out.")
+@click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Report only findings not in this earlier report.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), help="Save this scan's findings as a baseline.")
+@click.option("--no-suppress", is_flag=True, help="Ignore every `archlint: ignore[...]` comment.")
+@click.option("--show-suppressed", is_flag=True, help="Include suppressed findings in the report.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the facts cache.")
+@click.option("--jobs", type=click.IntRange(min=0), default=0, help="Worker processes (0: one per CPU).")
+@click.option("--include-dir", "include_dirs", multiple=True, type=click.Path(exists=True, file_okay=False), help="Extra include root; repeatable.")
+@click.option("--category", default="", help="SARIF automationDetails.id (GitHub code scanning category).")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the available fixes as a unified diff.")
+@click.option("--fix", "apply_fix", is_flag=True, help="Apply the available fixes (git work trees only), then rescan.")
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Use this config file.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_baseline, no_suppress,
+         show_suppressed, no_cache, jobs, include_dirs, category, show_diff, apply_fix, config_file, quiet, debug) -> int:
+    """Scan PATHS (default: .) and report gates, verdicts and arch hazards."""
+    from archlint.config import ConfigError
+
+    try:
+        plan = _plan(paths or (".",))
+        include = tuple(str(Path(d).resolve()) for d in include_dirs)
+        settings = _settings(plan, config_file, _split(targets), include, _split(select), _split(ignore), fail_on)
+    except ConfigError as error:
+        raise UserError(str(error)) from None
+    options = _options(plan, settings, jobs=jobs, use_cache=not no_cache)
+    view = _View(fmt, output, show_suppressed, no_suppress, category, quiet, baseline)
+    outcome = _scan_once(options, settings, view)
+    if show_diff or apply_fix:
+        from archlint.postprocess.fixes import FixError, apply_edits, plan_edits, unified_diff
+
+        try:
+            edits = plan_edits(outcome.fixable, outcome.result.root)
+        except (FixError, OSError, UnicodeDecodeError) as error:
+            raise UserError(f"cannot prepare fixes: {error}") from None
+        if show_diff:
+            _emit(unified_diff(edits), output)
+            return EXIT_FINDINGS if edits else EXIT_CLEAN
+        changed, refused = apply_edits(edits, outcome.result.root)
+        for line in refused:
+            click.echo(f"archlint: not fixed: {line}", err=True)
+        if changed and not quiet:
+            click.echo(f"archlint: fixed {len(changed)} file(s): {', '.join(changed)}", err=True)
+        if changed:
+            outcome = _scan_once(options, settings, view)
+    if write_baseline is not None:
+        _write_baseline(write_baseline, outcome)
+    _emit(outcome.rendered, output)
+    return outcome.exit_code
+
+
+# ---------------------------------------------------------------- rules and explain
+
+
+@cli.command()
+def rules() -> None:
+    """List every rule: id, name, default level, status."""
+    from archlint.knowledge.rules import load_rules
+
+    table = load_rules()
+    width = max(len(info.name) for info in table.values())
+    for info in table.values():
+        click.echo(f"{info.id}  {info.name:<{width}}  {info.severity.value:<7}  {info.status}")
+
+
+@cli.command()
+@click.argument("rule")
+def explain(rule: str) -> None:
+    """Print the documentation of RULE (an id such as AL101 or a name such as policy-gate)."""
+    from archlint.knowledge.rules import load_rules, resolve
+
+    try:
+        info = load_rules()[resolve(rule)]
+    except KeyError:
+        raise UserError(f"unknown rule {rule!r}; `archlint rules` lists them") from None
+    click.echo(f"# {info.id} {info.name}\n")
+    click.echo(f"Level: {info.severity.value}. Status: {info.status} (since {info.since}). Languages: {', '.join(info.languages)}.\n")
+    click.echo(f"Message: {info.summary}\n")
+    click.echo(info.description.rstrip() + "\n")
+    click.echo(f"Fix: {info.help}")
+
+
+# ---------------------------------------------------------------- cache
+
+
+@click.group()
+def cache() -> None:
+    """Manage the facts cache in the user's cache folder."""
+
+
+@cache.command("clear")
+def cache_clear() -> None:
+    """Delete every cached facts file."""
+    cache = importlib.import_module("archlint.engine.cache")
+    removed = cache.clear()
+    click.echo(f"archlint: removed {removed} cache entr{'y' if removed == 1 else 'ies'} from {cache.cache_dir()}", err=True)
+
+
+# ---------------------------------------------------------------- scan plumbing
+
+
+@dataclass(frozen=True)
+class _Plan:
+    paths: tuple[str, ...]  # absolute paths handed to the engine
+    report_paths: tuple[str, ...]  # root-relative files to report on (pre-commit); () = all
+    config_start: Path  # where the config search starts
+
+
+@dataclass(frozen=True)
+class _View:
+    fmt: str
+    output: Path | None
+    show_suppressed: bool
+    no_suppress: bool
+    category: str
+    quiet: bool
+    baseline: Path | None
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    result: object  # engine.ScanResult
+    report: object  # report.Report
+    unsuppressed: tuple  # every unsuppressed finding, before the baseline is applied
+    fixable: tuple  # unsuppressed findings shown in the report
+    rendered: str
+    exit_code: int
+
+
+def _plan(paths: tuple[str, ...]) -> _Plan:
+    """Explicit files inside a git repo (pre-commit): scan the repo, report on those files only."""
+    absolute = [Path(os.path.abspath(p)) for p in paths]
+    if all(p.is_file() for p in absolute):
+        top = git_toplevel(absolute[0].parent)
+        if top is not None:
+            real = [p.resolve() for p in absolute]
+            if all(p.is_relative_to(top) for p in real):
+                rel = tuple(sorted({p.relative_to(top).as_posix() for p in real}))
+                return _Plan((str(top),), rel, top)
+    start = absolute[0] if absolute[0].is_dir() else absolute[0].parent
+    return _Plan(tuple(str(p) for p in absolute), (), start)
+
+
+def _settings(plan: _Plan, config_file, targets, include_dirs, select, ignore, fail_on):
+    from archlint.config import discover_config, load_config, merge_settings
+
+    config = load_config(config_file) if config_file else discover_config(plan.config_start)
+    return merge_settings(
+        config, targets=targets, include_dirs=include_dirs, select=select, ignore=ignore, fail_on=fail_on
+    )
+
+
+def _options(plan: _Plan, settings, *, jobs: int, use_cache: bool):
+    from archlint.model.scan import ScanOptions
+
+    return ScanOptions(
+        paths=plan.paths,
+        targets=settings.targets,
+        jobs=jobs,
+        use_cache=use_cache,
+        include_dirs=settings.include_dirs,
+        exclude=settings.exclude,
+        select=settings.select,
+        ignore=settings.ignore,
+        report_paths=plan.report_paths,
+        max_file_bytes=settings.max_file_bytes,
+    )
+
+
+def _run_engine(options):
+    engine = importlib.import_module("archlint.engine")
+    scan_function = getattr(engine, "scan", None)
+    if scan_function is None:
+        raise UserError("the scan engine is not available in this installation")
+    return scan_function(options)
+
+
+def _scan_once(options, settings, view: _View) -> _Outcome:
+    from archlint.postprocess.baseline import BaselineError, filter_new, load_baseline
+    from archlint.knowledge.rules import load_rules
+    from archlint.report import Report, render
+
+    rules = load_rules()
+    result = _run_engine(options)
+    findings = postprocess(result, settings, rules, no_suppress=view.no_suppress, report_paths=options.report_paths)
+    unsuppressed = [f for f in findings if not f.suppressed]
+    suppressed = [f for f in findings if f.suppressed]
+    new, matched = unsuppressed, 0
+    if view.baseline is not None:
+        try:
+            new, matched = filter_new(unsuppressed, load_baseline(view.baseline))
+        except BaselineError as error:
+            raise UserError(str(error)) from None
+    shown = sorted(new + (suppressed if view.show_suppressed else []), key=lambda f: f.sort_key())
+    report = Report(
+        root=result.root,
+        findings=tuple(shown),
+        diagnostics=_in_reported(result.diagnostics, options.report_paths, lambda d: d.path),
+        gates=_in_reported(result.gates, options.report_paths, lambda g: g.location.path),
+        rules=rules,
+        levels=settings.levels,
+        targets=tuple(result.targets or options.targets),
+        files_scanned=result.files_scanned,
+        category=view.category,
+        suppressed=len(suppressed),
+        baselined=matched,
+        colour=use_colour(view.output, view.fmt),
+        quiet=view.quiet,
+        version=__version__,
+    )
+    failing = settings.fail_on is not Level.NONE and any(f.level.rank >= settings.fail_on.rank for f in new)
+    return _Outcome(result, report, tuple(unsuppressed), tuple(new), render(view.fmt, report),
+                    EXIT_FINDINGS if failing else EXIT_CLEAN)
+
+
+def postprocess(result, settings, rules, *, no_suppress: bool = False, report_paths=()) -> list:
+    """Select/ignore, suppressions (AL900/AL901), levels, per-file-ignores, report paths; sorted."""
+    from archlint.config import ignored_by_path, relevel
+    from archlint.postprocess.suppress import META_RULES, apply_suppressions
+
+    findings = [f for f in result.findings if f.rule in settings.active and f.rule not in META_RULES]
+    if no_suppress:
+        findings = [replace(f, suppressed=False) if f.suppressed else f for f in findings]
+    else:
+        by_path = {path: tuple(sups) for path, sups in result.suppressions}
+        findings, meta = apply_suppressions(findings, by_path, rules, active_rules=settings.active)
+        findings += [m for m in meta if m.rule in settings.active]
+    findings = relevel(findings, settings.levels)
+    findings = [f for f in findings if not ignored_by_path(f, settings.per_file_ignores)]
+    if report_paths:
+        wanted = set(report_paths)
+        findings = [f for f in findings if f.location.path in wanted]
+    return sorted(findings, key=lambda f: f.sort_key())
+
+
+def _in_reported(items, report_paths, path_of) -> tuple:
+    if not report_paths:
+        return tuple(items)
+    wanted = set(report_paths)
+    return tuple(item for item in items if path_of(item) in wanted)
+
+
+def _write_baseline(path: Path, outcome: _Outcome) -> None:
+    from archlint.report import render
+
+    report = replace(outcome.report, findings=outcome.unsuppressed, baselined=0, colour=False)
+    fmt = "sarif" if path.suffix.lower() == ".sarif" else "json"
+    _emit(render(fmt, report), path)
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    from archlint.postprocess.fixes import write_atomic
+
+    try:
+        write_atomic(output, text)
+    except OSError as error:
+        raise UserError(f"cannot write {output}: {error.strerror or error}") from None
+
+
+
+def git_toplevel(folder: str | Path) -> Path | None:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], cwd=folder, capture_output=True, text=True, timeout=30, check=True
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    top = done.stdout.strip()
+    return Path(top).resolve() if top else None
+
+
+def use_colour(output: Path | None, fmt: str) -> bool:
+    return fmt == "text" and output is None and "NO_COLOR" not in os.environ and sys.stdout.isatty()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,330 @@
+"""Content-addressed cache of per-file facts, kept in the user's cache folder.
+
+An entry is found by a key that covers everything the facts depend on: archlint's version, its
+shipped data, its own source code, the size limit, the file's root-relative path and the sha256
+of its bytes. So a changed file, a new archlint or a new knowledge base simply misses; nothing is
+ever invalidated in place. An entry is a header (magic, key, payload length and sha256) followed
+by the pickled FileFacts; one that fails any check is deleted and rebuilt, never trusted.
+
+Writes go to a temporary file in the entry's own folder and are moved into place with
+os.replace, so concurrent scans see either no entry or a whole one. A file modified within the
+last two seconds, or changed while it was being read, is not stored (the racy-git rule: its
+mtime cannot prove the bytes read are the bytes hashed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import struct
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+
+from archlint import __version__
+from archlint.model.files import SourceFile
+from archlint.model.files import FileFacts
+
+MAGIC = b"ALFACTS1"
+_HEADER = struct.Struct(">8s32s32sQ")  # magic, key, payload sha256, payload length
+STATS_NAME = "stats-v1.idx"  # (size, mtime_ns, inode, device) -> sha256, for files hashed at rest
+STATS_LIMIT = 500_000
+LAYOUT = "facts-v1"  # the folder inside cache_dir(); a format change picks a new name
+RACY_SECONDS = 2.0
+PRUNE_EVERY_SECONDS = 24 * 3600
+UNUSED_SECONDS = 30 * 24 * 3600  # entries not read for this long are pruned
+
+
+def cache_dir() -> Path:
+    """$ARCHLINT_CACHE_DIR, else $XDG_CACHE_HOME/archlint, else ~/.cache/archlint."""
+    explicit = os.environ.get("ARCHLINT_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "archlint"
+
+
+@lru_cache(maxsize=1)
+def code_hash() -> str:
+    """Hash of archlint's own source files: a code change must invalidate cached facts."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parents[1]
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _salt(max_bytes: int) -> bytes:
+    from archlint.knowledge.resources import data_hash
+
+    return f"{__version__}\0{data_hash()}\0{code_hash()}\0{max_bytes}".encode()
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What get() saw of a file: its content hash and the stat that vouches for it."""
+
+    digest: str
+    stat: tuple[int, int, int, int]  # size, mtime_ns, inode, device
+    racy: bool
+
+
+class FactsCache:
+    def __init__(self, folder: Path, salt: bytes):
+        self.folder = folder
+        self._salt = salt
+        self._seen: dict[str, _Seen] = {}
+        self._known = _load_stats(folder / STATS_NAME)  # absolute path -> (stat, sha256 of its bytes)
+        self._known_changed = False
+
+    @classmethod
+    def open(cls, max_bytes: int = 4 * 1024 * 1024, roots: tuple[str, ...] = ()) -> FactsCache | None:
+        """The cache, or None when its folder cannot be made or would lie inside a scanned root."""
+        folder = cache_dir() / LAYOUT
+        try:
+            resolved = folder.resolve()
+            if any(_inside(resolved, Path(root).resolve()) for root in roots):
+                return None
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if not os.access(folder, os.W_OK | os.X_OK):
+                return None
+            salt = _salt(max_bytes)
+        except (OSError, RuntimeError):
+            return None
+        _prune_now_and_then(folder)
+        return cls(folder, salt)
+
+    def get(self, file: SourceFile) -> FileFacts | None:
+        seen = self._look(file)
+        if seen is None:
+            return None
+        key = self._key(file, seen.digest)
+        facts = read_entry(self._entry(key), key, FileFacts)
+        if facts is None:
+            return None
+        self._seen.pop(file.absolute, None)
+        return replace(facts, file=file)
+
+    def put(self, file: SourceFile, facts: FileFacts) -> None:
+        seen = self._seen.pop(file.absolute, None) or self._look(file, remember=False)
+        if seen is None or seen.racy or _stat(file.absolute) != seen.stat:
+            return
+        key = self._key(file, seen.digest)
+        try:
+            payload = pickle.dumps(facts, protocol=5)
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+            return
+        write_entry(self._entry(key), key, payload)
+
+    @property
+    def salt(self) -> bytes:
+        """What every key shares: archlint's version, data and code, and the size limit."""
+        return self._salt
+
+    def fingerprint(self, file: SourceFile) -> tuple[str, bool] | None:
+        """The sha256 of the file's bytes and whether it is racy (modified too recently to trust
+        its stat), or None when it cannot be read."""
+        seen = self._look(file)
+        return None if seen is None else (seen.digest, seen.racy)
+
+    def _look(self, file: SourceFile, remember: bool = True) -> _Seen | None:
+        before = _stat(file.absolute)
+        if before is None:
+            return None
+        known = self._known.get(file.absolute)
+        if known is not None and known[0] == before and time.time_ns() - before[1] >= RACY_SECONDS * 1e9:
+            seen = _Seen(known[1], before, False)  # unchanged since it was hashed: same size, mtime, inode
+            if remember:
+                self._seen[file.absolute] = seen
+            return seen
+        try:
+            with open(file.absolute, "rb") as handle:
+                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        except OSError:
+            return None
+        racy = time.time_ns() - before[1] < RACY_SECONDS * 1e9 or _stat(file.absolute) != before
+        seen = _Seen(digest, before, racy)
+        if not racy:
+            self._known[file.absolute] = (before, digest)
+            self._known_changed = True
+        if remember:
+            self._seen[file.absolute] = seen
+        return seen
+
+    def flush(self) -> None:
+        """Save the stat → hash table, so the next scan need not re-read unchanged files."""
+        if self._known_changed:
+            _save_stats(self.folder / STATS_NAME, self._known)
+            self._known_changed = False
+
+    def _key(self, file: SourceFile, digest: str) -> bytes:
+        text = b"\0".join((self._salt, file.path.encode("utf-8", "surrogateescape"), file.language.encode(), digest.encode()))
+        return hashlib.sha256(text).digest()
+
+    def _entry(self, key: bytes) -> Path:
+        name = key.hex()
+        return self.folder / name[:2] / f"{name}.pkl"
+
+
+def clear() -> int:
+    """Delete every cache entry (and any temporary file a killed scan left); returns how many entries."""
+    folder = cache_dir() / LAYOUT
+    removed = 0
+    if not folder.is_dir():
+        return 0
+    _discard(folder / STATS_NAME)
+    for shard in sorted(folder.iterdir()):
+        if not shard.is_dir() or shard.is_symlink():
+            continue
+        for item in shard.iterdir():
+            if item.name.endswith(".pkl") or item.name.startswith(".tmp-"):
+                try:
+                    item.unlink()
+                except OSError:
+                    continue
+                removed += item.name.endswith(".pkl")
+        try:
+            shard.rmdir()
+        except OSError:
+            pass
+    return removed
+
+
+# ---------------------------------------------------------------- entries on disk
+
+
+def read_entry(path: Path, key: bytes, kind: type):
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    value = _decode(data, key, kind)
+    if value is None:
+        _discard(path)
+    else:
+        _touch(path)
+    return value
+
+
+def _decode(data: bytes, key: bytes, kind: type = FileFacts):
+    if len(data) < _HEADER.size:
+        return None
+    magic, stored_key, checksum, length = _HEADER.unpack_from(data)
+    payload = data[_HEADER.size :]
+    if magic != MAGIC or stored_key != key or length != len(payload) or hashlib.sha256(payload).digest() != checksum:
+        return None
+    try:
+        value = pickle.loads(payload)
+    except Exception:  # noqa: BLE001 - any failure to load means a bad entry, rebuilt from the source
+        return None
+    return value if isinstance(value, kind) else None
+
+
+def write_entry(path: Path, key: bytes, payload: bytes) -> None:
+    header = _HEADER.pack(MAGIC, key, hashlib.sha256(payload).digest(), len(payload))
+    try:
+        path.parent.mkdir(exist_ok=True, mode=0o700)
+    except OSError:
+        return
+    _write_atomic(path, header + payload)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file in the same folder, then rename: readers never see half a file."""
+    temporary = None
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+        temporary = None
+    except OSError:
+        pass
+    finally:
+        if temporary is not None:
+            _discard(Path(temporary))
+
+
+def _discard(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+def _touch(path: Path) -> None:
+    """Mark an entry as used, at most once a day, so pruning keeps what is read."""
+    try:
+        if time.time() - path.stat().st_mtime > PRUNE_EVERY_SECONDS:
+            os.utime(path)
+    except OSError:
+        pass
+
+
+def _prune_now_and_then(folder: Path) -> None:
+    """Delete entries unused for a month; runs at most once a day, keeping the cache bounded."""
+    stamp = folder / ".pruned"
+    try:
+        if time.time() - stamp.stat().st_mtime < PRUNE_EVERY_SECONDS:
+            return
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return
+    try:
+        stamp.touch()
+        cutoff = time.time() - UNUSED_SECONDS
+        for shard in folder.iterdir():
+            if shard.is_dir() and not shard.is_symlink():
+                for entry in shard.iterdir():
+                    if entry.stat().st_mtime < cutoff:
+                        _discard(entry)
+    except OSError:
+        return
+
+
+# ---------------------------------------------------------------- stat table
+
+
+def _load_stats(path: Path) -> dict:
+    """The stat table, or an empty one when it is missing or damaged (it only saves work)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return {}
+    if len(data) < 32 or hashlib.sha256(data[32:]).digest() != data[:32]:
+        return {}
+    try:
+        table = pickle.loads(data[32:])
+    except Exception:  # noqa: BLE001 - a damaged table is simply rebuilt
+        return {}
+    return table if isinstance(table, dict) else {}
+
+
+def _save_stats(path: Path, table: dict) -> None:
+    if len(table) > STATS_LIMIT:
+        table = dict(list(table.items())[-STATS_LIMIT:])
+    payload = pickle.dumps(table, protocol=5)
+    _write_atomic(path, hashlib.sha256(payload).digest() + payload)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _stat(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents

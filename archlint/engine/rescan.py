@@ -1,0 +1,162 @@
+"""A partial re-scan: after a few CUDA files changed, re-judge only what they can reach.
+
+Starting from the stored state of the last scan of the same scope, the changed files' facts are
+extracted and the index is rebuilt from every file's stored links plus theirs. Facts of the other
+files are loaded from the facts cache only when a verdict asks for them. A gate is judged again
+when a changed file is among the files its units can include (its verdicts read nothing else but
+the scan-wide macro table); the file rules run again on the changed files and on the files whose
+compiling builds changed. Whenever a change could reach further than that — a file added or
+removed, a Python file changed, a changed #define, or gates appearing or disappearing — this
+returns None and the caller runs a full scan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from archlint.checks.context import Context
+from archlint.model.files import FileFacts
+from archlint.extract.files import extract_all, extract_file
+from archlint.knowledge.kb import load_kb
+from archlint.link.cuda import assemble, file_links, resolver_for
+from archlint.engine.store import ScanState
+from archlint.engine.timing import stage
+
+
+class _LazyFacts(Mapping):
+    """path -> CudaFacts for every CUDA file, loaded from the facts cache when first asked for."""
+
+    def __init__(self, files: dict, fresh: dict, cache, max_bytes: int):
+        self._files = files  # path -> SourceFile
+        self._loaded = dict(fresh)
+        self._cache = cache
+        self._max_bytes = max_bytes
+
+    def __getitem__(self, path: str):
+        if path not in self._loaded:
+            file = self._files[path]  # KeyError for a path that is not a CUDA file
+            facts = self._cache.get(file) or extract_file(file, self._max_bytes)
+            self._loaded[path] = facts.cuda
+        return self._loaded[path]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._files
+
+    def __iter__(self):
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+
+class _LazyFunctions(Mapping):
+    """name -> ((path, Function), ...) as link.build_index makes it, loading only the files named."""
+
+    def __init__(self, facts: _LazyFacts, links):
+        self._facts = facts
+        self._paths: dict[str, list[str]] = {}
+        for links_of_file in links:
+            for name in dict.fromkeys(links_of_file.function_names):
+                self._paths.setdefault(name, []).append(links_of_file.path)
+        self._built: dict[str, tuple] = {}
+
+    def __getitem__(self, name: str):
+        if name not in self._built:
+            paths = self._paths[name]
+            self._built[name] = tuple((path, f) for path in paths for f in self._facts[path].functions if f.name == name)
+        return self._built[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._paths
+
+    def __iter__(self):
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+
+def rescan(options, discovery, cache, store):
+    """(result, state) of the scan, or None when a full scan is needed."""
+    from archlint.engine.pipeline import assemble_result, findings_by_file, include_closure, judge_gate, live_table, run_checks, scan_targets, set_gate_results, suppressions_of
+
+    previous = store.previous_state()
+    if previous is None:
+        return None
+    digests, state = previous
+    changed = store.changed_files(digests, discovery.files)
+    if changed is None or any(file.language in ("python", "template") for file in changed) or tuple(discovery.diagnostics) != state.discovery_diagnostics:
+        return None
+    with stage("facts"):
+        fresh = extract_all(changed, options.jobs, options.max_file_bytes, cache)
+    with stage("index"):
+        links = _updated_links(state, fresh, options, discovery)
+        if links is None:
+            return None
+        known = {links_of_file.path for links_of_file in links}
+        loaded = {**state.templates, **{f.file.path: f.cuda for f in fresh}}
+        facts = _LazyFacts({f.path: f for f in discovery.files if f.path in known}, loaded, cache, options.max_file_bytes)
+        index = assemble(facts, links, _LazyFunctions(facts, links))
+    changed_paths = {f.file.path for f in fresh}
+    with stage("verdicts"):
+        kb, targets = load_kb(), scan_targets(options)
+        ctx = Context(index, kb, targets)
+        memos, results = [], []
+        for memo, old in zip(state.memos, state.results):
+            if memo.deps & changed_paths:
+                memo = replace(memo, deps=include_closure(index, memo.units.sources))
+                old = judge_gate(memo.gate, memo.units, index, kb, targets, ctx)
+            memos.append(memo)
+            results.append(old)
+        set_gate_results(ctx, tuple(results))
+    with stage("checks"):
+        before = live_table(state.results) if state.results else None
+        ctx.paths = tuple(sorted(changed_paths | _live_changed(before, ctx.live)))
+        gate_findings = run_checks(ctx, options, file_rules=False)
+        rechecked = findings_by_file(run_checks(ctx, options, file_rules=True))
+    kept = {key: value for key, value in state.file_findings.items() if key[1] not in set(ctx.paths)}
+    new_state = ScanState(
+        links=links,
+        memos=tuple(memos),
+        results=tuple(results),
+        file_findings={**kept, **rechecked},
+        file_diagnostics=_replaced(state.file_diagnostics, {f.file.path: f.diagnostics for f in fresh}),
+        suppressions=_replaced(state.suppressions, {f.file.path: suppressions_of(f) for f in fresh}),
+        discovery_diagnostics=state.discovery_diagnostics,
+        generated=state.generated,
+        templates=state.templates,
+    )
+    return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
+
+
+def _updated_links(state: ScanState, fresh: list[FileFacts], options, discovery):
+    """Every file's links with the changed files' replaced, or None if a scan-wide table changed."""
+    from archlint.engine.pipeline import relative_dirs
+
+    stored = {links.path: links for links in state.links}
+    resolver = resolver_for(stored, relative_dirs(options.include_dirs, discovery.root), state.generated)
+    for facts in fresh:
+        if facts.cuda is None or facts.file.path not in stored:
+            return None
+        new = file_links(resolver, facts.cuda)
+        old = stored[facts.file.path]
+        if new.bindings != old.bindings or new.macro_calls != old.macro_calls:
+            return None
+        stored[facts.file.path] = new
+    return tuple(stored[path] for path in sorted(stored))
+
+
+def _live_changed(before, after) -> set[str]:
+    """Files for which some function's compiling builds differ between two live tables (the same
+    gates are judged before and after, so both are None or neither is)."""
+    if before is None or after is None:
+        return set()
+    keys = set(before) | set(after)
+    return {path for path, function in keys if before.get((path, function)) != after.get((path, function))}
+
+
+def _replaced(table: dict, updates: dict) -> dict:
+    out = {path: value for path, value in table.items() if path not in updates}
+    out.update({path: value for path, value in updates.items() if value})
+    return out

@@ -1,0 +1,118 @@
+"""Whole-scan results kept between runs, beside the facts cache.
+
+Per scope (archlint build, knowledge base, scanned roots and the options that change results) two
+entries are kept: the last result with the content hash of every file it saw, and the state a
+partial re-scan starts from (`ScanState`). A scan of an unchanged tree reads the first and nothing
+else; `rescan` uses the second when only a few CUDA files changed. Entries are written atomically
+and checked like facts entries; a scan that saw a file modified within the racy window stores
+nothing, since that file's hash may not match the bytes its facts came from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from dataclasses import dataclass
+from pathlib import Path
+
+from archlint.model.files import SourceFile
+from archlint.model.scan import ScanOptions, ScanResult
+from archlint.link.cuda import FileLinks
+from archlint.model.findings import Diagnostic, Finding, Suppression
+
+FOLDER = "scans"  # inside the facts cache folder: pruned and cleared with it
+
+
+@dataclass(frozen=True)
+class GateMemo:
+    """A judged gate and what its verdicts can depend on, so a re-scan can judge it alone."""
+
+    gate: object  # gates.Gate
+    units: object  # verdicts.GuardedUnits
+    deps: frozenset[str]  # every CUDA file its units can include, for any target
+
+
+@dataclass(frozen=True)
+class ScanState:
+    links: tuple[FileLinks, ...]  # every CUDA file, in path order
+    memos: tuple[GateMemo, ...]
+    results: tuple  # checks.context.GateResult, parallel to memos
+    file_findings: dict[tuple[str, str], tuple[Finding, ...]]  # (rule, path) -> the file rules' findings
+    file_diagnostics: dict[str, tuple[Diagnostic, ...]]
+    suppressions: dict[str, tuple[Suppression, ...]]
+    discovery_diagnostics: tuple[Diagnostic, ...]
+    generated: dict[str, str]  # files the JIT renders from templates: name -> template path
+    templates: dict  # path -> CudaFacts of each template as holes.fill_holes left it
+
+
+@dataclass(frozen=True)
+class _Stored:
+    digests: tuple[tuple[str, str, str], ...]  # (path, language, sha256) of every file scanned, sorted
+    payload: object  # ScanResult or ScanState
+
+
+class ScanStore:
+    def __init__(self, cache, key: bytes, digests: tuple[tuple[str, str, str], ...], racy: bool):
+        self.cache = cache
+        self.key = key
+        self.digests = digests
+        self.racy = racy
+        folder = cache.folder / FOLDER
+        self._result_path = folder / f"{key.hex()}-result.pkl"
+        self._state_path = folder / f"{key.hex()}-state.pkl"
+
+    @classmethod
+    def open(cls, cache, options: ScanOptions, discovery) -> ScanStore:
+        digests, racy = [], False
+        for file in discovery.files:
+            seen = cache.fingerprint(file)
+            racy = racy or seen is None or seen[1]
+            digests.append((file.path, file.language, seen[0] if seen else "unreadable"))
+        return cls(cache, _scope_key(cache, options, discovery), tuple(sorted(digests)), racy)
+
+    def unchanged_result(self) -> ScanResult | None:
+        stored = self._load(self._result_path)
+        if stored is None or stored.digests != self.digests or not isinstance(stored.payload, ScanResult):
+            return None
+        return stored.payload
+
+    def previous_state(self) -> tuple[dict[str, tuple[str, str]], ScanState] | None:
+        """The last state and the files it saw: path -> (language, sha256)."""
+        stored = self._load(self._state_path)
+        if stored is None or not isinstance(stored.payload, ScanState):
+            return None
+        return {path: (language, digest) for path, language, digest in stored.digests}, stored.payload
+
+    def changed_files(self, previous: dict[str, tuple[str, str]], files: tuple[SourceFile, ...]) -> list[SourceFile] | None:
+        """Files whose content differs from the previous state's, or None when the file set differs."""
+        if set(previous) != {path for path, _, _ in self.digests}:
+            return None
+        now = {path: (language, digest) for path, language, digest in self.digests}
+        return [file for file in files if previous[file.path] != now[file.path]]
+
+    def save(self, result: ScanResult, state: ScanState | None) -> None:
+        if self.racy:
+            return
+        self._store(self._result_path, _Stored(self.digests, result))
+        if state is not None:
+            self._store(self._state_path, _Stored(self.digests, state))
+
+    def _load(self, path) -> _Stored | None:
+        from archlint.engine.cache import read_entry
+        return read_entry(path, self.key, _Stored)
+
+    def _store(self, path, stored: _Stored) -> None:
+        from archlint.engine.cache import write_entry
+        try:
+            payload = pickle.dumps(stored, protocol=5)
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+            return
+        write_entry(path, self.key, payload)
+
+
+def _scope_key(cache, options: ScanOptions, discovery) -> bytes:
+    scope = (
+        cache.salt, discovery.root, tuple(sorted(str(Path(p).resolve()) for p in options.paths)), options.targets, options.include_dirs,
+        options.exclude, options.select, options.ignore, options.max_file_bytes,
+    )
+    return hashlib.sha256(repr(scope).encode("utf-8", "surrogateescape")).digest()

@@ -1,0 +1,228 @@
+"""CUDA/C++ file → CudaFacts: regions, macros, includes, functions, arch-sensitive constructs, smem.
+
+The preprocessor structure comes from the directive scanner (cpp.directives); functions and
+their calls come from tree-sitter-cuda, with a lexical fallback for kernels the C++ grammar
+loses in ERROR nodes and for files too large to parse whole; constructs (inline PTX,
+intrinsics, shared-memory requests) are found lexically on the comment-masked text, so a
+partial parse never hides one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import hashlib
+import re
+from bisect import bisect_right
+from dataclasses import replace
+
+from archlint.lang.cpp.declarations import read_declarations
+from archlint.lang.cpp.directives import Structure, comment_spans, scan_directives
+from archlint.lang.cpp.lexical import closing_bracket, guarded_calls
+from archlint.extract.cuda.functions import find_functions
+from archlint.model.cuda import Construct, CudaFacts, Function
+from archlint.lang.cpp.ptx import PtxError, _literals_from, opcodes
+from archlint.extract.cuda.smem import smem_requests
+from archlint.extract.cuda.asserts import arch_constants, static_asserts
+from archlint.extract.suppressions import parse_suppression_text
+from archlint.model.findings import Suppression
+
+if TYPE_CHECKING:
+    from archlint.knowledge.kb import KnowledgeBase
+
+_ASM_RE = re.compile(rb"\b(?:asm|__asm__)\s*(?:volatile|__volatile__)?\s*(?:goto\s*)?\(")
+_DECLARES_RE = re.compile(rb"\b(?:struct|class)\s+$")
+
+
+def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_limit: int = 1 << 20) -> CudaFacts:
+    """Facts of one C/C++/CUDA file. `path` is root-relative posix; `data` its bytes."""
+    if kb is None:
+        from archlint.knowledge.kb import load_kb
+
+        kb = load_kb()
+    structure = scan_directives(path, data)
+    functions, partial = find_functions(data, structure, parse_limit)
+    spans = _FunctionSpans(functions)
+    text = data.decode("utf-8", "replace")
+    constructs = sorted(
+        _ptx_constructs(data, text, structure, spans) + _identifier_constructs(kb, structure, spans),
+        key=lambda c: (c.line, c.col, c.kind, c.name),
+    )
+    constructs = _mark_constexpr_branches(constructs, structure)
+    return CudaFacts(
+        path=path,
+        sha256=hashlib.sha256(data).hexdigest(),
+        regions=structure.regions,
+        defines=structure.defines,
+        includes=structure.includes,
+        functions=tuple(functions),
+        constructs=tuple(constructs),
+        smem=tuple(smem_requests(structure, spans.enclosing)),
+        suppressions=tuple(_suppressions(data, structure)),
+        diagnostics=structure.diagnostics,
+        partial_parse=partial,
+        calls=guarded_calls(structure, 0, len(structure.masked)),
+        declarations=read_declarations(structure.masked, structure.line_starts),
+        arch_constants=arch_constants(structure),
+        static_asserts=static_asserts(structure, spans.enclosing),
+    )
+
+
+class _FunctionSpans:
+    """Find the function enclosing a line."""
+
+    def __init__(self, functions: list[Function]):
+        ordered = sorted(functions, key=lambda f: (f.line, -f.end_line))
+        self._starts = [f.line for f in ordered]
+        self._functions = ordered
+
+    def enclosing(self, line: int) -> str:
+        # C++ functions nest only through local classes, so the nearest few starts suffice.
+        index = bisect_right(self._starts, line) - 1
+        for function in reversed(self._functions[max(0, index - 7) : index + 1]):
+            if function.line <= line <= function.end_line:
+                return function.qualname
+        return ""
+
+
+def _ptx_constructs(data: bytes, text: str, structure: Structure, spans: _FunctionSpans) -> list[Construct]:
+    found: list[Construct] = []
+    if b"asm" not in data:
+        return found
+    char_starts: list[int] | None = None
+    for match in _ASM_RE.finditer(structure.masked):
+        line = structure.line_of(match.start())
+        line_start = structure.line_starts[line - 1]
+        col = match.start() - line_start + 1
+        if char_starts is None:  # str offsets differ from byte offsets in non-ASCII files
+            char_starts = [0, *(m.end() for m in re.finditer("\n", text))]
+        char_pos = char_starts[line - 1] + len(structure.raw[line_start : match.end()].decode("utf-8", "replace"))
+        try:
+            names = opcodes(_literals_from(text, char_pos))
+        except PtxError:
+            continue
+        region, function = structure.region_at(line), spans.enclosing(line)
+        for name in dict.fromkeys(names):
+            found.append(Construct("ptx", name, line, col, region, function))
+    return found
+
+
+def _identifier_constructs(kb: KnowledgeBase, structure: Structure, spans: _FunctionSpans) -> list[Construct]:
+    pattern = _identifier_pattern(kb)
+    found: list[Construct] = []
+    if pattern is None:
+        return found
+    for match in pattern.finditer(structure.masked):
+        if _DECLARES_RE.search(structure.masked, max(0, match.start() - 16), match.start()):
+            continue  # `struct SM90_...` defines the tag; only its uses count
+        name = match.group(0).decode()
+        line = structure.line_of(match.start())
+        col = match.start() - structure.line_starts[line - 1] + 1
+        kind = "attribute" if name.startswith("__cluster_dims__") else "tag" if name.startswith(kb.intrinsic_prefixes) else "intrinsic"
+        found.append(Construct(kind, name, line, col, structure.region_at(line), spans.enclosing(line)))
+    return found
+
+
+_PATTERNS: dict[int, re.Pattern | None] = {}
+
+
+def _identifier_pattern(kb: KnowledgeBase) -> re.Pattern | None:
+    key = id(kb)
+    if key not in _PATTERNS:
+        names = sorted(kb.intrinsic_names, key=len, reverse=True)
+        alternatives = [re.escape(n) for n in names] + [re.escape(p) + r"\w+" for p in kb.intrinsic_prefixes]
+        _PATTERNS[key] = (
+            re.compile(rb"(?<![\w.])(?:" + "|".join(alternatives).encode() + rb")\b") if alternatives else None
+        )
+    return _PATTERNS[key]
+
+
+_IF_CONSTEXPR_RE = re.compile(rb"\bif\s+constexpr\s*\(")
+_ELSE_RE = re.compile(rb"\s*else\b\s*")
+_IF_RE = re.compile(rb"if\s*(?:constexpr\s*)?\(")
+
+
+def _mark_constexpr_branches(constructs: list[Construct], structure: Structure) -> list[Construct]:
+    """Constructs inside either branch of an `if constexpr`, marked so."""
+    if not constructs or b"constexpr" not in structure.masked:
+        return constructs
+    spans = constexpr_branch_spans(structure.masked)
+    if not spans:
+        return constructs
+    marked = []
+    for construct in constructs:
+        start = structure.line_starts[construct.line - 1] + construct.col - 1
+        if any(first <= start < end for first, end in spans):
+            construct = replace(construct, in_constexpr_branch=True)
+        marked.append(construct)
+    return marked
+
+
+def constexpr_branch_spans(masked: bytes) -> list[tuple[int, int]]:
+    """(start, end) byte offsets of the statements an `if constexpr` chooses between, `else` included."""
+    spans = []
+    for match in _IF_CONSTEXPR_RE.finditer(masked):
+        condition_end = _past_closing(masked, match.end() - 1, b"(", b")")
+        if condition_end is None:
+            continue
+        branch = _statement_end(masked, condition_end)
+        if branch is None:
+            continue
+        end = branch
+        otherwise = _ELSE_RE.match(masked, end)
+        if otherwise:
+            end = _statement_end(masked, otherwise.end()) or end
+        spans.append((condition_end, end))
+    return spans
+
+
+def _statement_end(masked: bytes, pos: int) -> int | None:
+    """End offset of the statement starting at or after `pos`: a braced block, or up to its `;`.
+    An `if` statement (an `else if` chain) runs to the end of its own branches."""
+    while pos < len(masked) and masked[pos : pos + 1].isspace():
+        pos += 1
+    if masked.startswith(b"{", pos):
+        return _past_closing(masked, pos, b"{", b"}")
+    nested = _IF_RE.match(masked, pos)
+    if nested:
+        condition_end = _past_closing(masked, nested.end() - 1, b"(", b")")
+        branch = None if condition_end is None else _statement_end(masked, condition_end)
+        otherwise = None if branch is None else _ELSE_RE.match(masked, branch)
+        return (_statement_end(masked, otherwise.end()) or branch) if otherwise else branch
+    semicolon = masked.find(b";", pos)
+    return None if semicolon < 0 else semicolon + 1
+
+
+def _past_closing(masked: bytes, pos: int, opening: bytes, closing: bytes) -> int | None:
+    end = closing_bracket(masked, pos, opening, closing)
+    return None if end is None else end + 1
+
+
+def _suppressions(data: bytes, structure: Structure) -> list[Suppression]:
+    """`// archlint: ignore[...]` in real comments only: the same text in a string suppresses nothing."""
+    found: list[Suppression] = []
+    if b"archlint:" not in data:
+        return found
+    for match in comment_spans(data):
+        comment = match.group(0)
+        if b"archlint:" not in comment:
+            continue
+        parsed = parse_suppression_text(comment.decode("utf-8", "replace"))
+        if parsed is None:
+            continue
+        ids, file_level = parsed
+        line = structure.line_of(match.start())
+        line_start = structure.line_starts[line - 1]
+        own_line = not structure.masked[line_start : match.start()].strip()
+        covered = _next_code_line(structure, line) if own_line else line
+        found.append(Suppression(covered, ids, file_level, line))
+    return found
+
+
+def _next_code_line(structure: Structure, line: int) -> int:
+    for candidate in range(line + 1, min(line + 50, len(structure.line_starts)) + 1):
+        start = structure.line_starts[candidate - 1]
+        end = structure.line_starts[candidate] if candidate < len(structure.line_starts) else len(structure.masked)
+        if structure.masked[start:end].strip():
+            return candidate
+    return line + 1

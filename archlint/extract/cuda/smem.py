@@ -1,0 +1,127 @@
+"""Shared-memory requests whose size folds to a constant within the file.
+
+Three shapes: static `__shared__ T name[N][M];`, the dynamic opt-in
+`cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, N)`, and the third
+launch parameter `<<<grid, block, N>>>`. Sizes fold through integer literals, `sizeof` of
+builtin types and `constexpr`/`#define` constants of the same file; anything else stays None.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from archlint.lang.cpp.directives import Structure
+from archlint.lang.cpp.evaluate import Evaluator
+from archlint.lang.cpp.expr import parse_condition
+from archlint.model.cuda import SmemRequest
+
+_STATIC_RE = re.compile(
+    rb"(?<!extern)\s__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s*)?([A-Za-z_][\w:]*(?:\s*<[^;{}<>]*>)?)\s+(?:__align__\s*\(\s*\d+\s*\)\s*)?([A-Za-z_]\w*)\s*((?:\[[^\]\n;]+\]\s*)+);"
+)
+_ATTR_RE = re.compile(rb"cudaFuncSetAttribute\s*\(([^;]*?)cudaFuncAttributeMaxDynamicSharedMemorySize\s*,([^;]*?)\)\s*;")
+_LAUNCH_RE = re.compile(rb"<<<([^;]*?)>>>")
+_CONST_RE = re.compile(
+    rb"\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+|signed\s+)?(?:int|long|size_t|uint32_t|int32_t|int64_t|uint64_t|auto|unsigned)\s+(?:long\s+)?([A-Za-z_]\w*)\s*=\s*([^;{}]+);"
+)
+_SIZEOF_RE = re.compile(r"sizeof\s*\(\s*([A-Za-z_][\w:\s]*?)\s*\)")
+TYPE_SIZES = {
+    "char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1, "__nv_fp8_e4m3": 1, "__nv_fp8_e5m2": 1,
+    "half": 2, "__half": 2, "__nv_bfloat16": 2, "nv_bfloat16": 2, "short": 2, "int16_t": 2, "uint16_t": 2,
+    "half2": 4, "__half2": 4, "__nv_bfloat162": 4, "float": 4, "int": 4, "unsigned": 4, "uint32_t": 4, "int32_t": 4,
+    "double": 8, "int64_t": 8, "uint64_t": 8, "long": 8, "size_t": 8, "float2": 8, "int2": 8, "uint2": 8,
+    "float4": 16, "int4": 16, "uint4": 16, "double2": 16,
+}
+
+
+def smem_requests(structure: Structure, enclosing: Callable[[int], str]) -> list[SmemRequest]:
+    masked = structure.masked
+    if b"__shared__" not in masked and b"MaxDynamicSharedMemorySize" not in masked and b"<<<" not in masked:
+        return []
+    fold = _Folder(structure)
+    found: list[SmemRequest] = []
+    for match in _STATIC_RE.finditer(masked):
+        type_name = re.sub(rb"\s+", b"", match.group(1)).decode()
+        dims = re.findall(rb"\[([^\]]+)\]", match.group(3))
+        element = TYPE_SIZES.get(type_name.split("::")[-1])
+        sizes = [fold(d.decode()) for d in dims]
+        total = None if element is None or None in sizes else element * _product(sizes)
+        text = f"{type_name} {match.group(2).decode()}{match.group(3).decode().strip()}"
+        found.append(_request(structure, "static", total, text, match.start(2), enclosing))
+    for match in _ATTR_RE.finditer(masked):
+        expr = match.group(2).decode().strip()
+        found.append(_request(structure, "dynamic-attr", fold(expr), expr, match.start(), enclosing))
+    for match in _LAUNCH_RE.finditer(masked):
+        parts = _split_args(match.group(1).decode())
+        if len(parts) >= 3:
+            found.append(_request(structure, "launch", fold(parts[2]), parts[2], match.start(), enclosing))
+    return found
+
+
+def _request(structure: Structure, kind: str, nbytes: int | None, text: str, offset: int, enclosing) -> SmemRequest:
+    line = structure.line_of(offset)
+    col = offset - structure.line_starts[line - 1] + 1
+    return SmemRequest(kind, nbytes, " ".join(text.split())[:200], line, col, structure.region_at(line), enclosing(line))
+
+
+def _product(values: list[int]) -> int:
+    total = 1
+    for value in values:
+        total *= value
+    return total
+
+
+def _split_args(text: str) -> list[str]:
+    parts, depth, current = [], 0, []
+    for char in text:
+        if char in "([{<":
+            depth += 1
+        elif char in ")]}>":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current).strip())
+    return parts
+
+
+class _Folder:
+    """Folds a size expression with the file's own integer constants."""
+
+    def __init__(self, structure: Structure):
+        constants: dict[str, str] = {}
+        for define in structure.defines:
+            if define.params is None and define.value and not define.undef:
+                constants.setdefault(define.name, define.value)
+        for match in _CONST_RE.finditer(structure.masked):
+            constants.setdefault(match.group(1).decode(), match.group(2).decode())
+        self.constants = constants
+        self.cache: dict[str, int | None] = {}
+
+    def __call__(self, text: str, depth: int = 0) -> int | None:
+        if text in self.cache:
+            return self.cache[text]
+        self.cache[text] = None  # breaks cycles
+        value = self._fold(text, depth)
+        self.cache[text] = value
+        return value
+
+    def _fold(self, text: str, depth: int) -> int | None:
+        if depth > 16 or len(text) > 300:
+            return None
+        expanded = _SIZEOF_RE.sub(lambda m: str(TYPE_SIZES.get(m.group(1).strip(), "sizeof_unknown")), text)
+        expanded = re.sub(r"static_cast<[^<>]*>", "", expanded)
+        expr = parse_condition(expanded)
+        names = set(re.findall(r"\b[A-Za-z_]\w*\b", expanded))
+        values: dict[str, int] = {}
+        for name in names:
+            if name not in self.constants:
+                return None
+            value = self(self.constants[name], depth + 1)
+            if value is None:
+                return None
+            values[name] = value
+        result = Evaluator(None, defines=values).value(expr)
+        return result if result is None or result >= 0 else None

@@ -1,0 +1,110 @@
+"""Read every discovered file once and extract its facts: in parallel, cached, never fatal.
+
+A file that cannot be read or decoded yields a Diagnostic and empty facts; the scan goes on.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
+from typing import Iterable
+
+from archlint.model.files import SourceFile
+from archlint.model.findings import Diagnostic
+from archlint.model.files import FileFacts
+
+# Files above this size get the directive scan and lexical extraction only, not a C++ parse.
+PARSE_LIMIT = 1 << 20
+
+
+def read_bytes(file: SourceFile, max_bytes: int) -> tuple[bytes | None, Diagnostic | None]:
+    try:
+        size = os.stat(file.absolute).st_size
+        if size > max_bytes:
+            with open(file.absolute, "rb") as handle:
+                data = handle.read(max_bytes)
+            return data, Diagnostic(file.path, f"file is {size:,} bytes, over the {max_bytes:,}-byte limit: only the first part was scanned")
+        with open(file.absolute, "rb") as handle:
+            return handle.read(), None
+    except OSError as error:
+        return None, Diagnostic(file.path, f"cannot be read: {error.strerror or error}")
+
+
+def extract_file(file: SourceFile, max_bytes: int) -> FileFacts:
+    data, problem = read_bytes(file, max_bytes)
+    notes = (problem,) if problem else ()
+    if data is None:
+        return FileFacts(file, diagnostics=notes)
+    try:
+        return _extract(file, data, notes)
+    except (RecursionError, MemoryError, ValueError, UnicodeError) as error:
+        return FileFacts(file, diagnostics=(*notes, Diagnostic(file.path, f"could not be analysed: {type(error).__name__}: {error}")))
+
+
+def _extract(file: SourceFile, data: bytes, notes: tuple[Diagnostic, ...]) -> FileFacts:
+    if b"\x00" in data[:8192]:
+        return FileFacts(file, diagnostics=(*notes, Diagnostic(file.path, "binary content (NUL bytes); skipped")))
+    if file.language == "python":
+        from archlint.extract.python.facts import extract_python
+
+        facts = extract_python(file.path, data)
+        return FileFacts(file, python=facts, diagnostics=notes + tuple(getattr(facts, "diagnostics", ())))
+    from archlint.extract.cuda.facts import extract_cuda
+
+    holes = ()
+    if file.language == "template":
+        from archlint.lang.cpp.jinja import stub_template
+
+        data, holes = stub_template(data)
+    facts = extract_cuda(file.path, data, parse_limit=PARSE_LIMIT)
+    if holes:
+        facts = replace(facts, template_holes=holes)
+    if _undecodable(data):
+        notes = (*notes, Diagnostic(file.path, "not valid UTF-8: read with replacement characters"))
+    return FileFacts(file, cuda=facts, diagnostics=notes + facts.diagnostics)
+
+
+def _undecodable(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+        return False
+    except UnicodeDecodeError:
+        return True
+
+
+def _extract_many(batch: list[SourceFile], max_bytes: int) -> list[FileFacts]:
+    return [extract_file(file, max_bytes) for file in batch]
+
+
+def extract_all(files: Iterable[SourceFile], jobs: int, max_bytes: int, cache=None) -> list[FileFacts]:
+    """Facts for every file, in the order given. `cache` (optional) offers get(file)/put(file, facts)."""
+    files = list(files)
+    results: dict[str, FileFacts] = {}
+    todo: list[SourceFile] = []
+    for file in files:
+        cached = cache.get(file) if cache is not None else None
+        if cached is not None:
+            results[file.path] = cached
+        else:
+            todo.append(file)
+    for facts in _run(todo, jobs, max_bytes):
+        results[facts.file.path] = facts
+        if cache is not None:
+            cache.put(facts.file, facts)
+    if cache is not None and hasattr(cache, "flush"):
+        cache.flush()
+    return [results[file.path] for file in files]
+
+
+def _run(todo: list[SourceFile], jobs: int, max_bytes: int) -> list[FileFacts]:
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1 or len(todo) < 64:
+        return _extract_many(todo, max_bytes)
+    # Interleave big and small files so workers finish together.
+    batches = [todo[i::jobs * 4] for i in range(jobs * 4)]
+    out: list[FileFacts] = []
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for chunk in pool.map(_extract_many, batches, [max_bytes] * len(batches)):
+            out.extend(chunk)
+    return out

@@ -1,0 +1,38 @@
+"""Python facts: what archlint needs from one `.py` file, as plain frozen data.
+
+Nothing in a scanned tree is imported or executed: the file is parsed with tree-sitter and
+summarised into `PythonFacts`, which holds no tree-sitter objects and can be cached by content
+hash. Qualnames here are local to the module ('func', 'Class.method'); `pylink` prefixes them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from archlint.model.findings import Diagnostic
+from archlint.model.python import PythonFacts
+
+
+def decode_source(path: str, data: bytes) -> tuple[str | None, str, tuple[Diagnostic, ...]]:
+    """(text, encoding, diagnostics); text is None when the file is not text at all."""
+    if b"\x00" in data[:8192]:
+        return None, "binary", (Diagnostic(path, "binary file (NUL bytes): not parsed as Python"),)
+    try:
+        return data.decode("utf-8"), "utf-8", ()
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        note = Diagnostic(path, "not valid UTF-8; decoded as latin-1", line)
+        return data.decode("latin-1"), "latin-1", (note,)
+
+
+def extract_python(path: str, data: bytes) -> PythonFacts:
+    """Facts of one Python file. `path` is posix, relative to the scan root."""
+    from archlint.extract.python.walk import walk_module
+
+    sha = hashlib.sha256(data).hexdigest()
+    text, encoding, notes = decode_source(path, data)
+    if text is None:
+        return PythonFacts(path=path, sha256=sha, encoding=encoding, diagnostics=notes)
+    return walk_module(path, sha, text.encode("utf-8"), encoding, notes)
+
+

@@ -1,0 +1,523 @@
+"""The tree-sitter walk behind `pyfacts.extract_python`. Iterative: nesting depth comes from input."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from archlint.model import python as pf
+from archlint.knowledge.languages import is_cuda_name
+from archlint.extract.suppressions import suppression_of
+from archlint.model.findings import Diagnostic
+from archlint.extract.python.flags import flag_lists
+from archlint.lang.python.strings import ARCH_STRING_RE, STATEMENTS, is_path_expr, same_node, source_ref, string_context
+from archlint.lang.python.expr import dotted, fstring_parts, memoised, node_text, short, string_value, to_expr
+
+_EXITS = frozenset({"raise_statement", "return_statement", "continue_statement", "break_statement"})
+_MAX_PATH = 24
+_MAX_CALLEES = 64
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    import tree_sitter
+    import tree_sitter_python
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_python.language()))
+
+
+@dataclass
+class _Frame:
+    node: object
+    function: str = ""
+    scope: str = ""  # qualname prefix for definitions
+    cls: str = ""
+    path: tuple = ()
+
+
+@dataclass
+class _Out:
+    functions: list = field(default_factory=list)
+    classes: list = field(default_factory=list)
+    calls: list = field(default_factory=list)
+    imports: list = field(default_factory=list)
+    assigns: list = field(default_factory=list)
+    extends: list = field(default_factory=list)  # (function, name, value, conditional) of `name += value`
+    sources: list = field(default_factory=list)
+    tests: list = field(default_factory=list)
+    returns: list = field(default_factory=list)
+    arch_strings: list = field(default_factory=list)
+    comments: list = field(default_factory=list)
+    statement_lines: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+
+
+class _Walker:
+    def __init__(self, path: str, data: bytes):
+        self.path = path
+        self.lines = data.split(b"\n")
+        self.out = _Out()
+
+    def col(self, point) -> int:
+        row, byte = point
+        line = self.lines[row] if row < len(self.lines) else b""
+        return len(line[:byte].decode("utf-8", "replace")) + 1
+
+    def span(self, node) -> pf.Span:
+        return pf.Span(
+            node.start_point[0] + 1, self.col(node.start_point), node.end_point[0] + 1, self.col(node.end_point)
+        )
+
+    def run(self, root) -> None:
+        stack = [_Frame(root)]
+        while stack:
+            frame = stack.pop()
+            stack.extend(reversed(self.visit(frame)))
+
+    def visit(self, frame: _Frame) -> list[_Frame]:
+        node = frame.node
+        kind = node.type
+        if node.is_error or node.is_missing:
+            self.out.errors.append(node.start_point[0] + 1)
+        if kind in STATEMENTS:
+            self.out.statement_lines.append(node.start_point[0] + 1)
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            result = handler(self, frame)
+            if result is not None:
+                return result
+        return [_child(frame, child) for child in node.named_children]
+
+    # ---------------------------------------------------------------- definitions
+
+    def function_definition(self, frame: _Frame):
+        node = frame.node
+        name = node_text(node.child_by_field_name("name"))
+        qualname = f"{frame.scope}.{name}" if frame.scope else name
+        decorators = ()
+        if node.parent is not None and node.parent.type == "decorated_definition":
+            decorators = tuple(self.decorator(d) for d in node.parent.named_children if d.type == "decorator")
+        params = _params(node.child_by_field_name("parameters"))
+        self.out.functions.append(pf.PyFunction(qualname, name, frame.cls, self.span(node), params, decorators, self.path))
+        body = node.child_by_field_name("body")
+        frames = [_child(frame, child) for child in node.named_children if not same_node(child, body)]
+        if body is not None:
+            frames.append(_Frame(body, qualname, qualname, "", ()))
+        return frames
+
+    def decorator(self, node) -> pf.Decorator:
+        expression = node.named_children[0] if node.named_children else node
+        expr = to_expr(expression)
+        name = expr.text if expr.kind in ("call", "name") else short(node_text(expression))
+        return pf.Decorator(name, self.span(node), expr, short(node_text(node)))
+
+    def class_definition(self, frame: _Frame):
+        node = frame.node
+        name = node_text(node.child_by_field_name("name"))
+        qualname = f"{frame.scope}.{name}" if frame.scope else name
+        supers = node.child_by_field_name("superclasses")
+        bases = tuple(filter(None, (dotted(child) for child in supers.named_children))) if supers else ()
+        self.out.classes.append(pf.PyClass(qualname, name, self.span(node), bases))
+        body = node.child_by_field_name("body")
+        frames = [_child(frame, child) for child in node.named_children if not same_node(child, body)]
+        if body is not None:
+            frames.append(_Frame(body, frame.function, qualname, qualname, ()))
+        return frames
+
+    # ---------------------------------------------------------------- statements
+
+    def block(self, frame: _Frame):
+        """Children in order, each with the conditions that hold when it runs."""
+        path = frame.path
+        frames = []
+        children = frame.node.named_children
+        for index, child in enumerate(children):
+            frames.append(_child(frame, child, path))
+            if child.type in ("if_statement", "assert_statement"):
+                cond = child.child_by_field_name("condition") if child.type == "if_statement" else _first(child)
+                if cond is None:
+                    continue
+                leaves = child.type == "assert_statement" or (_exits(child) and not _alternatives(child))
+                if child.type == "assert_statement" or (_raises(child) and not _alternatives(child)):
+                    self.record_exit_test(child, cond, frame, children[index + 1 :])
+                if leaves:
+                    if len(path) < _MAX_PATH:
+                        path = path + ((to_expr(cond), child.type == "assert_statement"),)
+        return frames
+
+    def record_exit_test(self, statement, cond, frame: _Frame, rest) -> None:
+        kind = "assert" if statement.type == "assert_statement" else "if"
+        body = statement.child_by_field_name("consequence")
+        self.out.tests.append(
+            pf.Test(
+                kind,
+                to_expr(cond),
+                self.span(cond),
+                frame.function,
+                short(node_text(cond)),
+                _callees(body) if body is not None else (),
+                True,
+                tuple(sorted(set().union(*(_callees(node) for node in rest)))) if rest else (),
+            )
+        )
+
+    def if_statement(self, frame: _Frame):
+        node = frame.node
+        cond = node.child_by_field_name("condition")
+        body = node.child_by_field_name("consequence")
+        cond_expr = to_expr(cond)
+        if not (_raises(node) and not _alternatives(node)):
+            self.add_test("if", cond, cond_expr, body, frame)
+        frames = [_child(frame, cond)]
+        frames += [_child(frame, c) for c in node.named_children if c.type == "comment"]
+        negations = ((cond_expr, False),)
+        frames.append(_child(frame, body, _extend(frame.path, ((cond_expr, True),))))
+        for clause in node.children_by_field_name("alternative"):
+            if clause.type == "elif_clause":
+                elif_cond = clause.child_by_field_name("condition")
+                elif_body = clause.child_by_field_name("consequence")
+                elif_expr = to_expr(elif_cond)
+                self.add_test("elif", elif_cond, elif_expr, elif_body, frame)
+                frames.append(_child(frame, elif_cond, _extend(frame.path, negations)))
+                frames.append(_child(frame, elif_body, _extend(frame.path, negations + ((elif_expr, True),))))
+                negations = negations + ((elif_expr, False),)
+            else:
+                frames.append(_child(frame, clause, _extend(frame.path, negations)))
+        return frames
+
+    def add_test(self, kind, cond, cond_expr, body, frame: _Frame) -> None:
+        if cond is None:
+            return
+        calls = _callees(body) if body is not None else ()
+        self.out.tests.append(
+            pf.Test(kind, cond_expr, self.span(cond), frame.function, short(node_text(cond)), calls, False, ())
+        )
+
+    def while_statement(self, frame: _Frame):
+        node = frame.node
+        cond = node.child_by_field_name("condition")
+        self.add_test("while", cond, to_expr(cond), node.child_by_field_name("body"), frame)
+        return None
+
+    def conditional_expression(self, frame: _Frame):
+        parts = [child for child in frame.node.named_children if child.type != "comment"]
+        if len(parts) == 3:
+            self.add_test("ternary", parts[1], to_expr(parts[1]), parts[0], frame)
+        return None
+
+    def return_statement(self, frame: _Frame):
+        node = frame.node
+        value = node.named_children[0] if node.named_children else None
+        expr = to_expr(value) if value is not None and value.type != "comment" else None
+        self.out.returns.append(pf.PyReturn(frame.function, node.start_point[0] + 1, expr, frame.path))
+        return None
+
+    def assignment(self, frame: _Frame):
+        node = frame.node
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None or right.type in ("assignment", "yield"):
+            return None
+        if left.type in ("pattern_list", "tuple_pattern", "tuple", "list_pattern", "expression_list"):
+            targets = tuple(dotted(child) or "" for child in left.named_children)
+            unpack = True
+        else:
+            targets = (dotted(left) or _subscript_target(left),)
+            unpack = False
+        if any(targets):
+            line = node.start_point[0] + 1
+            self.out.assigns.append(pf.PyAssign(targets, to_expr(right), line, frame.function, unpack, self.span(right)))
+        return None
+
+    def as_pattern(self, frame: _Frame):
+        """`with open(path) as f:` binds `f` as an assignment would (what the file handle reads is traced)."""
+        node = frame.node
+        alias = node.child_by_field_name("alias")
+        value = node.named_children[0] if node.named_children else None
+        target = dotted(alias.named_children[0]) if alias is not None and alias.named_children else None
+        if node.parent is not None and node.parent.type == "with_item" and value is not None and target:
+            self.out.assigns.append(pf.PyAssign((target,), to_expr(value), node.start_point[0] + 1, frame.function,
+                                                False, self.span(value)))
+        return None
+
+    def augmented_assignment(self, frame: _Frame):
+        """`flags += ["-DX"]`: kept apart from assignments (the name keeps its earlier value too);
+        only flag lists read it."""
+        node = frame.node
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        operator = node.child_by_field_name("operator")
+        if left is not None and right is not None and operator is not None and operator.type == "+=":
+            name = dotted(left)
+            if name:
+                self.out.extends.append((frame.function, name, to_expr(right), _conditional(node)))
+        return None
+
+    # ---------------------------------------------------------------- expressions
+
+    def call(self, frame: _Frame):
+        node = frame.node
+        expr = to_expr(node)
+        spans = self.list_spans(node.child_by_field_name("arguments"))
+        self.out.calls.append(pf.PyCall(expr.text, self.span(node), frame.function, expr, short(node_text(node)), spans))
+        return None
+
+    def list_spans(self, arguments) -> tuple:
+        spans, index = [], 0
+        for child in arguments.named_children if arguments is not None else ():
+            if child.type == "keyword_argument":
+                value = child.child_by_field_name("value")
+                if value is not None and value.type in ("list", "tuple", "set"):
+                    spans.append((node_text(child.child_by_field_name("name")), self.span(value)))
+            elif child.type != "comment":
+                if child.type in ("list", "tuple", "set"):
+                    spans.append((str(index), self.span(child)))
+                index += 1
+        return tuple(spans)
+
+    def string(self, frame: _Frame):
+        node = frame.node
+        value = string_value(node)
+        dynamic = False
+        if value is None and node.type == "string":
+            value, _ = fstring_parts(node)
+            dynamic = True
+        if value is None:
+            return None
+        if is_cuda_name(value):
+            self.out.sources.append(source_ref(node, value, dynamic, frame.function, self.col(node.start_point)))
+        elif not dynamic and ARCH_STRING_RE.search(value):
+            self.out.arch_strings.append(pf.ArchString(value, self.span(node), frame.function, string_context(node)))
+        if node.type == "concatenated_string":
+            return []
+        return [] if not dynamic else None
+
+    def import_statement(self, frame: _Frame):
+        line = frame.node.start_point[0] + 1
+        for child in frame.node.named_children:
+            if child.type == "aliased_import":
+                module = node_text(child.child_by_field_name("name"))
+                alias = node_text(child.child_by_field_name("alias"))
+            elif child.type == "dotted_name":
+                module = node_text(child)
+                alias = module.split(".")[0]
+            else:
+                continue
+            self.out.imports.append(pf.PyImport(module, (), (alias,), 0, line, frame.function))
+        return []
+
+    def import_from_statement(self, frame: _Frame):
+        node = frame.node
+        module_node = node.child_by_field_name("module_name")
+        level, module = 0, ""
+        if module_node is not None:
+            text = node_text(module_node)
+            level = len(text) - len(text.lstrip("."))
+            module = text.lstrip(".")
+        names, aliases = [], []
+        for child in node.children_by_field_name("name"):
+            if child.type == "aliased_import":
+                names.append(node_text(child.child_by_field_name("name")))
+                aliases.append(node_text(child.child_by_field_name("alias")))
+            else:
+                names.append(node_text(child))
+                aliases.append(node_text(child).split(".")[-1])
+        if any(child.type == "wildcard_import" for child in node.named_children):
+            names, aliases = ["*"], ["*"]
+        line = node.start_point[0] + 1
+        self.out.imports.append(pf.PyImport(module, tuple(names), tuple(aliases), level, line, frame.function))
+        return []
+
+    def comment(self, frame: _Frame):
+        node = frame.node
+        row, byte = node.start_point
+        before = self.lines[row][:byte] if row < len(self.lines) else b""
+        self.out.comments.append((node_text(node), row + 1, bool(before.strip())))
+        return []
+
+
+_HANDLERS = {
+    "function_definition": _Walker.function_definition,
+    "class_definition": _Walker.class_definition,
+    "block": _Walker.block,
+    "module": _Walker.block,
+    "if_statement": _Walker.if_statement,
+    "while_statement": _Walker.while_statement,
+    "conditional_expression": _Walker.conditional_expression,
+    "return_statement": _Walker.return_statement,
+    "assignment": _Walker.assignment,
+    "as_pattern": _Walker.as_pattern,
+    "augmented_assignment": _Walker.augmented_assignment,
+    "call": _Walker.call,
+    "string": _Walker.string,
+    "concatenated_string": _Walker.string,
+    "import_statement": _Walker.import_statement,
+    "import_from_statement": _Walker.import_from_statement,
+    "comment": _Walker.comment,
+}
+
+
+def _child(frame: _Frame, node, path=None) -> _Frame:
+    return _Frame(node, frame.function, frame.scope, frame.cls, frame.path if path is None else path)
+
+
+def _extend(path: tuple, more: tuple) -> tuple:
+    return path + more if len(path) < _MAX_PATH else path
+
+
+def _first(node):
+    named = [child for child in node.named_children if child.type != "comment"]
+    return named[0] if named else None
+
+
+def _params(node) -> tuple[str, ...]:
+    names = []
+    for child in node.named_children if node is not None else ():
+        if child.type == "identifier":
+            names.append(node_text(child))
+        elif child.type in ("default_parameter", "typed_default_parameter"):
+            names.append(node_text(child.child_by_field_name("name")))
+        elif child.type == "typed_parameter":
+            inner = [c for c in child.named_children if c.type == "identifier"]
+            if inner:
+                names.append(node_text(inner[0]))
+    return tuple(names)
+
+
+def _exits(if_node) -> bool:
+    body = if_node.child_by_field_name("consequence")
+    statements = [child for child in body.named_children if child.type != "comment"] if body else []
+    return bool(statements) and statements[-1].type in _EXITS
+
+
+def _raises(if_node) -> bool:
+    body = if_node.child_by_field_name("consequence")
+    statements = [child for child in body.named_children if child.type != "comment"] if body else []
+    return bool(statements) and statements[-1].type == "raise_statement"
+
+
+def _alternatives(if_node) -> bool:
+    return bool(if_node.children_by_field_name("alternative"))
+
+
+def _callees(node) -> tuple[str, ...]:
+    """Dotted callees of the calls inside `node` (bounded: gate bodies are read, not whole trees)."""
+    memo = _callee_memo
+    if memo is None:
+        return _find_callees(node)
+    found = memo.get(node.id)
+    if found is None:
+        found = memo[node.id] = _find_callees(node)
+    return found
+
+
+_callee_memo: dict | None = None  # per module walk: exit tests re-read the statements after them
+
+
+def _find_callees(node) -> tuple[str, ...]:
+    found, stack = set(), [node]
+    while stack and len(found) < _MAX_CALLEES:
+        current = stack.pop()
+        if current.type == "call":
+            name = dotted(current.child_by_field_name("function"))
+            if name:
+                found.add(name)
+        if current.type not in ("function_definition", "class_definition", "lambda"):
+            stack.extend(current.named_children)
+    return tuple(sorted(found))
+
+
+def _subscript_target(node) -> str:
+    if node.type != "subscript":
+        return ""
+    value = dotted(node.child_by_field_name("value")) or ""
+    index = node.child_by_field_name("subscript")
+    key = string_value(index) if index is not None else None
+    return f"{value}[{key}]" if value and key else ""
+
+
+def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple) -> pf.PythonFacts:
+    global _callee_memo
+    tree = _parser().parse(data)
+    walker = _Walker(path, data)
+    _callee_memo = {}
+    try:
+        with memoised():
+            walker.run(tree.root_node)
+    finally:
+        _callee_memo = None
+    out = walker.out
+    if tree.root_node.has_error and not out.errors:
+        out.errors.append(_first_error_line(tree.root_node))
+    diagnostics = list(notes)
+    if out.errors:
+        first = min(out.errors)
+        diagnostics.append(Diagnostic(path, f"Python syntax error near line {first}; facts are partial", first))
+    assigns = tuple(out.assigns)
+    return pf.PythonFacts(
+        path=path,
+        sha256=sha,
+        encoding=encoding,
+        functions=tuple(out.functions),
+        classes=tuple(out.classes),
+        calls=tuple(out.calls),
+        imports=tuple(out.imports),
+        constants=_constants(assigns),
+        assigns=assigns,
+        paths=tuple(a for a in assigns if is_path_expr(a.value) and not a.unpack),
+        sources=tuple(out.sources),
+        flags=flag_lists(out.calls, assigns, out.extends),
+        tests=tuple(out.tests),
+        returns=tuple(out.returns),
+        arch_strings=tuple(out.arch_strings),
+        suppressions=_suppressions(out.comments, sorted(set(out.statement_lines))),
+        diagnostics=tuple(diagnostics),
+        partial_parse=bool(out.errors),
+    )
+
+
+def _first_error_line(root) -> int:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            return node.start_point[0] + 1
+        stack.extend(reversed([child for child in node.children if child.has_error or child.is_missing]))
+    return 1
+
+
+def _constants(assigns) -> tuple[pf.PyConstant, ...]:
+    from archlint.lang.python.expr import int_values
+
+    found = []
+    for assign in assigns:
+        if assign.function or assign.unpack:
+            continue
+        values = int_values(assign.value)
+        if values is not None:
+            found.append(pf.PyConstant(assign.targets[0], values, assign.line, assign.value_span))
+    return tuple(found)
+
+
+_BRANCHING = frozenset({"if_statement", "for_statement", "while_statement", "try_statement", "with_statement",
+                        "match_statement", "conditional_expression"})
+
+
+def _conditional(node) -> bool:
+    """The statement runs only on some paths through its function (or the module)."""
+    parent = node.parent
+    while parent is not None and parent.type not in ("function_definition", "class_definition"):
+        if parent.type in _BRANCHING:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _suppressions(comments, statement_lines) -> tuple:
+    found = []
+    for text, line, trailing in comments:
+        index = bisect.bisect_right(statement_lines, line)
+        following = statement_lines[index] if index < len(statement_lines) else line
+        suppression = suppression_of(text, line, trailing, following)
+        if suppression is not None:
+            found.append(suppression)
+    return tuple(found)

@@ -1,0 +1,389 @@
+"""Evaluating Python conditions for one compute capability, without running anything.
+
+A condition is folded with the device's (major, minor) fixed: capability sources
+(`torch.cuda.get_device_capability()`, device properties, scanned helpers such as FlashInfer's
+`get_compute_capability` or SGLang's `get_device_sm`) yield concrete numbers, scanned functions
+are evaluated from their own return statements, and everything else is unknown. Three-valued:
+True, False, or UNKNOWN.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import dataclass, field
+
+from archlint.model.python import PyExpr
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
+
+_ARCHY = re.compile(r"(?i)(?:^|_)(?:sm_?\d+\w*|sm\d+x|capab\w*|arch\w*|hopper|blackwell|ampere|ada|rubin)(?:$|_)")
+_CAPABILITY_CALLS = ("get_device_capability", "get_compute_capability")
+_PROPERTY_CALLS = ("get_device_properties",)
+_MAX_CALL_DEPTH = 6
+
+
+@dataclass(frozen=True)
+class Props:
+    major: int
+    minor: int
+
+
+@dataclass(frozen=True)
+class FuncRef:
+    qualname: str
+    bound: tuple[tuple[str, object], ...] = ()
+
+
+@dataclass
+class Trace:
+    """What an evaluation touched: decides whether a condition is a gate and how exact it is."""
+
+    arch: bool = False  # a capability source was read
+    predicate: bool = False  # ... inside a scanned function returning a boolean
+    opaque: list[str] = field(default_factory=list)  # arch-looking things that could not be evaluated
+
+
+@dataclass(frozen=True)
+class Scope:
+    module: str
+    function: str  # local qualname
+    line: int | None
+    bound: tuple[tuple[str, object], ...] = ()
+
+
+class Evaluator:
+    def __init__(self, index, ccs: tuple[int, ...]):
+        self.index = index
+        self.ccs = ccs
+        self._memo: dict = {}
+
+    # ---------------------------------------------------------------- public
+
+    def truth_table(self, expr: PyExpr, module: str, function: str, line: int | None) -> tuple[dict, Trace]:
+        trace = Trace()
+        table = {}
+        for cc in self.ccs:
+            value = self.value(expr, Scope(module, function, line), cc, trace, 0)
+            table[cc] = truth(value)
+            if not trace.arch:
+                # nothing read the capability: the condition does not depend on the arch
+                return {cc: table[cc] for cc in self.ccs[:1]}, trace
+        return table, trace
+
+    def call_value(self, qualname: str, args: tuple, cc: int, trace: Trace) -> object:
+        return self._call_function(FuncRef(qualname), args, (), cc, trace, 0)
+
+    # ---------------------------------------------------------------- expressions
+
+    def value(self, expr: PyExpr, scope: Scope, cc: int, trace: Trace, depth: int) -> object:
+        handler = getattr(self, "_" + expr.kind, None)
+        if handler is None:
+            return UNKNOWN
+        return handler(expr, scope, cc, trace, depth)
+
+    def _int(self, expr, scope, cc, trace, depth):
+        return expr.value
+
+    def _str(self, expr, scope, cc, trace, depth):
+        return expr.text
+
+    def _bool(self, expr, scope, cc, trace, depth):
+        return expr.text == "True"
+
+    def _none(self, expr, scope, cc, trace, depth):
+        return None
+
+    def _seq(self, expr, scope, cc, trace, depth):
+        return tuple(self.value(item, scope, cc, trace, depth) for item in expr.args)
+
+    def _fstr(self, expr, scope, cc, trace, depth):
+        holes = [self.value(item, scope, cc, trace, depth) for item in expr.args]
+        if any(hole is UNKNOWN for hole in holes):
+            return UNKNOWN
+        pieces = expr.text.split("{}")
+        if len(pieces) != len(holes) + 1:
+            return UNKNOWN
+        return pieces[0] + "".join(str(hole) + piece for hole, piece in zip(holes, pieces[1:]))
+
+    def _name(self, expr, scope, cc, trace, depth):
+        name = expr.text
+        for key, bound in scope.bound:
+            if key == name:
+                return bound
+        head, _, rest = name.partition(".")
+        if rest:
+            base = dict(scope.bound).get(head, None) if any(key == head for key, _ in scope.bound) else None
+            if base is None:
+                found = self._lookup(name, scope, cc, trace, depth)
+                if found is not UNKNOWN:
+                    return found
+                base = self._lookup(head, scope, cc, trace, depth)
+            return _members(base, rest.split("."), trace)
+        return self._lookup(name, scope, cc, trace, depth)
+
+    def _lookup(self, name, scope, cc, trace, depth):
+        if depth > 20:
+            return UNKNOWN
+        index = self.index
+        found = index.assign_of(scope.module, name, scope.function, scope.line)
+        if found is not None:
+            owner, assign = found
+            value = self.value(assign.value, Scope(owner, assign.function, assign.line), cc, trace, depth + 1)
+            if assign.unpack:
+                return _element(value, assign.targets.index(name) if name in assign.targets else -1)
+            return value
+        binding = index.resolve(scope.module, name, scope.function)
+        if binding is not None and binding.kind == "function":
+            return FuncRef(index.qualify(binding.module, binding.name))
+        return UNKNOWN
+
+    def _attr(self, expr, scope, cc, trace, depth):
+        base = self.value(expr.args[0], scope, cc, trace, depth)
+        if isinstance(base, Props) and expr.text in ("major", "minor"):
+            trace.arch = True
+            return getattr(base, expr.text)
+        return UNKNOWN
+
+    def _subscript(self, expr, scope, cc, trace, depth):
+        base = self.value(expr.args[0], scope, cc, trace, depth)
+        key = self.value(expr.args[1], scope, cc, trace, depth)
+        if isinstance(base, tuple) and isinstance(key, int) and -len(base) <= key < len(base):
+            return base[key]
+        return UNKNOWN
+
+    def _compare(self, expr, scope, cc, trace, depth):
+        values = [self.value(item, scope, cc, trace, depth) for item in expr.args]
+        result = True
+        for op, left, right in zip(expr.text.split(","), values, values[1:]):
+            step = _compare(op, left, right)
+            result = _and(result, step)
+        return result
+
+    def _and(self, expr, scope, cc, trace, depth):
+        left = self.value(expr.args[0], scope, cc, trace, depth)
+        right = self.value(expr.args[1], scope, cc, trace, depth)
+        return _and(truth(left), truth(right))
+
+    def _or(self, expr, scope, cc, trace, depth):
+        left = self.value(expr.args[0], scope, cc, trace, depth)
+        right = self.value(expr.args[1], scope, cc, trace, depth)
+        return _or(truth(left), truth(right))
+
+    def _not(self, expr, scope, cc, trace, depth):
+        inner = truth(self.value(expr.args[0], scope, cc, trace, depth))
+        return UNKNOWN if inner is UNKNOWN else not inner
+
+    def _cond(self, expr, scope, cc, trace, depth):
+        then, test, other = expr.args
+        chosen = truth(self.value(test, scope, cc, trace, depth))
+        if chosen is UNKNOWN:
+            a, b = self.value(then, scope, cc, trace, depth), self.value(other, scope, cc, trace, depth)
+            return a if a == b else UNKNOWN
+        return self.value(then if chosen else other, scope, cc, trace, depth)
+
+    def _binop(self, expr, scope, cc, trace, depth):
+        left = self.value(expr.args[0], scope, cc, trace, depth)
+        right = self.value(expr.args[1], scope, cc, trace, depth)
+        op = _BINOPS.get(expr.text)
+        if op is None or left is UNKNOWN or right is UNKNOWN:
+            return UNKNOWN
+        try:
+            return op(left, right)
+        except (TypeError, ValueError, ZeroDivisionError):
+            return UNKNOWN
+
+    def _call(self, expr, scope, cc, trace, depth):
+        callee = expr.args[0]
+        last = expr.text.rpartition(".")[2]
+        if callee.kind == "call":
+            inner_last = callee.text.rpartition(".")[2]
+            if inner_last in ("lru_cache", "cache", "wraps") and len(expr.args) == 2:
+                return self.value(expr.args[1], scope, cc, trace, depth)
+        if last == "partial" and len(expr.args) >= 2:
+            return self._partial(expr, scope, cc, trace, depth)
+        target = self.value(callee, scope, cc, trace, depth) if callee.kind == "name" else UNKNOWN
+        if isinstance(target, FuncRef) and depth < _MAX_CALL_DEPTH * 4:
+            args = tuple(self.value(arg, scope, cc, trace, depth) for arg in expr.positional())
+            kwargs = tuple((arg.text, self.value(arg.args[0], scope, cc, trace, depth)) for arg in expr.args[1:] if arg.kind == "kw")
+            return self._call_function(target, args, kwargs, cc, trace, depth + 1)
+        return self._builtin(expr, last, scope, cc, trace, depth)
+
+    def _builtin(self, expr, last, scope, cc, trace, depth):
+        if last in _CAPABILITY_CALLS:
+            trace.arch = True
+            return (cc // 10, cc % 10)
+        if last in _PROPERTY_CALLS:
+            return Props(cc // 10, cc % 10)
+        args = expr.positional()
+        if last in ("tuple", "list") and len(args) == 1 and expr.text == last:
+            value = self.value(args[0], scope, cc, trace, depth)
+            return value if isinstance(value, tuple) else UNKNOWN
+        if last in ("int", "str") and expr.text == last and len(args) == 1:
+            value = self.value(args[0], scope, cc, trace, depth)
+            return UNKNOWN if value is UNKNOWN else _convert(last, value)
+        if _ARCHY.search(last):
+            trace.opaque.append(expr.text)
+        return UNKNOWN
+
+    def _partial(self, expr, scope, cc, trace, depth):
+        target = self.value(expr.args[1], scope, cc, trace, depth)
+        if not isinstance(target, FuncRef):
+            return UNKNOWN
+        bound = tuple((arg.text, self.value(arg.args[0], scope, cc, trace, depth)) for arg in expr.args[2:] if arg.kind == "kw")
+        return FuncRef(target.qualname, target.bound + bound)
+
+    # ---------------------------------------------------------------- scanned functions
+
+    def _call_function(self, ref: FuncRef, args: tuple, kwargs: tuple, cc: int, trace: Trace, depth: int):
+        fn = self.index.functions.get(ref.qualname)
+        if fn is None or depth > _MAX_CALL_DEPTH * 4:
+            return UNKNOWN
+        params = fn.params[1:] if fn.cls and fn.params[:1] in (("self",), ("cls",)) else fn.params
+        bound = dict(ref.bound)
+        bound.update(zip(params, args))
+        bound.update(kwargs)
+        key = (ref.qualname, cc, _freeze(bound))
+        if key in self._memo:
+            value, arch, predicate, opaque = self._memo[key]
+        else:
+            self._memo[key] = (UNKNOWN, False, False, ("recursion",))
+            inner = Trace()
+            value = self._returns(ref.qualname, fn, tuple(sorted(bound.items(), key=str)), params, cc, inner, depth)
+            arch, predicate, opaque = inner.arch, inner.predicate, tuple(inner.opaque)
+            if arch and (isinstance(value, bool) or value is UNKNOWN):
+                predicate = True
+            self._memo[key] = (value, arch, predicate, opaque)
+        trace.arch |= arch
+        trace.predicate |= predicate
+        trace.opaque.extend(opaque)
+        return value
+
+    def _returns(self, qualname, fn, bound, params, cc, trace, depth):
+        module = self.index.module_of_path.get(fn.path, "")
+        local = qualname[len(module) + 1 :] if module else qualname
+        facts = self.index.modules.get(module)
+        if facts is None:
+            return UNKNOWN
+        unbound = tuple((p, UNKNOWN) for p in params if p not in dict(bound))
+        candidates = []
+        for ret in facts.returns:
+            if ret.function != local:
+                continue
+            scope = Scope(module, local, ret.line, bound + unbound)
+            sub = Trace()
+            reach = True
+            for cond, wanted in ret.path:
+                held = truth(self.value(cond, scope, cc, sub, depth))
+                reach = _and(reach, held if wanted or held is UNKNOWN else not held)
+                if reach is False:
+                    break
+            if reach is False:
+                continue
+            value = self.value(ret.value, scope, cc, sub, depth) if ret.value is not None else None
+            candidates.append((reach, value, sub))
+            trace.opaque.extend(sub.opaque)
+            if reach is True:
+                break
+        return _merge(candidates, trace)
+
+
+def _merge(candidates, trace: Trace):
+    """One value out of the reachable returns; returns that read the capability outrank fallbacks."""
+    if not candidates:
+        return UNKNOWN
+    if any(sub.arch for _, _, sub in candidates):
+        candidates = [c for c in candidates if c[2].arch] or candidates
+        trace.arch = True
+    for _, _, sub in candidates:
+        trace.predicate |= sub.predicate
+    values = [value for _, value, _ in candidates]
+    first = values[0]
+    if all(value == first and type(value) is type(first) for value in values):
+        return first
+    if all(isinstance(v, bool) or v is UNKNOWN for v in values):
+        return UNKNOWN
+    return UNKNOWN
+
+
+def truth(value):
+    if value is UNKNOWN or isinstance(value, (FuncRef, Props)):
+        return UNKNOWN
+    try:
+        return bool(value)
+    except Exception:
+        return UNKNOWN
+
+
+def _and(left, right):
+    if left is False or right is False:
+        return False
+    if left is UNKNOWN or right is UNKNOWN:
+        return UNKNOWN
+    return True
+
+
+def _or(left, right):
+    if left is True or right is True:
+        return True
+    if left is UNKNOWN or right is UNKNOWN:
+        return UNKNOWN
+    return False
+
+
+_COMPARES = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "in": lambda a, b: a in b, "not in": lambda a, b: a not in b, "is": operator.is_, "is not": operator.is_not,
+}
+_BINOPS = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod,
+}
+
+
+def _compare(op, left, right):
+    if left is UNKNOWN or right is UNKNOWN or isinstance(left, (FuncRef, Props)) or isinstance(right, (FuncRef, Props)):
+        return UNKNOWN
+    if op in ("in", "not in") and isinstance(right, tuple) and UNKNOWN in right:
+        return UNKNOWN
+    function = _COMPARES.get(op)
+    if function is None:
+        return UNKNOWN
+    try:
+        return bool(function(left, right))
+    except TypeError:
+        return UNKNOWN
+
+
+def _members(base, names: list[str], trace: Trace):
+    if isinstance(base, Props) and len(names) == 1 and names[0] in ("major", "minor"):
+        trace.arch = True
+        return getattr(base, names[0])
+    return UNKNOWN
+
+
+def _element(value, position: int):
+    if isinstance(value, tuple) and 0 <= position < len(value):
+        return value[position]
+    return UNKNOWN
+
+
+def _convert(kind: str, value):
+    try:
+        return int(value) if kind == "int" else str(value)
+    except (TypeError, ValueError):
+        return UNKNOWN
+
+
+def _freeze(bound: dict):
+    try:
+        frozen = tuple(sorted(bound.items(), key=lambda item: item[0]))
+        hash(frozen)
+        return frozen
+    except TypeError:
+        return tuple(sorted((key, repr(value)) for key, value in bound.items()))

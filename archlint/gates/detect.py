@@ -1,0 +1,448 @@
+"""Gates: every place Python code decides which GPU architectures a feature is built or run for,
+each reduced to the compute capabilities it admits."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from archlint.knowledge.arch import known_ccs
+from archlint.gates.capability import UNKNOWN, Evaluator, Trace
+from archlint.model.python import PyExpr
+from archlint.lang.python.expr import int_values, walk
+from archlint.model.python import Span, split_define
+from archlint.model.gates import Gate
+
+_FLAGS_CALL = "get_nvcc_flags_list"
+_DECORATORS = ("supported_compute_capability", "supported_compute_capabilities", "supported_archs", "requires_sm")
+_SUFFIX_FUNCTION = "_normalize_cuda_arch"
+_TARGET_RE = re.compile(r"(?:compute|sm)_(\d{2,3})([af]?)")
+_BARE_RE = re.compile(r"^(\d{2,3})([af]?)$")
+_DOTTED_RE = re.compile(r"(\d{1,2})\.(\d)([af]?)")
+_FLAG_HINTS = ("-gencode", "-arch", "--gpu-arch", "-code", "arch=")
+# Keywords through which a JIT spec receives its device-compiler flags.
+_CUDA_FLAG_KEYWORDS = ("extra_cuda_cflags", "nvcc_flags", "cuda_cflags")
+_MAX_FLAG_HOPS = 6
+
+
+def _gate(kind, text, path, span: Span, function, admits, exact, **extra) -> Gate:
+    fields = dict(
+        suffix="?", guards=(), sources=(), defines=(), list_span=None, majors_literal=None, unit="cc",
+    )
+    fields.update(extra)
+    return Gate(
+        f"{path}:{span.line}:{span.col}", kind, text, path, span.line, span.col, span.end_line, span.end_col,
+        function, tuple(sorted(admits)), exact, **fields,
+    )
+
+
+def find_gates(index) -> tuple[Gate, ...]:
+    ccs = known_ccs()
+    evaluator = Evaluator(index, ccs)
+    suffixes = _suffix_table(index, evaluator, ccs)
+    found: list[Gate] = []
+    for module, facts in sorted(index.modules.items()):
+        found.extend(_flag_gates(index, evaluator, module, facts, ccs, suffixes))
+        found.extend(_decorator_gates(index, evaluator, module, facts, ccs))
+        found.extend(_test_gates(index, evaluator, module, facts, ccs))
+        spec_gates, folded = _flag_list_gates(index, evaluator, module, facts, ccs)
+        found.extend(spec_gates)
+        found.extend(_build_flag_gates(index, module, facts, ccs, folded))
+    macros = arch_macros(index)
+    if macros:
+        found = [replace(gate, arch_macros=macros) for gate in found]
+    return tuple(sorted(found, key=lambda gate: (gate.path, gate.line, gate.col, gate.kind)))
+
+
+# ---------------------------------------------------------------- variant macros
+
+
+def _macro(define: str) -> str:
+    return split_define(define)[0]
+
+
+def variant_macros(index, gates) -> frozenset[str]:
+    """Macros only the specs that hold gates pass with -D (`-DFLASHINFER_MAMBA_ENABLE_SM100`): each
+    picks a variant of sources several specs build. A macro some other function passes (a flag all
+    builds get) is not one."""
+    owners = {owner for gate in gates for owner in gate.guards}
+    if not owners:
+        return frozenset()
+    passed_by: dict[str, set[str]] = {}
+    for module, facts in index.modules.items():
+        for flags in facts.flags:
+            for define in (*flags.defines, *flags.maybe_defines):
+                passed_by.setdefault(_macro(define), set()).add(index.qualify(module, flags.function))
+    return frozenset(name for name, functions in passed_by.items() if functions <= owners)
+
+
+def with_absent_variant_macros(gated: list[tuple], variants: frozenset[str]) -> list[tuple]:
+    """(gate, guarded units) pairs, each gate told which variant macros its build lacks: those the
+    specs of gates guarding some of the same sources pass and its own spec, whose flags are all read,
+    does not. They are undefined in its build."""
+    sources = [set(units.sources) for _, units in gated]
+    out = []
+    for index, (gate, units) in enumerate(gated):
+        absent: set[str] = set()
+        if gate.flags_complete and units.sources:
+            for other_index, (other, _) in enumerate(gated):
+                if other_index != index and sources[other_index] & sources[index]:
+                    absent.update(_macro(d) for d in other.defines)
+            absent = (absent & variants) - {_macro(d) for d in gate.defines}
+        out.append((replace(gate, absent_defines=tuple(sorted(absent))) if absent else gate, units))
+    return out
+
+
+# ---------------------------------------------------------------- JIT context shared by flag gates
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """What the JIT spec a gate in some function feeds builds, and with which -D flags."""
+
+    guards: tuple[str, ...]
+    sources: tuple[str, ...]
+    resolved_sources: tuple
+    defines: tuple[str, ...]
+    flags_complete: bool  # every flag list it passes is read (archlint.pyflags)
+
+    def fields(self) -> dict:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+def _context(index, module: str, function: str) -> _Spec:
+    qualname = index.qualify(module, function)
+    owners = [qualname]
+    if not index.sources(qualname):
+        owners += [caller for caller in index.callers(qualname) if index.sources(caller)]
+    resolved = tuple(source for owner in owners for source in index.sources(owner))
+    lists = [flags for owner in owners for flags in _flag_lists_of(index, module, owner)]
+    defines = tuple(dict.fromkeys(define for flags in lists for define in flags.defines))
+    guards = tuple(sorted(set(owners))) if function else ()
+    return _Spec(guards, tuple(s.ref for s in resolved), resolved, defines,
+                 bool(lists) and all(flags.complete for flags in lists))
+
+
+def _flag_lists_of(index, module: str, owner: str):
+    owner_module = index.module_of_path.get(index.functions[owner].path, module) if owner in index.functions else module
+    local = owner[len(owner_module) + 1 :]
+    return [flags for flags in index.modules[owner_module].flags if flags.function == local]
+
+
+def _suffix_table(index, evaluator: Evaluator, ccs) -> dict[int, str]:
+    """Per CC, the target suffix the project's own flag builder appends (read from its normaliser)."""
+    names = [q for q in index.functions if q.rpartition(".")[2] == _SUFFIX_FUNCTION]
+    if not names:
+        return {}
+    table = {}
+    for cc in ccs:
+        value = evaluator.call_value(sorted(names)[0], (cc // 10, cc % 10), cc, Trace())
+        minor = value[1] if isinstance(value, tuple) and len(value) == 2 else UNKNOWN
+        table[cc] = minor[-1] if isinstance(minor, str) and minor[-1:] in ("a", "f") else ("" if isinstance(minor, str) else "?")
+    return table
+
+
+def _summarise_suffix(admits, suffixes: dict[int, str]) -> tuple[str, tuple[tuple[int, str], ...]]:
+    by_cc = tuple((cc, suffixes.get(cc, "?")) for cc in admits)
+    kinds = {suffix for _, suffix in by_cc}
+    return (kinds.pop() if len(kinds) == 1 else "?"), by_cc
+
+
+# ---------------------------------------------------------------- get_nvcc_flags_list(...)
+
+
+def _flag_gates(index, evaluator, module, facts, ccs, suffixes):
+    for call in facts.calls:
+        if call.callee.rpartition(".")[2] != _FLAGS_CALL:
+            continue
+        arg = call.expr.kwarg("supported_major_versions")
+        key = "supported_major_versions"
+        if arg is None and call.expr.positional():
+            arg, key = call.expr.positional()[0], "0"
+        if arg is None or arg.kind == "none":
+            continue
+        majors, span, exact = _int_list(index, evaluator, module, call, arg, key, ccs)
+        if majors is None:
+            admits, exact = ccs, False
+        else:
+            admits = tuple(cc for cc in ccs if cc // 10 in majors)
+        suffix, by_cc = _summarise_suffix(admits, suffixes)
+        yield _gate(
+            "nvcc-flags", call.text, facts.path, call.span, _qual(index, module, call.function), admits, exact,
+            suffix=suffix, suffix_by_cc=by_cc, list_span=span, majors_literal=majors, unit="major",
+            **_context(index, module, call.function).fields(),
+        )
+
+
+def _int_list(index, evaluator, module, call, arg: PyExpr, key: str, ccs):
+    """(values, literal span in this file or None, exact) of a list argument: literal or constant."""
+    literal = int_values(arg)
+    if literal is not None:
+        span = dict(call.arg_spans).get(key)
+        return literal, _span4(span), True
+    value = evaluator.value(arg, _scope(module, call.function, call.span.line), ccs[0], Trace(), 0)
+    if isinstance(value, tuple) and value and all(isinstance(v, int) for v in value):
+        return value, _constant_span(index, module, arg), True
+    return None, None, False
+
+
+def _constant_span(index, module, arg: PyExpr):
+    names = [sub.text for sub in walk(arg) if sub.kind == "name" and "." not in sub.text]
+    for constant in index.modules[module].constants:
+        if constant.name in names and constant.span is not None:
+            return _span4(constant.span)
+    return None
+
+
+def _span4(span):
+    return (span.line, span.col, span.end_line, span.end_col) if span is not None else None
+
+
+def _scope(module, function, line):
+    from archlint.gates.capability import Scope
+
+    return Scope(module, function, line)
+
+
+def _qual(index, module, function):
+    return index.qualify(module, function) if function else ""
+
+
+# ---------------------------------------------------------------- @supported_compute_capability([...])
+
+
+def _decorator_gates(index, evaluator, module, facts, ccs):
+    for fn in facts.functions:
+        for decorator in fn.decorators:
+            if decorator.name.rpartition(".")[2] not in _DECORATORS or decorator.expr.kind != "call":
+                continue
+            args = decorator.expr.positional()
+            if not args:
+                continue
+            call_like = _CallView(decorator)
+            values, span, exact = _int_list(index, evaluator, module, call_like, args[0], "0", ccs)
+            listed = set(values or ())
+            admits = tuple(cc for cc in ccs if cc in listed) if values is not None else ccs
+            qualname = index.qualify(module, fn.qualname)
+            yield _gate(
+                "decorator", decorator.text.lstrip("@"), facts.path, decorator.span, qualname, admits,
+                exact and values is not None, guards=(qualname,), sources=tuple(s.ref for s in index.sources(qualname)),
+                resolved_sources=index.sources(qualname), majors_literal=values, unit="cc", suffix="?",
+            )
+
+
+@dataclass(frozen=True)
+class _CallView:
+    decorator: object
+
+    @property
+    def arg_spans(self):
+        return ()
+
+    @property
+    def function(self):
+        return ""
+
+    @property
+    def span(self):
+        return self.decorator.span
+
+
+# ---------------------------------------------------------------- if / assert / while conditions
+
+
+def _test_gates(index, evaluator, module, facts, ccs):
+    for test in facts.tests:
+        if not _may_touch(test.expr):
+            continue
+        table, trace = evaluator.truth_table(test.expr, module, test.function, test.span.line)
+        if not trace.arch:
+            continue
+        passing = (lambda v: v is not True) if test.exits and test.kind == "if" else (lambda v: v is not False)
+        admits = tuple(cc for cc in ccs if passing(table[cc]))
+        guarded = test.rest_calls if test.exits else test.body_calls
+        guards = tuple(sorted({g for g in (index.function_of(module, c, test.function) for c in guarded) if g}))
+        kind = "predicate-call" if trace.predicate and not _direct_capability(test.expr) else "capability-compare"
+        own = _sources_after(index, module, test) if test.exits else ()
+        yield _gate(
+            kind, test.text, facts.path, test.span, _qual(index, module, test.function), admits,
+            not trace.opaque, guards=guards, unit="cc", suffix="?",
+            sources=tuple(s.ref for s in own), resolved_sources=own,
+        )
+
+
+def _sources_after(index, module, test) -> tuple:
+    """Sources the enclosing function names after an early exit (`if cc[0] != 9: raise ...` then
+    `load_jit(cuda_files=[...])`): the rest of the function builds them under the test."""
+    if not test.function:
+        return ()
+    return tuple(s for s in index.sources(index.qualify(module, test.function)) if s.ref.line > test.span.end_line)
+
+
+def _may_touch(expr: PyExpr) -> bool:
+    return any(sub.kind in ("call", "name", "attr") for sub in walk(expr))
+
+
+def _direct_capability(expr: PyExpr) -> bool:
+    return any(sub.kind == "call" and sub.text.endswith(("get_device_capability", "get_compute_capability")) for sub in walk(expr))
+
+
+# ---------------------------------------------------------------- arch strings in build flags
+
+
+def parse_arch_string(value: str, context: str) -> tuple[tuple[int, str], ...]:
+    """(cc, suffix) pairs an nvcc flag or arch-list string names; () when it is not a build flag."""
+    flagged = any(hint in value for hint in _FLAG_HINTS)
+    listed = "ARCH_LIST" in context or "ARCH_LIST" in value
+    flag_list = any(word in context for word in ("cflags", "flags", "nvcc", "cuda_archs", "arch_list"))
+    if "dict-key" in context:
+        return ()
+    if flagged:
+        found = _TARGET_RE.findall(value)
+    elif listed:
+        found = [(f"{major}{minor}", suffix) for major, minor, suffix in _DOTTED_RE.findall(value)]
+    elif flag_list:
+        match = _BARE_RE.match(value) or _TARGET_RE.fullmatch(value)
+        if match is None:
+            return ()
+        found = [match.groups()]
+    else:
+        return ()
+    return tuple(dict.fromkeys((int(cc), suffix) for cc, suffix in found))
+
+
+def _build_flag_gates(index, module, facts, ccs, folded=frozenset()):
+    for item in facts.arch_strings:
+        if (item.function, item.value) in folded:
+            continue
+        targets = parse_arch_string(item.value, item.context)
+        if not targets:
+            continue
+        admits = tuple(sorted({cc for cc, _ in targets if cc in ccs}))
+        suffixes = {suffix for _, suffix in targets}
+        yield _gate(
+            "build-flags", item.value, facts.path, item.span, _qual(index, module, item.function), admits,
+            all(cc in ccs for cc, _ in targets), suffix=suffixes.pop() if len(suffixes) == 1 else "?",
+            suffix_by_cc=tuple((cc, s) for cc, s in targets if cc in ccs), unit="cc",
+            **_context(index, module, item.function).fields(),
+        )
+
+
+# ---------------------------------------------------------------- a spec's whole flag list
+
+
+@dataclass(frozen=True)
+class FlagSet:
+    """The targets a flag-list expression passes: always, or only under a condition not decided here."""
+
+    sure: frozenset = frozenset()  # (cc, suffix)
+    maybe: frozenset = frozenset()
+    strings: frozenset = frozenset()  # the literal values read
+    opaque: bool = False  # some part could not be read: other targets may be passed too
+    nvcc_call: bool = False  # holds a get_nvcc_flags_list(...) call, itself the gate
+
+    def __or__(self, other: "FlagSet") -> "FlagSet":
+        return FlagSet(self.sure | other.sure, (self.maybe | other.maybe) - self.sure - other.sure,
+                       self.strings | other.strings, self.opaque or other.opaque, self.nvcc_call or other.nvcc_call)
+
+
+def flag_set(index, evaluator, expr: PyExpr, scope, hops: int = 0) -> FlagSet:
+    """Read a flag-list expression: literals, `+`, `a if test else b`, names bound to such lists."""
+    kind = expr.kind
+    if kind == "str":
+        return FlagSet(sure=frozenset(parse_arch_string(expr.text, "flags")), strings=frozenset((expr.text,)))
+    if kind == "seq" or (kind == "binop" and expr.text == "+"):
+        out = FlagSet()
+        for item in expr.args:
+            out = out | flag_set(index, evaluator, item, scope, hops)
+        return out
+    if kind == "cond":
+        return _flag_branches(index, evaluator, expr, scope, hops)
+    if kind == "name" and hops < _MAX_FLAG_HOPS:
+        found = index.assign_of(scope.module, expr.text, scope.function, scope.line)
+        if found is not None and not found[1].unpack:
+            owner, assign = found
+            return flag_set(index, evaluator, assign.value, _scope(owner, assign.function, assign.line), hops + 1)
+    if kind == "call" and expr.text.rpartition(".")[2] == _FLAGS_CALL:
+        return FlagSet(nvcc_call=True)
+    return FlagSet(opaque=True)
+
+
+def _flag_branches(index, evaluator, expr: PyExpr, scope, hops: int) -> FlagSet:
+    then, test, other = expr.args
+    chosen = evaluator.value(test, scope, evaluator.ccs[0], Trace(), 0)
+    if chosen is True or chosen is False:
+        return flag_set(index, evaluator, then if chosen else other, scope, hops)
+    a, b = flag_set(index, evaluator, then, scope, hops), flag_set(index, evaluator, other, scope, hops)
+    sure = a.sure & b.sure
+    return FlagSet(sure, (a.sure | a.maybe | b.sure | b.maybe) - sure, a.strings | b.strings,
+                   a.opaque or b.opaque, a.nvcc_call or b.nvcc_call)
+
+
+def _flag_list_gates(index, evaluator, module, facts, ccs):
+    """One gate per JIT spec whose flag list names its targets directly (FlashInfer's
+    `sm100a_nvcc_flags + ["-gencode=...sm_103a"] + ([...sm_107a] if new_toolkit else [])`).
+
+    A target passed only under an undecided condition counts as admitted: the gate does not
+    surely exclude it. Targets the knowledge base does not know (sm_107a) cannot be judged and
+    do not make the exclusion of known ones approximate. Returns the gates and the
+    (function, literal) pairs folded into them, which are not gates of their own.
+    """
+    gates, folded = [], set()
+    for call in facts.calls:
+        for keyword, value in call.kwargs().items():
+            if keyword not in _CUDA_FLAG_KEYWORDS:
+                continue
+            flags = flag_set(index, evaluator, value, _scope(module, call.function, call.span.line))
+            targets = flags.sure | flags.maybe
+            if flags.nvcc_call or not targets:
+                continue
+            folded.update((call.function, text) for text in flags.strings)
+            known = sorted((cc, suffix) for cc, suffix in targets if cc in ccs)
+            suffixes = {suffix for _, suffix in known}
+            gates.append(_gate(
+                "build-flags", call.text, facts.path, call.span, _qual(index, module, call.function),
+                {cc for cc, _ in known}, not flags.opaque, suffix=suffixes.pop() if len(suffixes) == 1 else "?",
+                suffix_by_cc=tuple(known), unit="cc", **_context(index, module, call.function).fields(),
+            ))
+    return gates, frozenset(folded)
+
+
+# ---------------------------------------------------------------- -D flags that carry the target
+
+
+_DEFINE_HOLE_RE = re.compile(r"^-D([A-Za-z_]\w*)=\{\}$")
+
+
+def arch_macros(index) -> tuple[str, ...]:
+    """Macros the project's flag code defines to the target's `__CUDA_ARCH__` value, such as
+    SGLang's `f"-DSGL_CUDA_ARCH={self.major * 100 + self.minor * 10}"`: every build it makes
+    gets them, so each target's view of the sources may read them as that target's number."""
+    names = set()
+    for facts in index.modules.values():
+        for ret in facts.returns:
+            value = ret.value
+            match = _DEFINE_HOLE_RE.match(value.text) if value is not None and value.kind == "fstr" else None
+            if match and len(value.args) == 1 and _is_cuda_arch_formula(value.args[0]):
+                names.add(match.group(1))
+    return tuple(sorted(names))
+
+
+def _is_cuda_arch_formula(expr: PyExpr) -> bool:
+    samples = ((8, 0), (8, 9), (9, 0), (12, 1))
+    return all(_arch_formula(expr, major, minor) == major * 100 + minor * 10 for major, minor in samples)
+
+
+def _arch_formula(expr: PyExpr, major: int, minor: int):
+    """The value of an arithmetic expression over names ending in `major` / `minor`, else None."""
+    if expr.kind == "int":
+        return expr.value
+    if expr.kind == "name":
+        last = expr.text.rpartition(".")[2]
+        return {"major": major, "minor": minor}.get(last)
+    if expr.kind == "binop" and expr.text in ("+", "*") and len(expr.args) == 2:
+        left, right = (_arch_formula(arg, major, minor) for arg in expr.args)
+        if left is None or right is None:
+            return None
+        return left + right if expr.text == "+" else left * right
+    return None

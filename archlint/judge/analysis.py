@@ -1,0 +1,422 @@
+"""What a set of translation units means for one target: blockers, possible blockers, empty kernels.
+
+Used by gate verdicts (the units a gate guards, for each target it excludes or admits) and by
+the file-level AL2xx checks. Works on linked facts only; never reads a file.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field, replace
+
+from archlint.knowledge.arch import Target
+from archlint.lang.cpp.directives import guard_chain
+from archlint.lang.cpp.evaluate import Evaluator, Value
+from archlint.lang.cpp.expr import render
+from archlint.knowledge.kb import KnowledgeBase
+from archlint.link.cuda import CudaIndex
+from archlint.judge.reach import Unreached, unreached_declarations
+from archlint.judge.asserts import assert_hits
+from archlint.model.cexpr import Binary, Expr
+from archlint.model.cuda import CudaFacts, Function, Region, SmemRequest, Construct
+from archlint.model.findings import Evidence, Location
+
+HOST_SMEM_KINDS = ("dynamic-attr", "launch")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One reason a unit matters for a target, with the chain that leads to it."""
+
+    kind: str  # 'instruction' | 'assert' | 'smem' | 'empty-kernel' | 'trap-kernel' | 'trap-call' | 'unresolved'
+    location: Location
+    message: str
+    chain: tuple[Evidence, ...]
+    certain: bool  # False: compiled only under a condition archlint could not decide
+
+
+@dataclass(frozen=True)
+class Analysis:
+    target: Target
+    blockers: tuple[Hit, ...] = ()
+    possible: tuple[Hit, ...] = ()
+    empty: tuple[Hit, ...] = ()
+    unresolved: tuple[Hit, ...] = ()
+    units: int = 0
+    reached: frozenset[tuple[str, str]] = frozenset()  # (path, qualname) compiled into the units
+    kernels: int = 0  # reached kernels compiled for the target
+    assumed: tuple[Hit, ...] = ()  # what a POLICY verdict takes as read: template code filled in from the Python
+
+
+@dataclass
+class TargetView:
+    """Evaluation of regions for one target over the linked facts (memoised)."""
+
+    index: CudaIndex
+    kb: KnowledgeBase
+    target: Target
+    defines: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.device = Evaluator(self.target, self.index.bindings, self.defines)
+        self.host = Evaluator(None, self.index.bindings, self.defines)
+        self._memo: dict[tuple[str, int, bool], Value] = {}
+        self.units: dict[tuple, object] = {}
+
+    def truth(self, path: str, region: int, host: bool = False) -> Value:
+        key = (path, region, host)
+        if key not in self._memo:
+            facts = self.index.files[path]
+            evaluator = self.host if host else self.device
+            self._memo[key] = evaluator.all_true(guard_chain(facts.regions, region)) if region >= 0 else 1
+        return self._memo[key]
+
+    def why_false(self, path: str, region: int) -> str:
+        """The first enclosing condition that is false for this target, rendered for evidence."""
+        facts = self.index.files[path]
+        current = region
+        while current >= 0:
+            reg = facts.regions[current]
+            if self.device.truth(reg.cond) == 0:
+                return f"{_directive_text(reg)}: {_false_conjunct(self.device, reg.cond)} is false for {self.target} (__CUDA_ARCH__ = {self.target.cuda_arch})"
+            current = reg.parent
+        return f"compiled out for {self.target}"
+
+    # -------------------------------------------------------------- translation units
+
+    def closure(self, source: str) -> dict[str, tuple[str, int] | None]:
+        """Files a unit compiles for this target: path -> (including file, line), source -> None."""
+        parents: dict[str, tuple[str, int] | None] = {source: None}
+        queue = deque([source])
+        while queue:
+            path = queue.popleft()
+            for resolved in self.index.resolved(path):
+                if resolved.target is None or resolved.target in parents:
+                    continue
+                if self.truth(path, resolved.include.region) == 0 and self.truth(path, resolved.include.region, host=True) == 0:
+                    continue
+                parents[resolved.target] = (path, resolved.include.line)
+                queue.append(resolved.target)
+        return parents
+
+    def reachable(self, source: str, files: set[str], sure: bool = False) -> set[tuple[str, str]]:
+        """(path, qualname) of functions reachable by name from the unit's own functions; with `sure`,
+        only through calls whose condition surely holds for the target."""
+        unit = self.index.files[source]
+        # A non-template kernel is emitted wherever its header is included, called or not. Device
+        # functions are emitted only where live code calls them (whole-program compilation drops the
+        # rest), so they start nothing, even in the unit's own file.
+        device_code = _device_code(unit)
+        device_names = {qualname.rpartition("::")[2] for qualname in device_code}
+        # A template that instantiates a kernel named at render time may instantiate any of them.
+        any_kernel = any(hole.kind == "kernel" for hole in unit.template_holes)
+        start = [(source, f) for f in unit.functions if f.qualname not in device_code] + [
+            (path, f) for path in sorted(files) if path != source
+            for f in self.index.files[path].functions if f.kind == "global" and (any_kernel or not f.template)
+        ]
+        seen = {(path, f.qualname) for path, f in start}
+        queue = deque([(source, None)] + start)
+        while queue:
+            caller, function = queue.popleft()
+            calls = unit.calls if function is None else function.calls
+            live = tuple(name for name, region in calls if region < 0 or self._live(caller, region, sure))
+            if function is None:  # the file's own call list also holds each definition's name
+                live = tuple(name for name in live if name not in device_names)
+            for name in self.index.expand(live):
+                for path, callee in self.index.functions_by_name.get(name, ()):
+                    key = (path, callee.qualname)
+                    if path in files and key not in seen:
+                        seen.add(key)
+                        queue.append((path, callee))
+        return seen
+
+    def _live(self, path: str, region: int, sure: bool) -> bool:
+        states = (self.truth(path, region), self.truth(path, region, host=True))
+        return 1 in states if sure else any(state != 0 for state in states)
+
+
+def _device_code(facts: CudaFacts) -> frozenset[str]:
+    """Functions that are device code and not kernels: declared `__device__`, or holding inline PTX
+    (which only device code can), as when the qualifier hides in a macro (SGLang's `SGL_DEVICE`)."""
+    with_ptx = {c.function for c in facts.constructs if c.kind == "ptx" and c.function}
+    return frozenset(f.qualname for f in facts.functions
+                     if f.kind == "device" or (f.kind == "host" and f.qualname in with_ptx))
+
+
+@dataclass(frozen=True)
+class _UnitHits:
+    """What one translation unit means for one target, before the gate's own evidence is prepended."""
+
+    blockers: tuple[Hit, ...]
+    possible: tuple[Hit, ...]
+    empty: tuple[Hit, ...]
+    unresolved: tuple[Hit, ...]
+    reached: frozenset[tuple[str, str]]
+    kernels: int  # reached kernels compiled for the target
+    assumed: tuple[Hit, ...] = ()
+
+
+def view_for(index: CudaIndex, kb: KnowledgeBase, target: Target, defines: dict | None = None) -> TargetView:
+    """One evaluation view per (target, -D set), shared by every gate of the scan."""
+    key = (target, tuple(sorted((k, id(v) if not isinstance(v, int) else v) for k, v in (defines or {}).items())))
+    views = index.views
+    if key not in views:
+        views[key] = TargetView(index, kb, target, dict(defines or {}))
+    return views[key]
+
+
+def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[TargetView, ...], head: tuple[Evidence, ...]) -> Analysis:
+    parts = [unit_hits(view, source, references) for source in sources if source in view.index.files]
+
+    def joined(field: str) -> tuple[Hit, ...]:
+        # Only the first hit of a kind becomes evidence, so only it gets the gate's hops.
+        lists = [getattr(part, field) for part in parts if getattr(part, field)]
+        hits = lists[0] if len(lists) == 1 else _dedupe([hit for hits in lists for hit in hits])
+        return (replace(hits[0], chain=head + hits[0].chain), *hits[1:]) if hits else ()
+
+    reached = frozenset().union(*(part.reached for part in parts)) if parts else frozenset()
+    return Analysis(view.target, joined("blockers"), joined("possible"), joined("empty"), joined("unresolved"),
+                    len(sources), reached, sum(part.kernels for part in parts), joined("assumed"))
+
+
+def unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]) -> _UnitHits:
+    """Memoised per (target view, source, reference builds): gates sharing units share the work."""
+    key = (source, tuple(ref.target for ref in references))
+    cached = view.units.get(key)
+    if cached is None:
+        cached = view.units[key] = _unit_hits(view, source, references)
+    return cached
+
+
+def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]) -> _UnitHits:
+    blockers: list[Hit] = []
+    possible: list[Hit] = []
+    empty: list[Hit] = []
+    unresolved: list[Hit] = []
+    assumed: list[Hit] = []
+    parents = view.closure(source)
+    files = set(parents)
+    reached = view.reachable(source, files)
+    surely = view.reachable(source, files, sure=True)
+    unreached = _unreached(view.index, source, files)
+    constants = {c.name: c for path in sorted(files) for c in view.index.files[path].arch_constants}
+
+    def compiled_in(path: str):
+        """Whether the unit can compile a site: its function is reached, or, outside tracked
+        functions, it lies in no template or specialisation that nothing the unit compiles names."""
+        return lambda site: ((path, site.function) in reached if site.function
+                             else not unreached.covers(path, site.line, site.col))
+
+    kernels = 0
+    for path in sorted(files):
+        facts = view.index.files[path]
+        chain = _include_chain(parents, path)
+        compiled = compiled_in(path)
+        _unresolved_includes(view, facts, chain, unresolved)
+        _code_holes(facts, chain, unresolved, assumed)
+        for construct in facts.constructs:
+            if compiled(construct):
+                _judge_construct(view, facts, construct, (reached, surely), source, chain, blockers, possible)
+        for request in facts.smem:
+            _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
+        for location, message in assert_hits(view, facts, constants, references, compiled):
+            possible.append(Hit("assert", location, message, chain + (Evidence(location, message),), False))
+        for function in facts.functions:
+            if (path, function.qualname) not in reached:
+                continue
+            if function.kind == "global":
+                kernels += view.truth(path, function.region) != 0
+                hit = empty_kernel(view, facts, function, references, chain)
+                if hit is not None:
+                    empty.append(hit)
+            elif function.body:
+                hit = fallback_trap(view, facts, function, references, chain, (path, function.qualname) in surely)
+                if hit is not None:
+                    (empty if hit.certain else possible).append(hit)
+    return _UnitHits(_dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved),
+                     frozenset(reached) | {(path, "") for path in files}, kernels, _dedupe(assumed))
+
+
+def _unreached(index: CudaIndex, source: str, files: set[str]) -> Unreached:
+    key = (source, frozenset(files))
+    if key not in index.reach:
+        index.reach[key] = unreached_declarations(index.files, source, sorted(files))
+    return index.reach[key]
+
+
+def _include_chain(parents: dict[str, tuple[str, int] | None], path: str) -> tuple[Evidence, ...]:
+    hops: list[Evidence] = []
+    current = path
+    while parents.get(current) is not None:
+        parent, line = parents[current]
+        hops.append(Evidence(Location(parent, line), f"includes {current}"))
+        current = parent
+    hops.append(Evidence(Location(current, 1), f"compiles {current}"))
+    return tuple(reversed(hops))
+
+
+def _unresolved_includes(view: TargetView, facts: CudaFacts, chain, out: list[Hit]) -> None:
+    for resolved in view.index.resolved(facts.path):
+        if resolved.target is None and not resolved.external and view.truth(facts.path, resolved.include.region) != 0:
+            location = Location(facts.path, resolved.include.line)
+            out.append(Hit("unresolved", location, f"#include \"{resolved.include.target}\" not found in the scanned trees", chain, False))
+
+
+def _code_holes(facts: CudaFacts, chain, unresolved: list[Hit], assumed: list[Hit]) -> None:
+    for hole in facts.template_holes:
+        if hole.kind not in ("code", "filled"):
+            continue
+        location = Location(facts.path, hole.line)
+        placeholder = f"template placeholder `{{{{ {hole.name} }}}}`"
+        if hole.kind == "filled":
+            message = f"{placeholder} {hole.why}"
+            assumed.append(Hit("assumed", location, message, chain + (Evidence(location, message),), True))
+        else:
+            message = f"{placeholder} stands for code the JIT renders in" + (f" ({hole.why})" if hole.why else "")
+            unresolved.append(Hit("unresolved", location, message, chain, False))
+
+
+def emits_instruction(construct: Construct) -> bool:
+    """False for a CuTe/CUTLASS atom's type name, and for anything in an `if constexpr` branch: each
+    needs its instruction only where a template is instantiated a certain way, which a name-based
+    call graph cannot tell (UNKNOWN at most, never AL201)."""
+    return construct.kind != "tag" and not construct.in_constexpr_branch
+
+
+_REQUIREMENTS: dict[tuple[int, str, str], object] = {}
+
+
+def requirement_for(kb: KnowledgeBase, construct: Construct):
+    """The KB row a construct needs (memoised: the same opcodes recur millions of times in CUTLASS)."""
+    key = (id(kb), construct.kind, construct.name)
+    if key not in _REQUIREMENTS:
+        is_ptx = construct.kind == "ptx"
+        _REQUIREMENTS[key] = kb.match_ptx(construct.name) if is_ptx else kb.match_identifier(construct.name)
+    return _REQUIREMENTS[key]
+
+
+def _judge_construct(view, facts, construct: Construct, reach, source, chain, blockers, possible) -> None:
+    """A construct at a site the unit compiles. `reach`: the functions compiled for the target, and
+    those compiled whatever undecided conditions say; an instruction reached only through an
+    undecided call is a possible blocker."""
+    reached, surely = reach
+    requirement = requirement_for(view.kb, construct)
+    if requirement is None or requirement.supports(view.target) or _shadowed(view, construct, reached):
+        return
+    state = view.truth(facts.path, construct.region)
+    if state == 0:
+        return
+    location = Location(facts.path, construct.line, construct.col)
+    where = f" in `{construct.function.split('::')[-1]}`" if construct.function else " (file scope, e.g. a macro body)"
+    if construct.in_constexpr_branch:
+        where += " (in an `if constexpr` branch: compiled only for the template arguments that take it)"
+    message = f"`{construct.name}`{where} {requirement.describe()}; {view.target} lacks it [{requirement.id}]"
+    sure_site = (facts.path, construct.function) in surely if construct.function else facts.path == source
+    certain = state == 1 and sure_site and emits_instruction(construct)
+    hit = Hit("instruction", location, message, chain + (Evidence(location, message),), certain)
+    (blockers if certain else possible).append(hit)
+
+
+def _shadowed(view, construct: Construct, reached) -> bool:
+    """A library function's name that the unit defines and compiles itself (TensorRT-LLM's own guarded
+    `cp_async_bulk_commit_group`): the call goes to that definition, judged through the call graph."""
+    if construct.kind != "intrinsic":
+        return False
+    name = construct.name.rsplit("::", 1)[-1]
+    return any((path, function.qualname) in reached for path, function in view.index.functions_by_name.get(name, ()))
+
+
+def smem_limit(kb: KnowledgeBase, target: Target, request: SmemRequest) -> int:
+    profile = kb.profile(target.cc)
+    if request.kind == "static" and target.suffix != "a":
+        return profile.smem_per_block  # ptxas's static limit off `a` targets (FACTS.md, static smem)
+    return profile.smem_per_block_optin
+
+
+def _judge_smem(view, facts, request: SmemRequest, reached, source, chain, blockers, possible) -> None:
+    if request.nbytes is None or request.nbytes <= smem_limit(view.kb, view.target, request):
+        return
+    if request.function and (facts.path, request.function) not in reached:
+        return
+    state = view.truth(facts.path, request.region, host=request.kind in HOST_SMEM_KINDS)
+    if state == 0:
+        return
+    limit = smem_limit(view.kb, view.target, request)
+    location = Location(facts.path, request.line, request.col)
+    message = f"shared memory request of {request.nbytes:,} bytes ({request.text}) exceeds {view.target}'s limit of {limit:,} bytes"
+    hit = Hit("smem", location, message, chain + (Evidence(location, message),), state == 1)
+    (blockers if state == 1 else possible).append(hit)
+
+
+def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, references: tuple[TargetView, ...] = (), chain=()) -> Hit | None:
+    """A kernel that compiles for the target with no code left in its body (or only a trap)."""
+    if not function.body or view.truth(facts.path, function.region) == 0:
+        return None
+    live = [line for line in function.body if view.truth(facts.path, line.region) != 0]
+    fallback_trap = any(line.trap and _in_arch_fallback(facts, line.region, function.region) for line in live)
+    if any(not line.trap for line in live) and not fallback_trap:
+        return None
+    code = [line for line in function.body if not line.trap]
+    if references and not any(ref.truth(facts.path, line.region) != 0 for ref in references for line in code):
+        return None  # empty on every admitted build too: not what the gate decides
+    dropped = [line.region for line in code if line.region >= 0 and view.truth(facts.path, line.region) == 0]
+    region = facts.regions[dropped[0]] if dropped else None
+    kind = "trap-kernel" if live else "empty-kernel"
+    where = Location(facts.path, region.line if region else function.line)
+    reason = view.why_false(facts.path, region.index) if region else "no code left"
+    what = "only traps" if live else "compiles to an empty body"
+    message = f"kernel `{function.name}` (line {function.line}) {what} for {view.target}: {reason}"
+    return Hit(kind, where, message, tuple(chain) + (Evidence(Location(facts.path, function.line, function.col), f"kernel `{function.name}`"), Evidence(where, message)), True)
+
+
+def fallback_trap(view: TargetView, facts: CudaFacts, function: Function, references: tuple[TargetView, ...],
+                  chain, surely_reached: bool) -> Hit | None:
+    """A device function whose arch `#else` traps for the target while an admitted build compiles its
+    real branch (FlashInfer's `fp32_vec_to_e2m1`: `cvt ... e2m1x2` from 10.0 on, `__trap()` below):
+    every kernel that calls it builds with a body and traps when it gets there."""
+    if view.truth(facts.path, function.region) == 0:
+        return None
+    traps = [line for line in function.body if line.trap and _in_arch_fallback(facts, line.region, function.region)
+             and view.truth(facts.path, line.region) != 0]
+    if references:
+        traps = [line for line in traps if any(ref.truth(facts.path, line.region) == 0 for ref in references)]
+    if not traps:
+        return None
+    region = facts.regions[traps[0].region]
+    where = Location(facts.path, region.line)
+    message = (f"`{function.name}` (line {function.line}) traps for {view.target}: its "
+               f"{_directive_text(region)} branch is compiled here, where an admitted build compiles the real one; "
+               "kernels that call it trap when they get there")
+    certain = surely_reached and view.truth(facts.path, traps[0].region) == 1
+    hops = (Evidence(Location(facts.path, function.line, function.col), f"`{function.name}` is called from a kernel"),
+            Evidence(where, message))
+    return Hit("trap-call", where, message, tuple(chain) + hops, certain)
+
+
+def _in_arch_fallback(facts: CudaFacts, region: int, stop: int) -> bool:
+    """Inside the `#else`/`#elif` of an arch conditional within the kernel: the kernel's
+    fallback for targets the real body is not compiled for (xqa's `#else asm("trap;")`)."""
+    while region >= 0 and region != stop:
+        current = facts.regions[region]
+        if current.directive in ("else", "elif") and "__CUDA_ARCH" in render(current.cond):
+            return True
+        region = current.parent
+    return False
+
+
+def _directive_text(region: Region) -> str:
+    return f"line {region.line} `{region.text}`"
+
+
+def _false_conjunct(evaluator: Evaluator, expr: Expr) -> str:
+    """The smallest `&&` operand that is false, so evidence names `__CUDA_ARCH__ < 1200`, not the whole line."""
+    while isinstance(expr, Binary) and expr.op == "&&":
+        expr = expr.left if evaluator.truth(expr.left) == 0 else expr.right
+    return f"`{render(expr)}`"
+
+
+def _dedupe(hits: list[Hit]) -> tuple[Hit, ...]:
+    unique: dict[tuple, Hit] = {}
+    for hit in hits:
+        unique.setdefault((hit.kind, hit.location, hit.message), hit)
+    return tuple(sorted(unique.values(), key=lambda h: (h.location.path, h.location.line, h.location.col, h.message)))

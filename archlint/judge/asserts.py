@@ -1,0 +1,106 @@
+"""Whether a `static_assert` the unit compiles can fail on the target: a possible blocker when the
+target gives a constant it tests a value no admitted build has."""
+
+from __future__ import annotations
+
+import re
+from itertools import product
+from archlint.knowledge.arch import ARCH_MACRO_RE
+from archlint.lang.cpp.evaluate import Evaluator
+from archlint.lang.cpp.expr import render
+
+from archlint.model.cuda import ArchConstant
+from archlint.model.cexpr import Defined, MacroCall, Name, Opaque
+from archlint.model.findings import Location
+from archlint.lang.cpp.evaluate import NOT_PASSED, TOOLKIT_MACROS
+
+
+_NAME_RE = re.compile(rb"[A-Za-z_]\w*")
+_MAX_FREE = 2  # macros compared under every way of passing them (3 ** 2 evaluations per build)
+
+
+def assert_hits(view, facts, constants: dict, references, compiled) -> list[tuple[Location, str]]:
+    """(location, message) of each assertion in `facts` compiled for the view's target that tests a
+    constant whose value there may be one no admitted build has. `constants`: name ->
+    ArchConstant of the unit's files; `compiled(assertion)`: whether the unit compiles its site."""
+    hits = []
+    for assertion in facts.static_asserts:
+        tested = [constants[name] for name in assertion.names if name in constants]
+        if not tested or view.truth(facts.path, assertion.region) == 0 or not compiled(assertion):
+            continue
+        for constant in tested:
+            here = view.device.value(constant.value)
+            admitted = {ref.device.value(constant.value) for ref in references}
+            if not admitted or _as_on_an_admitted_build(view, references, constant, here, admitted):
+                continue
+            shown = "unknown" if here is None else str(here)
+            others = ", ".join(sorted("unknown" if v is None else str(v) for v in admitted))
+            message = (f"`static_assert` tests `{constant.name}` (= {render(constant.value)}), which is {shown} for "
+                       f"{view.target} and {others} on the admitted builds: the assertion may fail here")
+            hits.append((Location(facts.path, assertion.line, assertion.col), message))
+            break
+    return hits
+
+
+def _as_on_an_admitted_build(view, references, constant: ArchConstant, here, admitted: set) -> bool:
+    """Whether the constant has, on the target, the value it has on some admitted build: the
+    assertion then holds here as it does there (what else it tests does not change with the target).
+
+    Unknown values are settled where they can be: a value unknown everywhere and not made of arch
+    macros says nothing about the target; one made unknown by macros that nothing scanned defines
+    and no build sets per target (SGLang's `USE_ROCM`, undecided in every build alike) is compared
+    under each way those macros could be passed, the same way on every build."""
+    if here is not None:
+        return here in admitted
+    names, arch = _expansion(view, references, constant)
+    if admitted == {None} and not arch:
+        return True
+    free = sorted(name for name in names if _is_free(view, references, name))
+    if not free or len(free) > _MAX_FREE:
+        return False
+    for assignment in product((NOT_PASSED, 0, 1), repeat=len(free)):
+        passed = dict(zip(free, assignment))
+        target, *builds = (Evaluator(build.target, build.index.bindings, {**build.defines, **passed}).value(constant.value)
+                           for build in (view, *references))
+        if target is None or target not in builds:
+            return False
+    return True
+
+
+def _is_free(view, references, name: str) -> bool:
+    """A macro nothing scanned defines, that no build is given, that nvcc does not own."""
+    return not (name in view.index.bindings or ARCH_MACRO_RE.match(name) or name in TOOLKIT_MACROS
+                or any(name in build.defines for build in (view, *references)))
+
+
+def _expansion(view, references, constant: ArchConstant) -> tuple[set[str], bool]:
+    """The names the constant's initializer spells with the scanned macro definitions expanded, and
+    whether one is `__CUDA_ARCH__` (or kin) or a macro each build sets to its own target."""
+    per_target = {name for name, value in view.defines.items()
+                  if any(ref.defines.get(name) != value for ref in references)}
+    bindings = view.index.bindings
+    seen: set[str] = set()
+    arch = False
+    todo = list(_expr_names(constant.value))
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        arch = arch or bool(ARCH_MACRO_RE.match(name)) or name in per_target
+        for binding in bindings.get(name, ()):
+            todo.extend(n.decode() for n in _NAME_RE.findall(binding.value.encode()))
+            for condition in binding.guard:
+                todo.extend(_expr_names(condition))
+    return seen, arch
+
+
+def _expr_names(expr) -> list[str]:
+    if isinstance(expr, Opaque):
+        return [n.decode() for n in _NAME_RE.findall(expr.text.encode())]
+    names = [expr.name] if isinstance(expr, (Name, Defined, MacroCall)) else []
+    for child in vars(expr).values():
+        for item in child if isinstance(child, tuple) else (child,):
+            if not isinstance(item, (str, int)) and item is not None:
+                names += _expr_names(item)
+    return names

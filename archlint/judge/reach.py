@@ -1,0 +1,86 @@
+"""Declaration reach: which namespace-scope definitions a translation unit can compile.
+
+A template, or a specialisation of one, is compiled into a unit only if the unit names it. From
+what is compiled whatever happens (the unit's own file, code outside definitions, plain kernels,
+macro bodies), follow the names: a definition is reached when one of its names is named by
+reached code and, for a specialisation, when every type its arguments spell is named too
+(`CollectiveBuilder<arch::Sm120, ...>` needs `Sm120`). Everything a reached definition spells is
+named in turn. Regions are ignored and every spelling counts, so the reach is an
+over-approximation: a definition outside it is one the unit cannot compile.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import defaultdict, deque
+from dataclasses import dataclass
+
+from archlint.model.cuda import Declaration
+
+
+@dataclass(frozen=True)
+class Unreached:
+    """The definitions of each file a unit cannot compile, as (start, end) spans by file."""
+
+    spans: dict[str, tuple[tuple[tuple[int, int], tuple[int, int]], ...]]
+
+    def covers(self, path: str, line: int, col: int) -> bool:
+        spans = self.spans.get(path)
+        if not spans:
+            return False
+        index = bisect_right(spans, ((line, col), (1 << 30, 0))) - 1
+        return index >= 0 and spans[index][0] <= (line, col) <= spans[index][1]
+
+
+def unreached_declarations(files: dict, source: str, closure) -> Unreached:
+    """`files`: path -> CudaFacts; `closure`: the paths the unit compiles, `source` among them."""
+    by_name: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    named: set[str] = set()
+    queue: deque[str] = deque()
+
+    def name(names) -> None:
+        for each in names:
+            if each not in named:
+                named.add(each)
+                queue.append(each)
+
+    declarations: dict[str, tuple[Declaration, ...]] = {}
+    for path in closure:
+        found = files[path].declarations
+        name(found.loose)
+        if path == source:  # the unit's own file is compiled as a whole
+            for item in found.items:
+                name(item.uses)
+            continue
+        declarations[path] = found.items
+        for number, item in enumerate(found.items):
+            for each in item.names:
+                by_name[each].append((path, number))
+
+    reached: set[tuple[str, int]] = set()
+    waiting: dict[str, list[tuple[str, int]]] = defaultdict(list)
+
+    def consider(key: tuple[str, int]) -> None:
+        if key in reached:
+            return
+        item = declarations[key[0]][key[1]]
+        unmet = next((clause for clause in item.keys if not any(name in named for name in clause)), None)
+        if unmet is not None:
+            for each in unmet:
+                waiting[each].append(key)
+            return
+        reached.add(key)
+        name(item.uses)
+
+    while queue:
+        current = queue.popleft()
+        for key in by_name.get(current, ()):
+            consider(key)
+        for key in waiting.pop(current, ()):
+            consider(key)
+    spans = {}
+    for path, items in declarations.items():
+        out = sorted((item.start, item.end) for number, item in enumerate(items) if (path, number) not in reached)
+        if out:
+            spans[path] = tuple(out)
+    return Unreached(spans)

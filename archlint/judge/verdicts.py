@@ -1,0 +1,204 @@
+"""Verdicts for Python gates: for each target a gate excludes, POLICY, GENUINE, EMPTY or UNKNOWN.
+
+A false POLICY (telling someone to widen a gate that then fails to build or silently computes
+nothing) is the costliest mistake, so POLICY needs positive evidence: guarded sources found,
+every include inside the scanned trees resolved, no blocker, no possible blocker.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from archlint.judge.analysis import Analysis, analyze_units, view_for
+from archlint.knowledge.arch import Target, known_ccs
+from archlint.model.gates import TargetVerdict
+from archlint.model.findings import Evidence, Location, Verdict
+
+_MAX_CALL_DEPTH = 8
+# A function called by this many source-naming functions is build machinery shared by all of them.
+_MACHINERY_CALLERS = 5
+
+
+@dataclass(frozen=True)
+class GuardedUnits:
+    sources: tuple[str, ...]  # root-relative CUDA files the gate's builds compile
+    unresolved: tuple[str, ...]  # source references that could not be resolved, as written
+    evidence: dict  # source path -> evidence hops from the gate to it
+
+
+def gate_location(gate) -> Location:
+    return Location(gate.path, gate.line, gate.col, gate.end_line, gate.end_col)
+
+
+def guarded_units(pyindex, gate) -> GuardedUnits:
+    """The CUDA sources a gate guards: the gate's own JIT spec, or what its guarded functions build."""
+    sources: dict[str, tuple[Evidence, ...]] = {}
+    unresolved: list[str] = []
+    head = (Evidence(gate_location(gate), f"gate `{gate.text}`"),)
+    for ref in getattr(gate, "resolved_sources", ()) or ():
+        _add_source(ref, head, gate.path, sources, unresolved)
+    functions = list(gate.guards)
+    seen = set(functions)
+    queue = deque((name, head, 0, _is_machinery(pyindex, name)) for name in functions)
+    module_paths = {module: path for path, module in pyindex.module_of_path.items()}
+    while queue:
+        name, chain, depth, machinery = queue.popleft()
+        function = pyindex.functions.get(name)
+        hop, path = chain, _module_path(module_paths, name)
+        if function is not None and name != gate.function:
+            hop = chain + (Evidence(Location(path, function.span.line), f"calls `{name}`"),)
+        for ref in pyindex.sources(name):
+            if machinery and not ref.path:
+                continue  # a file the shared build code names for every spec, not one this gate builds
+            _add_source(ref, hop, path, sources, unresolved)
+        if depth >= _MAX_CALL_DEPTH:
+            continue
+        for callee in pyindex.callees(name):
+            if callee not in seen:
+                seen.add(callee)
+                queue.append((callee, hop, depth + 1, machinery or _is_machinery(pyindex, callee)))
+    return GuardedUnits(tuple(sorted(sources)), tuple(sorted(set(unresolved))), sources)
+
+
+def _is_machinery(pyindex, qualname: str) -> bool:
+    """Shared JIT build code (SGLang's `load_jit`, FlashInfer's `gen_jit_spec`): a function that many
+    functions naming their own sources call. What it and its callees name without resolving
+    (a generated `compatible_wrapper.h` for another platform's compiler) belongs to no one gate."""
+    spec_callers = sum(1 for caller in pyindex.callers(qualname) if pyindex.sources(caller))
+    return spec_callers >= _MACHINERY_CALLERS
+
+
+def _module_path(module_paths: dict[str, str], qualname: str) -> str:
+    """The file defining a python function, from the longest module prefix of its qualname."""
+    parts = qualname.split(".")
+    for end in range(len(parts) - 1, 0, -1):
+        module = ".".join(parts[:end])
+        if module in module_paths:
+            return module_paths[module]
+    return ""
+
+
+def _add_source(resolved, chain, where: str, sources: dict, unresolved: list) -> None:
+    if resolved.path:
+        what = f"`{resolved.ref.text}`, {resolved.reason}" if resolved.how == "generated" else resolved.path
+        hop = Evidence(Location(where, resolved.ref.line, resolved.ref.col), f"builds {what}")
+        sources.setdefault(resolved.path, chain + (hop,))
+    else:
+        unresolved.append(resolved.ref.text)
+
+
+def excluded_targets(gate, targets: tuple[Target, ...]) -> tuple[Target, ...]:
+    admits = set(gate.admits)
+    return tuple(t for t in targets if t.cc not in admits)
+
+
+def build_target(gate, target: Target) -> tuple[Target, ...]:
+    """The target(s) the gate's build would compile for, the project's own suffix first.
+
+    Where the project's flag code could not be read for this target, the suffix its admitted
+    targets get is assumed (arch-specific libraries build every target the same way), and the
+    plain build is judged too; `verdict_for` says which one the verdict assumes.
+    """
+    if target.suffix or target.cc < 90:
+        return (target,)
+    suffix = _project_suffix(gate, target.cc)
+    if suffix in ("a", "f") and _suffix_allowed(target.cc, suffix):
+        return (Target(target.cc, suffix),)
+    if suffix == "":
+        return (target,)
+    return (Target(target.cc, "a"), target)
+
+
+def _project_suffix(gate, cc: int) -> str:
+    by_cc = dict(getattr(gate, "suffix_by_cc", ()) or ())
+    if by_cc.get(cc, "?") != "?":
+        return by_cc[cc]
+    known = {s for c, s in by_cc.items() if c >= 90 and s != "?"}
+    if len(known) == 1 and getattr(gate, "suffix", "?") in ("?", *known):
+        return "?"  # decided by verdict_for: the admitted targets' suffix first, plain too
+    return getattr(gate, "suffix", "?")
+
+
+def _suffix_allowed(cc: int, suffix: str) -> bool:
+    return cc >= 90 if suffix == "a" else cc >= 100
+
+
+def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict, str, tuple[Evidence, ...]]:
+    target = analysis.target
+    if analysis.blockers:
+        first = analysis.blockers[0]
+        more = f" (+{len(analysis.blockers) - 1} more)" if len(analysis.blockers) > 1 else ""
+        return Verdict.GENUINE, first.message + more, first.chain
+    if analysis.empty:
+        first = analysis.empty[0]
+        more = f" (+{len(analysis.empty) - 1} more kernels)" if len(analysis.empty) > 1 else ""
+        return Verdict.EMPTY, first.message + more, first.chain
+    if not units.sources:
+        why = f"unresolved: {', '.join(units.unresolved[:3])}" if units.unresolved else "no CUDA source found behind it"
+        return Verdict.UNKNOWN, f"guarded sources could not be resolved ({why})", ()
+    if analysis.possible:
+        first = analysis.possible[0]
+        return Verdict.UNKNOWN, f"possible blocker under a condition archlint cannot decide for {target}: {first.message}", first.chain
+    if analysis.unresolved:
+        first = analysis.unresolved[0]
+        return Verdict.UNKNOWN, f"evidence incomplete: {first.message}", first.chain
+    if units.unresolved:
+        return Verdict.UNKNOWN, f"some guarded sources could not be resolved: {', '.join(units.unresolved[:3])}", ()
+    if not exact:
+        return Verdict.UNKNOWN, "the gate's condition could only be read approximately", ()
+    if analysis.kernels == 0:
+        return Verdict.UNKNOWN, f"no kernel of the guarded units compiles for {target} as archlint reads them (a -D flag it cannot read may select them)", ()
+    reason = f"nothing reachable from {len(units.sources)} guarded source(s) needs what {target} lacks"
+    if analysis.assumed:
+        first = analysis.assumed[0]
+        more = f" (+{len(analysis.assumed) - 1} more)" if len(analysis.assumed) > 1 else ""
+        return Verdict.POLICY, f"{reason}, with the {first.message.removeprefix('template ')}{more}", first.chain
+    return Verdict.POLICY, reason, ()
+
+
+def verdict_for(gate, units: GuardedUnits, index, kb, target: Target, defines: dict[str, int], references: tuple[Target, ...]) -> TargetVerdict:
+    """The verdict for one excluded target. With two candidate builds (suffix not readable), the
+    first (arch-specific) build's verdict stands, but POLICY needs both builds to agree."""
+    verdicts = []
+    for build in build_target(gate, target):
+        view = view_for(index, kb, build, _with_arch(gate, defines, build))
+        ref_views = tuple(view_for(index, kb, ref, _with_arch(gate, defines, ref)) for ref in references)
+        head = (Evidence(gate_location(gate), f"gate `{gate.text}` excludes {build}"),)
+        analysis = analyze_units(view, units.sources, ref_views, head)
+        verdict, reason, evidence = judge(analysis, units, getattr(gate, "exact", True))
+        empties = tuple(h.message for h in analysis.empty)
+        verdicts.append(TargetVerdict(build.name, verdict, reason, _join(units, evidence), empties))
+    chosen = verdicts[0]
+    if len(verdicts) > 1:
+        other = verdicts[1]
+        note = f" (assumes a {chosen.target} build; a {other.target} build would be {other.verdict.value}: {other.reason})"
+        verdict = chosen.verdict
+        if verdict is Verdict.POLICY and other.verdict is not Verdict.POLICY:
+            verdict = Verdict.UNKNOWN
+        chosen = TargetVerdict(chosen.target, verdict, chosen.reason + note, chosen.evidence, chosen.empty_kernels)
+    return chosen
+
+
+def _with_arch(gate, defines: dict, build: Target) -> dict:
+    """The gate's -D values plus the project's arch macros, set to this build's number."""
+    macros = getattr(gate, "arch_macros", ())
+    if not macros:
+        return defines
+    return {**defines, **{name: build.cuda_arch for name in macros if name not in defines}}
+
+
+def _join(units: GuardedUnits, evidence: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
+    """Prefix the gate → python call chain of the source the evidence starts from."""
+    if not evidence:
+        return evidence
+    for hop in evidence:
+        if hop.message.startswith("compiles "):
+            prefix = units.evidence.get(hop.location.path, ())
+            return (*prefix, *[h for h in evidence if not h.message.startswith("gate ")])
+    return evidence
+
+
+def reference_targets(gate) -> tuple[Target, ...]:
+    """The builds the gate admits: a kernel empty on all of them too is not the gate's doing."""
+    return tuple(build_target(gate, Target(cc, ""))[0] for cc in sorted(set(gate.admits)) if cc in known_ccs())

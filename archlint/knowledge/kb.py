@@ -1,0 +1,164 @@
+"""The knowledge base: what each PTX instruction and intrinsic needs, and device limits.
+
+Rows live in `rules/kb/instructions.toml` and `rules/kb/intrinsics.toml`; every row names a
+snippet under `rules/kb/snippets/` that the test suite compiles with nvcc for the targets the
+row says pass and fail. Order matters: the first matching row wins, so specific rows
+(`kind::f8f6f4` mma) come before general ones (FP8 mma).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from archlint.knowledge.arch import Target
+from archlint.knowledge.resources import load_toml
+
+__all__ = ["Requirement", "DeviceProfile", "KnowledgeBase", "load_kb"]
+
+_PLAIN_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LITERAL_HEAD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Requirement:
+    id: str
+    kind: str  # 'ptx' | 'intrinsic'
+    match: str
+    summary: str
+    min_cc: int
+    requires: str  # '' | 'f' | 'a'
+    ccs: tuple[int, ...]
+    source: str
+    snippet: str
+
+    def supports(self, target: Target) -> bool:
+        if target.cc < self.min_cc or (self.ccs and target.cc not in self.ccs):
+            return False
+        if self.requires == "a":
+            return target.suffix == "a"
+        if self.requires == "f":
+            return target.suffix in ("a", "f")
+        return True
+
+    def describe(self) -> str:
+        return _describe(self)
+
+
+@lru_cache(maxsize=None)
+def _describe(requirement: Requirement) -> str:
+    """What a requirement asks for, in words (memoised: verdicts ask for it once per construct hit)."""
+    base = f"sm_{requirement.min_cc}"
+    if requirement.requires == "a":
+        if len(requirement.ccs) == 1:
+            return f"needs {base}a (arch-specific, cc {_cc_text(requirement.ccs[0])} only)"
+        return f"needs an arch-specific target: {_targets(requirement.ccs or (requirement.min_cc,), 'a')}"
+    if requirement.requires == "f":
+        if requirement.ccs:
+            return f"needs a family- or arch-specific target: {_targets(requirement.ccs, 'f')} (or their `a` targets)"
+        return f"needs {base}f/{base}a or a newer family- or arch-specific target (not plain sm_XY)"
+    if requirement.ccs:
+        return f"needs one of {_targets(requirement.ccs, '')}"
+    return f"needs {base} or newer"
+
+
+def _cc_text(cc: int) -> str:
+    return f"{cc // 10}.{cc % 10}"
+
+
+def _targets(ccs: tuple[int, ...], suffix: str) -> str:
+    return ", ".join(f"sm_{cc}{suffix}" for cc in ccs)
+
+
+@dataclass(frozen=True)
+class DeviceProfile:
+    cc: int
+    name: str
+    smem_per_sm: int
+    smem_per_block_optin: int
+    smem_per_block: int
+    sm_count: int | None
+    max_registers_per_thread: int
+    source: str
+
+
+class KnowledgeBase:
+    """Requirement rows in match order, plus device profiles by compute capability."""
+
+    def __init__(self, requirements: tuple[Requirement, ...], profiles: tuple[DeviceProfile, ...]):
+        self.requirements = requirements
+        self.profiles = profiles
+        self._ptx = tuple((re.compile(r.match), r) for r in requirements if r.kind == "ptx")
+        self._intrinsic = tuple((re.compile(r.match), r) for r in requirements if r.kind == "intrinsic")
+        self._by_id = {r.id: r for r in requirements}
+        self._by_cc = {p.cc: p for p in profiles}
+        matches = [r.match for r in requirements if r.kind == "intrinsic"]
+        self.intrinsic_names = frozenset(name for match in matches for name in _plain_names(match))
+        self.intrinsic_prefixes = _prefixes([match for match in matches if not _plain_names(match)])
+
+    def match_ptx(self, opcode: str) -> Requirement | None:
+        return next((req for regex, req in self._ptx if regex.search(opcode)), None)
+
+    def match_identifier(self, name: str) -> Requirement | None:
+        """`name` as written; a qualified name (`cg::this_cluster`) also tries its last part."""
+        for candidate in dict.fromkeys((name, name.rsplit("::", 1)[-1])):
+            found = next((req for regex, req in self._intrinsic if regex.fullmatch(candidate)), None)
+            if found:
+                return found
+        return None
+
+    def by_id(self, row_id: str) -> Requirement:
+        try:
+            return self._by_id[row_id]
+        except KeyError:
+            raise KeyError(f"no knowledge-base row with id {row_id!r}") from None
+
+    def profile(self, cc: int) -> DeviceProfile:
+        try:
+            return self._by_cc[cc]
+        except KeyError:
+            known = ", ".join(str(c) for c in sorted(self._by_cc))
+            raise KeyError(f"no device profile for cc {cc}; known: {known}") from None
+
+
+def _plain_names(pattern: str) -> tuple[str, ...]:
+    """The names of a row that lists plain names (`a|b`); () for a pattern such as a tag's."""
+    names = tuple(pattern.split("|"))
+    return names if all(_PLAIN_NAME_RE.fullmatch(name) for name in names) else ()
+
+
+def _prefixes(patterns: list[str]) -> tuple[str, ...]:
+    """Literal heads of tag rows ('SM90_TMA_\\w+' -> 'SM90_'), minimal: no head extends another."""
+    heads = set()
+    for pattern in patterns:
+        head = _LITERAL_HEAD_RE.match(pattern)
+        if head and not _PLAIN_NAME_RE.fullmatch(pattern):
+            text = head.group(0)
+            heads.add(text[: text.index("_", 1) + 1] if "_" in text[1:] else text)
+    return tuple(sorted(h for h in heads if not any(o != h and h.startswith(o) for o in heads)))
+
+
+def _requirement(row: dict, kind: str) -> Requirement:
+    return Requirement(
+        id=row["id"], kind=kind, match=row["match"], summary=row["summary"], min_cc=int(row["min_cc"]),
+        requires=row.get("requires", ""), ccs=tuple(row.get("ccs", ())), source=row["source"],
+        snippet=row["snippet"],
+    )
+
+
+def _profile(row: dict) -> DeviceProfile:
+    return DeviceProfile(
+        cc=int(row["cc"]), name=row["name"], smem_per_sm=int(row["smem_per_sm"]),
+        smem_per_block_optin=int(row["smem_per_block_optin"]), smem_per_block=int(row["smem_per_block"]),
+        sm_count=row.get("sm_count"), max_registers_per_thread=int(row["max_registers_per_thread"]),
+        source=row["source"],
+    )
+
+
+@lru_cache(maxsize=1)
+def load_kb() -> KnowledgeBase:
+    rows = [_requirement(r, "ptx") for r in load_toml("kb/instructions.toml").get("instruction", [])]
+    rows += [_requirement(r, "intrinsic") for r in load_toml("kb/intrinsics.toml").get("intrinsic", [])]
+    profiles = sorted((_profile(d) for d in load_toml("kb/devices.toml")["device"]), key=lambda p: p.cc)
+    return KnowledgeBase(tuple(rows), tuple(profiles))

@@ -1,0 +1,19 @@
+"""The one table of file suffixes: which language archlint reads a file as."""
+
+from __future__ import annotations
+
+
+CUDA_SUFFIXES = frozenset({".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".inl", ".inc", ".cc", ".cpp", ".cxx", ".cuinl"})
+
+
+PYTHON_SUFFIXES = frozenset({".py"})
+
+
+TEMPLATE_SUFFIXES = frozenset({".jinja"})
+
+
+CUDA_EXTENSIONS = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".inl", ".jinja")
+
+
+def is_cuda_name(name: str) -> bool:
+    return name.endswith(CUDA_EXTENSIONS) and len(name) > 3

@@ -1,0 +1,399 @@
+"""Namespace-scope declarations of a C++ file, read lexically, for declaration reachability.
+
+A header-only library compiles what a unit names: a class template, a template function or one
+of their specialisations is compiled into a unit only when something the unit compiles names it.
+CUTLASS's collective builders are the case in point: `CollectiveBuilder<arch::Sm120, ...>` names
+SM120 MMA atoms, and is compiled only where something names `arch::Sm120`. This module records,
+per file, each namespace-scope definition (class, function, alias) with the names that select it
+and the identifiers it names; `archlint.reach` follows them from what a unit surely compiles.
+
+The reading is deliberately coarse and errs towards "compiled": regions are ignored, every
+identifier a definition spells counts as named, and a file whose braces do not balance records
+no declarations at all (everything in it then counts as compiled).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from archlint.model.cuda import Declaration, Declarations
+
+_IDENT_RE = re.compile(rb"[A-Za-z_]\w*")
+_DIRECTIVE_LINE_RE = re.compile(rb"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+_DEFINE_RE = re.compile(rb"^[ \t]*#[ \t]*define\b", re.M)
+_NAMESPACE_HEAD_RE = re.compile(rb"^\s*(?:inline\s+)?namespace\b[\w:\s]*$|^\s*extern\s*\"\s*\"\s*$", re.S)
+# `[export] struct [[attr]] alignas(16) MACRO Name<args> : bases` up to the name and its `<`.
+_CLASS_RE = re.compile(
+    rb"^\s*(?:\w+\s+)*?(?:struct|class|union)\b"
+    rb"(?:\s*(?:\[\[[^\]]*\]\]|(?:alignas|__align__|__declspec)\s*\([^)]*\)|__attribute__\s*\(\([^)]*\)\)|[A-Z_][A-Z0-9_]*\b(?!\s*[<:{]|\s*$)))*"
+    rb"\s*(\w+)\s*(?:(<)|:|final\b|$)", re.S)
+_TEMPLATE_RE = re.compile(rb"^\s*template\s*<")
+_ALIAS_RE = re.compile(rb"\s*using\s+(\w+)\s*=")
+_FORWARD_RE = re.compile(rb"\s*(?:friend\s+)?(?:struct|class|union)\b[^;={}()]*$")
+_FUNCTION_NAME_RE = re.compile(rb"((?:\w+\s*(?:<[^(){};]*>)?\s*::\s*)*)(~?\w+)\s*(?:<[^(){};]*>)?\s*\(")
+_OWNER_RE = re.compile(rb"(\w+)\s*(?:<[^(){};]*>)?\s*::")
+_OPERATOR_BEFORE_RE = re.compile(rb"\boperator\s*$")
+_NOT_NEWLINE_RE = re.compile(rb"[^\n]")
+_ANGLES_RE = re.compile(rb"<[^;{}]*>")
+_MACRO_NAME_RE = re.compile(r"[A-Z][A-Z0-9_]+")
+_BRACKETS_RE = re.compile(rb"[{};]")
+_BRACES_RE = re.compile(rb"[{}]")
+_PARENS_RE = re.compile(rb"[()]")
+# Names a specialisation's argument may spell that select nothing by themselves.
+_NOT_KEYS = frozenset(
+    "void bool char int unsigned signed long short float double auto const volatile typename true false "
+    "enable_if enable_if_t void_t conditional conditional_t type_identity_t".split()
+)
+_ATTRIBUTE_CALLS = frozenset(
+    b"__launch_bounds__ __attribute__ alignas __align__ __declspec decltype __cluster_dims__ noexcept "
+    b"requires __nv_register_params__ sizeof alignof".split()
+)
+_ENABLE_IF_RE = re.compile(rb"^\s*(?:typename\s+)?(?:(?:cute|std|cutlass|cuda)\s*::\s*)?enable_if(?:_t)?\s*<")
+_PATTERN_RE = re.compile(rb"\b(?:struct|class|union)\s+(?:\w+\s*::\s*)*\w+\s*<")
+_SAME_TEST_RE = re.compile(rb"\bis_same(?:_v)?\s*<")
+_TYPE_TEST_RE = re.compile(rb"\b(?:is_same|is_base_of)(?:_v)?\s*<")
+# Logical operators with the brackets that hide them; a disjunction or a negated group inside an
+# alternative; a test negated by `!`/`not`.
+_AND_RE = re.compile(rb"[(\[{<]|[)\]}>]|&&|\band\b")
+_OR_RE = re.compile(rb"[(\[{<]|[)\]}>]|\|\||\bor\b")
+_GROUP_RE = re.compile(rb"\|\||\bor\b|(?:!|\bnot\b)\s*\(")
+_NEGATED_RE = re.compile(rb"(?:!|\bnot)\s*(?:\w+\s*::\s*)*$")
+_PLAIN_TYPE_RE = re.compile(rb"^\s*(?:typename\s+)?(?:::)?(?:\w+\s*::\s*)*(\w+)\s*(?:<.*>)?\s*(?:const\s*)?[&*]*\s*$", re.S)
+
+
+def read_declarations(masked: bytes, line_starts: tuple[int, ...]) -> Declarations:
+    """The namespace-scope definitions of a comment- and literal-masked file."""
+    text = _DIRECTIVE_LINE_RE.sub(lambda m: _NOT_NEWLINE_RE.sub(b" ", m.group(0)), masked)
+    loose = set(_macro_names(masked))
+    items: list[Declaration] = []
+    depth, statement = 0, 0
+    pos = 0
+    while True:
+        match = _BRACKETS_RE.search(text, pos)
+        if match is None:
+            break
+        char, at = match.group(0), match.start()
+        if char == b"}":
+            if depth == 0:
+                return _unread(masked)
+            depth -= 1
+            statement = pos = at + 1
+            continue
+        head = text[statement:at]
+        if char == b";":
+            _statement(head, statement, at, line_starts, items, loose)
+            statement = pos = at + 1
+            continue
+        if _NAMESPACE_HEAD_RE.match(head):
+            depth += 1
+            statement = pos = at + 1
+            continue
+        close = _closing(text, at, _BRACES_RE)
+        if close is None:
+            return _unread(masked)
+        parsed = _Head.read(head)
+        if _inside_brackets(parsed.body):
+            pos = close + 1  # a braced initialiser in a template argument or a default (`Int<1>{}`)
+            continue
+        end = close
+        if parsed.klass is not None or not parsed.function:
+            semicolon = text.find(b";", close)
+            end = close if semicolon < 0 else semicolon
+        _definition(text, statement, parsed, end, line_starts, items, loose)
+        statement = pos = end + 1
+    if depth != 0:
+        return _unread(masked)
+    return Declarations(tuple(items), frozenset(loose), True)
+
+
+def _unread(masked: bytes) -> Declarations:
+    """A file this reading cannot follow: all of it counts as compiled, so all it names is named."""
+    return Declarations((), frozenset(_identifiers(masked)), False)
+
+
+def _macro_names(masked: bytes) -> set[str]:
+    names: set[str] = set()
+    for match in _DEFINE_RE.finditer(masked):
+        line = _DIRECTIVE_LINE_RE.match(masked, match.start())
+        names.update(_identifiers(line.group(0) if line else b""))
+    return names
+
+
+def _statement(head: bytes, start: int, end: int, line_starts, items: list, loose: set) -> None:
+    """A `;`-ended statement at namespace scope. Aliases, forward-declared classes and template
+    declarations are compiled only where named; the rest (variables, explicit instantiations,
+    static_asserts, plain prototypes) counts as always compiled."""
+    parsed = _Head.read(head)
+    names: tuple[str, ...] = ()
+    keys: tuple[tuple[str, ...], ...] = ()
+    alias = _ALIAS_RE.match(parsed.body)
+    if alias is not None:
+        names = (alias.group(1).decode(),)
+    elif _FORWARD_RE.match(parsed.body) and parsed.klass is not None:
+        names, keys = parsed.class_name_and_keys()
+    elif parsed.templated:
+        names = _declared_names(parsed.body)
+    if not _nameable(names):
+        loose.update(_identifiers(head, patterns=False))  # `template struct X<...>;` instantiates X<...>
+        return
+    items.append(Declaration(names, keys, _line_col(line_starts, start, head),
+                             _line_col(line_starts, end, b""), frozenset(_identifiers(head))))
+
+
+def _declared_names(body: bytes) -> tuple[str, ...]:
+    """The name a template declaration declares: a function's, or a variable template's."""
+    before_value = body.split(b"=", 1)[0]
+    if b"(" in before_value:
+        return _function_names(body)
+    idents = _IDENT_RE.findall(_ANGLES_RE.sub(b" ", before_value))
+    return (idents[-1].decode(),) if idents else ()
+
+
+def _definition(text: bytes, start: int, parsed: "_Head", end: int, line_starts, items: list, loose: set) -> None:
+    uses = frozenset(_identifiers(text[start : end + 1]))
+    body = parsed.body
+    if parsed.klass is not None:
+        names, keys = parsed.class_name_and_keys()
+    elif parsed.function and b"=" not in body.split(b"(", 1)[0]:
+        names, keys = _function_names(body), ()
+        if not _nameable(names) or (b"__global__" in body and not parsed.params):
+            loose.update(uses)  # a plain kernel is emitted whether named or not
+            return
+    else:
+        loose.update(uses)
+        return
+    items.append(Declaration(names, keys, _line_col(line_starts, start, parsed.raw),
+                             _line_col(line_starts, end, b""), uses))
+
+
+def _nameable(names: tuple[str, ...]) -> bool:
+    """Whether code reaches the definition through one of these names: not an operator (called
+    without its name), not a macro invocation that the reading took for a function (`MACRO(x)`
+    before a definition, whose expansion it cannot see)."""
+    return bool(names) and not any(name.startswith("operator") or _MACRO_NAME_RE.fullmatch(name) for name in names)
+
+
+@dataclass(frozen=True)
+class _Head:
+    """What precedes a statement's `;` or a definition's `{`, read once: the names its template heads
+    declare, what follows them, and whether that is a class's or a function's head."""
+
+    raw: bytes
+    params: frozenset[str]  # the last identifier of each template parameter
+    templated: bool  # starts with a template head (`template <>` included)
+    body: bytes  # what follows the template heads
+    klass: re.Match | None  # `struct [[attr]] Name<args>` up to the name and its `<`
+
+    @classmethod
+    def read(cls, head: bytes) -> "_Head":
+        lists, body = _template_heads(head)
+        params = set()
+        for declared in lists:
+            for param in _split_top(declared):
+                idents = _IDENT_RE.findall(param.split(b"=", 1)[0])
+                if idents:
+                    params.add(idents[-1].decode())
+        return cls(head, frozenset(params), bool(lists), body, _CLASS_RE.match(body))
+
+    @property
+    def function(self) -> bool:
+        return b"(" in self.body
+
+    def class_name_and_keys(self) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+        """The class's name, and for a specialisation what choosing it needs."""
+        name = self.klass.group(1).decode()
+        if self.klass.group(2) is None:
+            return (name,), ()
+        close = _closing_angle(self.body, self.klass.end(2) - 1)
+        args = self.body[self.klass.end(2) : close] if close is not None else b""
+        return (name,), _keys(args, self.params)
+
+
+def _function_names(body: bytes) -> tuple[str, ...]:
+    """The defined function's name, and for an out-of-line member (`Foo<T>::bar`) its class's too."""
+    for match in _FUNCTION_NAME_RE.finditer(body):
+        name = match.group(2)
+        if name in _ATTRIBUTE_CALLS or name.startswith(b"__") and name.endswith(b"__"):
+            continue
+        if name == b"operator" or _OPERATOR_BEFORE_RE.search(body, 0, match.start(2)):
+            return ("operator",)  # `operator()`, or a conversion `operator bool()`
+        owners = [m.group(1).decode() for m in _OWNER_RE.finditer(match.group(1))]
+        return tuple(dict.fromkeys([name.decode().lstrip("~"), *owners[-1:]]))
+    return ()
+
+
+def _keys(args: bytes, params: set[str]) -> tuple[tuple[str, ...], ...]:
+    """What choosing a specialisation needs, as clauses that must all hold, each met when any one of
+    its names is named: every type an argument spells (`arch::Sm120`), and the types an `enable_if`
+    condition tests for (`is_same_v<ArchTag, arch::Sm103>`, `is_base_of_v<KernelScheduleX, Tag>`).
+    What this cannot read adds no clause: the specialisation then counts as chosen more often, never less."""
+    clauses: list[tuple[str, ...]] = []
+    for arg in _split_top(args):
+        condition = _ENABLE_IF_RE.match(arg)
+        if condition is not None:
+            close = _closing_angle(arg, condition.end() - 1)
+            clauses += _condition_clauses(arg[condition.end() : close if close is not None else len(arg)], params)
+            continue
+        match = _PLAIN_TYPE_RE.match(arg)
+        if match is not None and _is_key(match.group(1).decode(), params):
+            clauses.append((match.group(1).decode(),))
+    return tuple(dict.fromkeys(clauses))
+
+
+def _condition_clauses(condition: bytes, params: set[str]) -> list[tuple[str, ...]]:
+    clauses = []
+    for conjunct in _split_logical(condition, _AND_RE):
+        alternatives = _split_logical(_unparen(conjunct), _OR_RE)
+        names = [_tested_type(alternative, params) for alternative in alternatives]
+        if all(names):
+            clauses.append(tuple(dict.fromkeys(names)))
+    return clauses
+
+
+def _tested_type(alternative: bytes, params: set[str]) -> str | None:
+    """A type that must be named for a conjunction of tests to hold: the first concrete argument of a
+    positive `is_same`/`is_base_of` test. None when the alternative is itself a disjunction or negates
+    a group, where no single name is needed."""
+    if _GROUP_RE.search(alternative):
+        return None
+    for test in _TYPE_TEST_RE.finditer(alternative):
+        if _NEGATED_RE.search(alternative[: test.start()]):
+            continue
+        close = _closing_angle(alternative, test.end() - 1)
+        for arg in _split_top(alternative[test.end() : close if close is not None else len(alternative)]):
+            match = _PLAIN_TYPE_RE.match(arg)
+            if match is not None and _is_key(match.group(1).decode(), params):
+                return match.group(1).decode()
+    return None
+
+
+def _is_key(name: str, params: set[str]) -> bool:
+    return not (name in params or name in _NOT_KEYS or name[0].isdigit() or name.endswith(("_t", "_v")))
+
+
+def _split_logical(text: bytes, pattern: re.Pattern) -> list[bytes]:
+    """`text` split at the top-level logical operators `pattern` finds (outside brackets)."""
+    parts, depth, start = [], 0, 0
+    for match in pattern.finditer(text):
+        token = match.group(0)
+        if token in (b"(", b"[", b"{", b"<"):
+            depth += 1
+        elif token in (b")", b"]", b"}", b">"):
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            parts.append(text[start : match.start()])
+            start = match.end()
+    parts.append(text[start:])
+    return [part for part in parts if part.strip()]
+
+
+def _unparen(text: bytes) -> bytes:
+    stripped = text.strip()
+    while stripped.startswith(b"(") and _closing(stripped, 0, _PARENS_RE) == len(stripped) - 1:
+        stripped = stripped[1:-1].strip()
+    return stripped
+
+
+def _template_heads(head: bytes) -> tuple[list[bytes], bytes]:
+    """The parameter lists of the `template <...>` heads `head` starts with, and what follows them."""
+    lists, rest = [], head
+    while (match := _TEMPLATE_RE.match(rest)) is not None:
+        close = _closing_angle(rest, match.end() - 1)
+        if close is None:
+            break
+        lists.append(rest[match.end() : close])
+        rest = rest[close + 1 :]
+    return lists, rest
+
+
+def _closing_angle(text: bytes, start: int) -> int | None:
+    """The `>` closing the `<` at `start`, skipping parentheses (where `<` and `>` compare)."""
+    depth, parens = 0, 0
+    for pos in range(start, len(text)):
+        char = text[pos : pos + 1]
+        if char == b"(":
+            parens += 1
+        elif char == b")":
+            parens -= 1
+        elif parens == 0 and char == b"<":
+            depth += 1
+        elif parens == 0 and char == b">":
+            depth -= 1
+            if depth == 0:
+                return pos
+    return None
+
+
+def _split_top(args: bytes) -> list[bytes]:
+    """Comma-separated parts of an argument list, outside nested brackets."""
+    parts, depth, start = [], 0, 0
+    for pos, byte in enumerate(args):
+        if byte in b"<([{":
+            depth += 1
+        elif byte in b">)]}":
+            depth -= 1
+        elif byte == ord(",") and depth == 0:
+            parts.append(args[start:pos])
+            start = pos + 1
+    parts.append(args[start:])
+    return parts
+
+
+def _inside_brackets(head: bytes) -> bool:
+    """Whether the head ends inside an open parenthesis or template argument list."""
+    parens = angles = 0
+    for byte in head:
+        if byte == 40:  # (
+            parens += 1
+        elif byte == 41:
+            parens -= 1
+        elif parens == 0 and byte == 60:  # <
+            angles += 1
+        elif parens == 0 and byte == 62 and angles > 0:
+            angles -= 1
+    return parens > 0 or angles > 0
+
+
+def _closing(text: bytes, start: int, pair: re.Pattern) -> int | None:
+    """Offset of the bracket closing the one at `start`; `pair` matches the opening and closing kind."""
+    depth = 0
+    for match in pair.finditer(text, start):
+        depth += 1 if match.group(0) in b"({" else -1
+        if depth == 0:
+            return match.start()
+    return None
+
+
+def _identifiers(text: bytes, patterns: bool = True) -> set[str]:
+    """The names `text` spells, leaving out what names a type without instantiating it: the
+    arguments of `is_same` tests (`is_same_v<ArchTag, arch::Sm120>`) and the patterns of
+    specialisations (`struct IsBlockScaled<MainloopSm120X<...>> : true_type`), which match a type
+    that something else has to name."""
+    if b"is_same" in text:
+        text = _without_arguments(text, _SAME_TEST_RE)
+    if patterns and b"<" in text and _PATTERN_RE.search(text):
+        text = _without_arguments(text, _PATTERN_RE)
+    return {m.decode() for m in _IDENT_RE.findall(text)}
+
+
+def _without_arguments(text: bytes, opener: re.Pattern) -> bytes:
+    """`text` with the argument lists that `opener` (ending at a `<`) opens cut out."""
+    parts, pos = [], 0
+    for test in opener.finditer(text):
+        if test.start() < pos:
+            continue
+        close = _closing_angle(text, test.end() - 1)
+        if close is None:
+            break
+        parts.append(text[pos : test.end()])
+        pos = close
+    parts.append(text[pos:])
+    return b"".join(parts)
+
+
+def _line_col(line_starts: tuple[int, ...], offset: int, head: bytes) -> tuple[int, int]:
+    """(line, col) of `offset`, moved past the whitespace `head` starts with."""
+    offset += len(head) - len(head.lstrip())
+    line = bisect_right(line_starts, offset)
+    return line, offset - line_starts[line - 1] + 1

@@ -1,0 +1,128 @@
+"""What a string literal in Python code names, read off the syntax tree around it: a CUDA source
+(with the path expression it sits in: `CSRC / "x.cu"`, `os.path.join(root, "x.cu")`) or an arch
+string (`"sm_90a"`, `"9.0a"`, with the names near it that say what it is for)."""
+
+from __future__ import annotations
+
+import re
+
+from archlint.model import python as pf
+from archlint.model.python import PyExpr
+from archlint.lang.python.expr import dotted, fstring_parts, node_text, short, string_value, to_expr, walk
+
+ARCH_STRING_RE = re.compile(
+    r"(?:sm|compute)_\d{2,3}[af]?\b|^\d{2,3}[af]$|^\d{1,2}\.\d[af]?(?:\+PTX)?(?:[ ;,]+\d{1,2}\.\d[af]?(?:\+PTX)?)*$"
+)
+STATEMENTS = frozenset(
+    """expression_statement return_statement raise_statement if_statement for_statement while_statement
+    try_statement with_statement assert_statement import_statement import_from_statement pass_statement
+    function_definition class_definition decorated_definition delete_statement global_statement
+    nonlocal_statement break_statement continue_statement match_statement""".split()
+)
+_JOIN_CALLEES = ("path.join", "Path", "PurePath", "PosixPath")
+
+
+def same_node(a, b) -> bool:
+    return b is not None and a.start_byte == b.start_byte and a.end_byte == b.end_byte and a.type == b.type
+
+
+def source_ref(node, value: str, dynamic: bool, function: str, col: int) -> pf.SourceRef:
+    """The source a string names, with the `/`-chain or join call around it."""
+    top = node
+    while top.parent is not None and top.parent.type == "binary_operator" and _op(top.parent) == "/":
+        top = top.parent
+    join = _enclosing_join(top)
+    whole = join if join is not None else top
+    root, parts, root_node = _flatten_path(whole)
+    return pf.SourceRef(
+        function,
+        node.start_point[0] + 1,
+        col,
+        root,
+        parts,
+        short(node_text(whole)),
+        to_expr(root_node) if root_node is not None else None,
+        template=value.endswith(".jinja"),
+        dynamic=dynamic,
+    )
+
+
+def string_context(node) -> str:
+    """Names near a string: enclosing call callee, keyword, assignment target, subscript key."""
+    names: list[str] = []
+    current = node.parent
+    hops = 0
+    while current is not None and hops < 8 and current.type not in STATEMENTS:
+        if current.type == "keyword_argument":
+            names.append(node_text(current.child_by_field_name("name")))
+        elif current.type == "call":
+            names.append(dotted(current.child_by_field_name("function")) or "")
+        elif current.type == "assignment":
+            names.append(short(node_text(current.child_by_field_name("left"))))
+        elif current.type == "pair":
+            names.append("dict-key" if same_node(current.child_by_field_name("key"), node) else "dict-value")
+        current, hops = current.parent, hops + 1
+    return " ".join(name for name in names if name)
+
+
+def is_path_expr(expr: PyExpr) -> bool:
+    """An assigned value that builds a file path (`/` on a path, `Path(...)`, `__file__`)."""
+    for sub in walk(expr):
+        if sub.kind == "binop" and sub.text == "/" and any(a.kind in ("str", "name", "call", "attr", "subscript") for a in sub.args):
+            return expr.kind in ("binop", "call", "subscript", "attr")
+        if sub.kind == "call" and sub.text.endswith(("Path", "path.join", "path.dirname", "path.abspath")):
+            return True
+        if sub.kind == "name" and sub.text == "__file__":
+            return True
+    return False
+
+
+def _op(node) -> str:
+    operator = node.child_by_field_name("operator")
+    return node_text(operator) if operator is not None else ""
+
+
+def _enclosing_join(node):
+    """The `os.path.join(...)` / `Path(...)` call a path string is an argument of, if any."""
+    parent = node.parent
+    if parent is None or parent.type != "argument_list" or parent.parent is None:
+        return None
+    return parent.parent if _is_join_call(parent.parent) else None
+
+
+def _is_join_call(call) -> bool:
+    return (dotted(call.child_by_field_name("function")) or "").endswith(_JOIN_CALLEES)
+
+
+def _flatten_path(node) -> tuple[str, tuple[str, ...], object]:
+    """(root text, literal parts, root node) of a '/'-chain or join call."""
+    parts: list[str] = []
+    while True:
+        if node.type == "binary_operator" and _op(node) == "/":
+            right = node.child_by_field_name("right")
+            parts.append(_part(right))
+            node = node.child_by_field_name("left")
+        elif node.type == "parenthesized_expression" and node.named_child_count == 1:
+            node = node.named_children[0]
+        elif node.type == "call" and _is_join_call(node):
+            args = [child for child in node.child_by_field_name("arguments").named_children if child.type != "comment"]
+            for arg in reversed(args[1:]):
+                parts.append(_part(arg))
+            if not args:
+                return "", tuple(reversed(parts)), None
+            node = args[0]
+        else:
+            literal = string_value(node)
+            if literal is not None:
+                parts.append(literal)
+                return "", tuple(reversed(parts)), None
+            return short(node_text(node)), tuple(reversed(parts)), node
+
+
+def _part(node) -> str:
+    literal = string_value(node)
+    if literal is not None:
+        return literal
+    if node.type == "string":
+        return fstring_parts(node)[0]
+    return "{" + short(node_text(node)) + "}"

@@ -1,0 +1,173 @@
+"""Cross-file linking of CUDA facts: include resolution, the macro table, the function index."""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from archlint.lang.cpp.directives import guard_chain
+from archlint.lang.cpp.evaluate import Binding
+from archlint.lang.cpp.lexical import lexical_calls
+from archlint.model.cuda import CudaFacts, Function, Include
+
+# Headers that come from the toolkit or a framework, not from the scanned code: leaving them
+# unresolved loses nothing arch-specific that archlint could judge.
+EXTERNAL_PREFIXES = (
+    "cuda", "cuda_", "cuda/", "cub/", "thrust/", "nv/", "nvtx3/", "cooperative_groups", "mma.h", "sm_", "vector_",
+    "torch/", "ATen/", "c10/", "pybind11/", "tvm/", "dlpack/", "Python.h", "nvrtc", "cublas", "cufft", "curand",
+    "nccl", "mpi", "crt/", "device_", "host_", "math_", "builtin_", "texture_", "surface_", "library_types",
+    "driver_", "nvml", "cudnn", "cusparse", "cusolver", "cupti", "flashinfer_ops", "gtest/", "benchmark/",
+)
+STD_HEADERS = frozenset(
+    "algorithm array atomic bitset cassert cfloat chrono climits cmath complex condition_variable cstddef cstdint "
+    "cstdio cstdlib cstring ctime deque exception fstream functional initializer_list iomanip iostream iterator "
+    "limits list map memory mutex numeric optional ostream queue random ratio set sstream stack stdexcept string "
+    "string_view thread tuple type_traits typeinfo unordered_map unordered_set utility variant vector assert.h "
+    "stdint.h stdio.h stdlib.h string.h math.h float.h limits.h stddef.h unistd.h cxxabi.h dlfcn.h execinfo.h "
+    "filesystem span any bit concepts source_location cinttypes cerrno csignal".split()
+)
+
+
+@dataclass(frozen=True)
+class ResolvedInclude:
+    include: Include
+    target: str | None  # root-relative path, or None
+    external: bool  # unresolved, but a toolkit/std/framework header
+
+
+@dataclass
+class CudaIndex:
+    files: Mapping[str, CudaFacts]
+    includes: dict[str, tuple[ResolvedInclude, ...]] = field(default_factory=dict)
+    bindings: dict[str, tuple[Binding, ...]] = field(default_factory=dict)
+    functions_by_name: Mapping[str, tuple[tuple[str, Function], ...]] = field(default_factory=dict)
+
+    macro_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    links: tuple["FileLinks", ...] = ()  # per file, in path order: what the tables above were built from
+    views: dict = field(default_factory=dict)  # analysis.view_for's cache of per-target views
+    reach: dict = field(default_factory=dict)  # analysis's cache of declaration reach per unit closure
+
+    def resolved(self, path: str) -> tuple[ResolvedInclude, ...]:
+        return self.includes.get(path, ())
+
+    def expand(self, names: tuple[str, ...]) -> set[str]:
+        """Names plus those called inside the bodies of function-like macros among them."""
+        out, stack = set(names), [n for n in names if n in self.macro_calls]
+        while stack:
+            for inner in self.macro_calls[stack.pop()]:
+                if inner not in out:
+                    out.add(inner)
+                    if inner in self.macro_calls:
+                        stack.append(inner)
+        return out
+
+
+def is_external(target: str) -> bool:
+    return target in STD_HEADERS or target.startswith(EXTERNAL_PREFIXES)
+
+
+def include_roots(paths: Iterable[str], extra: Iterable[str] = ()) -> tuple[str, ...]:
+    """Folders named `include` or `csrc` in the scan, plus the user's --include-dir (root-relative)."""
+    roots: set[str] = set(extra)
+    for path in paths:
+        parts = path.split("/")
+        for i, part in enumerate(parts[:-1]):
+            if part in ("include", "csrc"):
+                roots.add("/".join(parts[: i + 1]))
+    return tuple(sorted(roots))
+
+
+class _Resolver:
+    def __init__(self, files: Iterable[str], roots: tuple[str, ...], generated: Mapping[str, str] | None = None):
+        self.files = set(files)
+        self.roots = roots
+        self.generated = dict(generated or {})  # a file the JIT renders -> its template
+        self.by_suffix: dict[str, list[str]] = defaultdict(list)
+        for path in sorted(self.files):
+            parts = path.split("/")
+            for i in range(max(0, len(parts) - 4), len(parts)):
+                self.by_suffix["/".join(parts[i:])].append(path)
+
+    def resolve(self, including: str, target: str) -> str | None:
+        target = target.replace("\\", "/")
+        local = posixpath.normpath(posixpath.join(posixpath.dirname(including), target))
+        if local in self.files:
+            return local
+        for root in self.roots:
+            candidate = posixpath.normpath(posixpath.join(root, target))
+            if candidate in self.files:
+                return candidate
+        # Any folder that resolves it: a unique file whose path ends with the include text.
+        matches = self.by_suffix.get(posixpath.normpath(target), [])
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            shared = [m for m in matches if m.split("/")[0] == including.split("/")[0]]
+            return min(shared or matches, key=lambda m: (len(m), m))
+        return self.generated.get(target)
+
+
+@dataclass(frozen=True)
+class FileLinks:
+    """What one file adds to the scan-wide tables; the index holds no other cross-file state."""
+
+    path: str
+    includes: tuple[ResolvedInclude, ...]
+    bindings: tuple[tuple[str, Binding], ...]  # (macro name, binding), in the file's order
+    macro_calls: tuple[tuple[str, tuple[str, ...]], ...]  # function-like macro -> names its body calls
+    function_names: tuple[str, ...]  # in the file's order, repeats kept
+
+
+def resolver_for(paths: Iterable[str], extra_include_dirs: Iterable[str] = (), generated: Mapping[str, str] | None = None) -> _Resolver:
+    paths = sorted(paths)
+    return _Resolver(paths, include_roots(paths, extra_include_dirs), generated)
+
+
+def file_links(resolver: _Resolver, fact: CudaFacts) -> FileLinks:
+    bindings, macros = [], []
+    for define in fact.defines:
+        bindings.append((define.name, Binding(define.value, define.params, guard_chain(fact.regions, define.region), define.undef)))
+        if define.params is not None and define.value:
+            body = define.value.encode()
+            macros.append((define.name, tuple(sorted(set(lexical_calls(body, 0, len(body)))))))
+    return FileLinks(fact.path, tuple(_resolve_all(resolver, fact)), tuple(bindings), tuple(macros),
+                     tuple(f.name for f in fact.functions))
+
+
+def build_index(facts: Iterable[CudaFacts], extra_include_dirs: Iterable[str] = (),
+                generated: Mapping[str, str] | None = None) -> CudaIndex:
+    """`generated`: files a JIT renders from a template before compiling (name -> template path)."""
+    files = {f.path: f for f in facts}
+    resolver = resolver_for(files, extra_include_dirs, generated)
+    functions: dict[str, list[tuple[str, Function]]] = defaultdict(list)
+    for path in sorted(files):
+        for function in files[path].functions:
+            functions[function.name].append((path, function))
+    links = [file_links(resolver, files[path]) for path in sorted(files)]
+    return assemble(files, links, {name: tuple(values) for name, values in functions.items()})
+
+
+def assemble(files: Mapping[str, CudaFacts], links: Iterable[FileLinks], functions_by_name: Mapping) -> CudaIndex:
+    """The index from per-file links taken in path order; `files` and `functions_by_name` may load lazily."""
+    links = tuple(links)
+    index = CudaIndex(files, functions_by_name=functions_by_name, links=links)
+    bindings: dict[str, list[Binding]] = defaultdict(list)
+    for links_of_file in links:
+        index.includes[links_of_file.path] = links_of_file.includes
+        for name, binding in links_of_file.bindings:
+            bindings[name].append(binding)
+        for name, calls in links_of_file.macro_calls:
+            index.macro_calls[name] = tuple(sorted(set(index.macro_calls.get(name, ())) | set(calls)))
+    index.bindings = {name: tuple(values) for name, values in bindings.items()}
+    return index
+
+
+def _resolve_all(resolver: _Resolver, fact: CudaFacts) -> list[ResolvedInclude]:
+    out = []
+    for include in fact.includes:
+        target = None if include.system and is_external(include.target) else resolver.resolve(fact.path, include.target)
+        external = target is None and (include.system or is_external(include.target))
+        out.append(ResolvedInclude(include, target, external))
+    return out

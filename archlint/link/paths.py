@@ -1,0 +1,188 @@
+"""Path roots: folding `Path(__file__).resolve().parents[1] / "data" / "csrc"` into a scan path."""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from dataclasses import dataclass
+
+from archlint.model.python import PyExpr
+from archlint.model.python import SourceRef
+from archlint.link.generated import output_pattern, renderings
+
+_MAX_DEPTH = 12
+_IDENTITY_CALLS = ("Path", "PurePath", "PosixPath", "str", "abspath", "realpath", "normpath", "resolve", "absolute", "fspath")
+
+
+class _Unresolved(Exception):
+    pass
+
+
+def fold_path(index, module: str, expr: PyExpr, function: str = "", line: int | None = None, depth: int = 0) -> str:
+    """The posix path (relative to the scan root) an expression denotes; raises _Unresolved."""
+    if depth > _MAX_DEPTH:
+        raise _Unresolved("definition chain too deep")
+    kind = expr.kind
+    if kind == "str":
+        return expr.text
+    if kind == "name":
+        return _fold_name(index, module, expr.text, function, line, depth)
+    if kind == "binop" and expr.text in ("/", "+"):
+        left = fold_path(index, module, expr.args[0], function, line, depth + 1)
+        right = _literal(expr.args[1])
+        return posixpath.join(left, right.lstrip("/")) if expr.text == "/" else left + right
+    if kind == "call":
+        return _fold_call(index, module, expr, function, line, depth)
+    if kind == "attr" and expr.text == "parent":
+        return _up(fold_path(index, module, expr.args[0], function, line, depth + 1), 1)
+    if kind == "subscript" and expr.args[0].kind == "attr" and expr.args[0].text == "parents":
+        levels = expr.args[1].value if expr.args[1].kind == "int" else None
+        if levels is None:
+            raise _Unresolved("parents[] index is not a literal")
+        return _up(fold_path(index, module, expr.args[0].args[0], function, line, depth + 1), levels + 1)
+    raise _Unresolved(f"cannot fold `{expr.text or expr.kind}`")
+
+
+def _literal(expr: PyExpr) -> str:
+    if expr.kind == "str":
+        return expr.text
+    raise _Unresolved("path component is not a literal string")
+
+
+def _up(path: str, levels: int) -> str:
+    for _ in range(levels):
+        if path in ("", "."):
+            raise _Unresolved("path climbs above the scan root")
+        path = posixpath.dirname(path)
+    return path
+
+
+def _fold_name(index, module, name, function, line, depth) -> str:
+    if name == "__file__":
+        facts = index.modules.get(module)
+        if facts is None:
+            raise _Unresolved("unknown module")
+        return facts.path
+    found = index.assign_of(module, name, function, line)
+    if found is None and "." in name:
+        binding = index.resolve(module, name, function)
+        if binding is not None and binding.kind == "assign":
+            found = index.assign_of(binding.module, binding.name)
+    if found is None:
+        raise _Unresolved(f"`{name}` has no definition in the scanned code")
+    owner, assign = found
+    if assign.unpack:
+        raise _Unresolved(f"`{name}` comes from tuple unpacking")
+    return fold_path(index, owner, assign.value, assign.function, assign.line, depth + 1)
+
+
+def _fold_call(index, module, expr, function, line, depth) -> str:
+    callee, args = expr.text, expr.positional()
+    callee_expr = expr.args[0]
+    if callee_expr.kind == "attr" and callee_expr.text in ("resolve", "absolute", "expanduser"):
+        return fold_path(index, module, callee_expr.args[0], function, line, depth + 1)
+    last = callee.rpartition(".")[2]
+    if last == "dirname" and args:
+        return _up(fold_path(index, module, args[0], function, line, depth + 1), 1)
+    if last == "join" and callee.endswith("path.join") and args:
+        path = fold_path(index, module, args[0], function, line, depth + 1)
+        for arg in args[1:]:
+            path = posixpath.join(path, _literal(arg))
+        return path
+    if last in _IDENTITY_CALLS and len(args) == 1:
+        return fold_path(index, module, args[0], function, line, depth + 1)
+    raise _Unresolved(f"cannot fold call `{callee or 'expression'}(...)`")
+
+
+def resolve_ref(index, module: str, ref: SourceRef, by_suffix) -> tuple[str | None, str, str]:
+    """(path, how, reason) for one source reference."""
+    facts = index.modules.get(module)
+    tail = "/".join(part for part in ref.parts)
+    if ref.dynamic or "{" in tail:
+        return None, "unresolved", "file name is formatted at run time"
+    try:
+        if ref.root_expr is not None:
+            base = fold_path(index, module, ref.root_expr, ref.function, ref.line)
+        else:
+            base = posixpath.dirname(facts.path) if facts is not None else ""
+        candidate = posixpath.normpath(posixpath.join(base, tail))
+        if candidate in index.files:
+            return candidate, "root", ""
+        reason = f"`{candidate}` is not among the scanned files"
+    except _Unresolved as error:
+        reason = str(error)
+    matches = by_suffix(tail)
+    if len(matches) == 1:
+        return matches[0], "basename", f"root unresolved ({reason}); unique match on `{tail}`"
+    if len(matches) > 1:
+        return None, "unresolved", f"{reason}; `{tail}` matches {len(matches)} files"
+    return None, "unresolved", reason
+
+
+def resolve_sources(index) -> tuple[dict, dict, tuple]:
+    """(function qualname -> its ResolvedSources, generated file name -> the template it is rendered
+    from, every TemplateRender)."""
+    by_name = defaultdict(list)
+    for path in sorted(index.files):
+        by_name[posixpath.basename(path)].append(path)
+
+    def by_suffix(tail: str) -> list[str]:
+        name = posixpath.basename(tail)
+        return [path for path in by_name.get(name, []) if path == tail or path.endswith("/" + tail)]
+
+    from archlint.link.python import ResolvedSource
+
+    found = defaultdict(list)
+    generated: dict[str, set] = defaultdict(set)
+    renders: list[TemplateRender] = []
+    for module, facts in index.modules.items():
+        resolved = {}
+        for ref in facts.sources:
+            resolved[ref] = resolve_ref(index, module, ref, by_suffix)
+        outputs, rendered = _rendered_outputs(facts, resolved, by_suffix, module)
+        renders.extend(rendered)
+        for (function, output), templates in outputs.items():
+            if "{}" not in output:
+                generated[output].update(templates)
+        for ref in facts.sources:
+            qualname = index.qualify(module, ref.function)
+            templates = outputs.get((ref.function, output_pattern(ref.name)))
+            if templates and None not in templates:
+                for template in sorted(templates):
+                    found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", template, "generated",
+                                                          f"rendered from {template}"))
+                continue
+            path, how, reason = resolved[ref]
+            found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", path, how, reason))
+    unique = {name: next(iter(paths)) for name, paths in generated.items() if len(paths) == 1 and None not in paths}
+    return {key: tuple(value) for key, value in sorted(found.items())}, unique, tuple(dict.fromkeys(renders))
+
+
+@dataclass(frozen=True)
+class TemplateRender:
+    """A template rendered in a spec function, with what the call passes its placeholders."""
+
+    template: str  # root-relative path of the template
+    module: str
+    function: str  # local qualname in the module
+    arguments: tuple  # (name, PyExpr), as in pygen.Rendering
+
+
+def _rendered_outputs(facts, resolved: dict, by_suffix, module: str) -> tuple[dict[tuple[str, str], set], list]:
+    """(function, written name) -> paths of the templates rendered into it (None for one not found),
+    and the module's TemplateRenders."""
+    template_paths = {(ref.function, ref.name): resolved[ref][0] for ref in facts.sources if ref.template}
+    out: dict[tuple[str, str], set] = defaultdict(set)
+    renders: list[TemplateRender] = []
+    for rendering in renderings(facts):
+        if "{}" in rendering.template:
+            out[(rendering.function, rendering.output)].add(None)
+            continue
+        path = template_paths.get((rendering.function, rendering.template))
+        if path is None:
+            matches = by_suffix(rendering.template)
+            path = matches[0] if len(matches) == 1 else None
+        out[(rendering.function, rendering.output)].add(path)
+        if path is not None:
+            renders.append(TemplateRender(path, module, rendering.function, rendering.arguments))
+    return out, renders

@@ -1,0 +1,245 @@
+"""The texts a Python string expression can take, read from the scanned code, never run.
+
+Used for a template placeholder that stands for code (`{{ variant_decl }}`): the JIT passes it a
+string built in Python, often a literal (`"#include<flashinfer/attention/variants.cuh>"`) or
+f-strings over names (`f"{dtype}* {var};"`). A part interpolated inside a line of code stands for a
+value (a type, a name), as a template's own value placeholders do, and becomes `VALUE`; a part that
+is a line of its own is followed. Anything the scanned code does not spell out (a parameter no
+scanned call passes, a call it cannot read, a splat) gives `Texts(None, why)`: unknown, never guessed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from archlint.model.python import PyExpr
+
+VALUE = "__archlint_value"
+_MAX_TEXTS = 16
+_MAX_DEPTH = 10
+
+
+@dataclass(frozen=True)
+class Texts:
+    values: frozenset[str] | None  # None: not known
+    why: str = ""  # when not known: what could not be read
+
+    @property
+    def known(self) -> bool:
+        return self.values is not None
+
+
+def _unknown(why: str) -> Texts:
+    return Texts(None, why)
+
+
+def _known(values) -> Texts:
+    values = frozenset(values)
+    return Texts(values) if len(values) <= _MAX_TEXTS else _unknown("too many possible values")
+
+
+class Reader:
+    def __init__(self, index):
+        self.index = index
+
+    def texts(self, module: str, function: str, expr: PyExpr, depth: int = 0) -> Texts:
+        """What `expr`, written in `module` inside local function `function`, can evaluate to."""
+        if depth > _MAX_DEPTH:
+            return _unknown("definition chain too deep")
+        kind = expr.kind
+        if kind == "str":
+            return _known({expr.text})
+        if kind == "none":
+            return _known({""})
+        if kind == "fstr":
+            return self._fstring(module, function, expr, depth)
+        if kind == "cond":
+            return self._union([self.texts(module, function, expr.args[i], depth + 1) for i in (0, 2)])
+        if kind == "binop" and expr.text == "+":
+            return self._concat([self.texts(module, function, arg, depth + 1) for arg in expr.args])
+        if kind == "call" and expr.args[0].kind == "attr" and expr.args[0].text == "join":
+            return self._join(module, function, expr, depth)
+        if kind == "name":
+            return self._name(module, function, expr.text, depth)
+        if kind == "subscript":
+            return self._subscript(module, function, expr, depth)
+        return _unknown(f"cannot read `{expr.text or expr.kind}`")
+
+    # ---------------------------------------------------------------- forms
+
+    def _fstring(self, module, function, expr, depth) -> Texts:
+        pieces = _literal_pieces(expr.text)
+        parts: list[Texts] = [_known({pieces[0]})]
+        for hole, (before, after) in enumerate(zip(pieces, pieces[1:])):
+            starts_line = before.rpartition("\n")[2].strip() == "" and ("\n" in before or hole == 0)
+            ends_line = after.partition("\n")[0].strip() == "" and ("\n" in after or hole == len(pieces) - 2)
+            alone = starts_line and ends_line
+            inner = expr.args[hole] if hole < len(expr.args) else None
+            if alone and inner is not None:
+                parts.append(self.texts(module, function, inner, depth + 1))
+            else:
+                parts.append(_known({VALUE}))
+            parts.append(_known({after}))
+        return self._concat(parts)
+
+    def _join(self, module, function, expr, depth) -> Texts:
+        separator = self.texts(module, function, expr.args[0].args[0], depth + 1)
+        items = expr.positional()
+        if not separator.known or len(separator.values) != 1 or len(items) != 1:
+            return _unknown("cannot read a `join`")
+        elements = self._elements(module, function, items[0], depth + 1)
+        if not elements.known:
+            return elements
+        return _known({next(iter(separator.values)).join(sorted(elements.values))})
+
+    def _elements(self, module, function, expr, depth) -> Texts:
+        """Every text an element of a list expression can be (one comprehension pass)."""
+        if expr.kind == "seq":
+            return self._union([self.texts(module, function, item, depth + 1) for item in expr.args])
+        if expr.kind == "comp":
+            return self.texts(module, function, expr.args[0], depth + 1)
+        if expr.kind == "binop" and expr.text == "+":
+            return self._union([self._elements(module, function, arg, depth + 1) for arg in expr.args])
+        return _unknown(f"cannot read the list `{expr.text or expr.kind}`")
+
+    def _subscript(self, module, function, expr, depth) -> Texts:
+        container, key = expr.args
+        if key.kind != "str" or container.kind != "name":
+            return _unknown("cannot read a subscript")
+        found = self.index.assign_of(module, container.text, function)
+        if found is None or found[1].value.kind != "dict":
+            return _unknown(f"`{container.text}` is not a dict literal")
+        owner, assign = found
+        value = _entry(assign.value, key.text)
+        if value is None:
+            return _unknown(f"`{container.text}` has no key `{key.text}`")
+        return self.texts(owner, assign.function, value, depth + 1)
+
+    def _name(self, module, function, name, depth) -> Texts:
+        facts = self.index.modules.get(module)
+        local = [a for a in facts.assigns if a.function == function and name in a.targets] if facts else []
+        if local:
+            return self._union([self._assigned(module, a, name, depth) for a in local])
+        qualname = self.index.qualify(module, function)
+        declared = self.index.functions.get(qualname)
+        if declared is not None and name in declared.params:
+            return self._argument(qualname, declared, name, depth)
+        found = self.index.assign_of(module, name, function)
+        if found is not None:
+            return self._assigned(found[0], found[1], name, depth)
+        return _unknown(f"`{name}` has no definition in the scanned code")
+
+    def _assigned(self, module, assign, name, depth) -> Texts:
+        if not assign.unpack:
+            return self.texts(module, assign.function, assign.value, depth + 1)
+        position = assign.targets.index(name)
+        if assign.value.kind == "call":
+            return self._returned(module, assign.function, assign.value, position, depth)
+        if assign.value.kind == "seq" and position < len(assign.value.args):
+            return self.texts(module, assign.function, assign.value.args[position], depth + 1)
+        return _unknown(f"cannot read how `{name}` is unpacked")
+
+    def _returned(self, module, function, call, position, depth) -> Texts:
+        """Element `position` of what a called function returns."""
+        target = self.index.function_of(module, call.text, function)
+        if target is None:
+            return _unknown(f"`{call.text}` is not a scanned function")
+        owner, local = self._split(target)
+        returns = [r for r in self.index.modules[owner].returns if r.function == local and r.value is not None]
+        results = []
+        for returned in returns:
+            value = returned.value
+            if value.kind != "seq" or position >= len(value.args):
+                return _unknown(f"cannot read what `{call.text}` returns")
+            results.append(self.texts(owner, local, value.args[position], depth + 1))
+        return self._union(results) if results else _unknown(f"`{call.text}` returns nothing readable")
+
+    def _argument(self, qualname, declared, name, depth) -> Texts:
+        """The texts every scanned call of a function passes for one of its parameters."""
+        callers = self.index.callers(qualname)
+        if not callers:
+            return _unknown(f"`{name}` is a parameter of `{declared.name}`, which no scanned code calls")
+        offset = 1 if declared.cls and declared.params[:1] in (("self",), ("cls",)) else 0
+        position = declared.params.index(name) - offset
+        results = []
+        for caller in callers:
+            owner, local = self._split(caller)
+            for call in self.index.modules[owner].calls:
+                if call.function != local or self.index.function_of(owner, call.callee, call.function) != qualname:
+                    continue
+                passed = _passed(call.expr, name, position)
+                if passed is None:
+                    results.append(_unknown(f"a call of `{declared.name}` passes `{name}` in a splat"))
+                elif passed.kind == "missing":
+                    results.append(_known({""}))  # the default; a template renders a missing name as nothing
+                else:
+                    results.append(self.texts(owner, local, passed, depth + 1))
+        return self._union(results) if results else _unknown(f"no scanned call of `{declared.name}` found")
+
+    # ---------------------------------------------------------------- helpers
+
+    def _split(self, qualname: str) -> tuple[str, str]:
+        parts = qualname.split(".")
+        for end in range(len(parts), 0, -1):
+            module = ".".join(parts[:end])
+            if module in self.index.modules:
+                return module, ".".join(parts[end:])
+        return "", qualname
+
+    @staticmethod
+    def _union(results: list[Texts]) -> Texts:
+        for result in results:
+            if not result.known:
+                return result
+        return _known(set().union(*(r.values for r in results)) if results else set())
+
+    @staticmethod
+    def _concat(results: list[Texts]) -> Texts:
+        for result in results:
+            if not result.known:
+                return result
+        if any(len(r.values) > _MAX_TEXTS for r in results):
+            return _unknown("too many possible values")
+        combos = itertools.islice(itertools.product(*(sorted(r.values) for r in results)), _MAX_TEXTS + 1)
+        return _known({"".join(combo) for combo in combos})
+
+
+def _literal_pieces(text: str) -> list[str]:
+    """An f-string's literal parts around its '{}' holes, with `{{` and `}}` read as braces."""
+    pieces, current, index = [], [], 0
+    while index < len(text):
+        pair = text[index:index + 2]
+        if pair in ("{{", "}}"):
+            current.append(pair[0])
+            index += 2
+        elif pair == "{}":
+            pieces.append("".join(current))
+            current = []
+            index += 2
+        else:
+            current.append(text[index])
+            index += 1
+    pieces.append("".join(current))
+    return pieces
+
+
+def _entry(mapping: PyExpr, key: str) -> PyExpr | None:
+    for item in mapping.args:
+        if item.kind == "kw" and item.text == key:
+            return item.args[0]
+    return None
+
+
+def _passed(call: PyExpr, name: str, position: int) -> PyExpr | None:
+    """The argument a call passes for a parameter; kind 'missing' when it passes none; None when a
+    splat may hold it."""
+    keyword = call.kwarg(name)
+    if keyword is not None:
+        return keyword
+    if any(arg.kind == "splat" for arg in call.args[1:]):
+        return None
+    positional = call.positional()
+    if 0 <= position < len(positional):
+        return positional[position]
+    return PyExpr("missing", name)

@@ -1,0 +1,156 @@
+"""What one CUDA/C++ file holds, as archlint reads it: regions, macros, includes, functions,
+arch-sensitive constructs, shared-memory requests and namespace-scope declarations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from archlint.model.findings import Diagnostic, Suppression
+from archlint.model.cexpr import Expr
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """One namespace-scope definition: compiled into a unit when one of `names` is named there and,
+    for a specialisation, every name in `keys` is too."""
+
+    names: tuple[str, ...]  # the definition's name; an out-of-line member also its class's
+    keys: tuple[tuple[str, ...], ...]  # a specialisation's needs: every clause has a name that is named
+    start: tuple[int, int]  # (line, col) of its first character
+    end: tuple[int, int]  # (line, col) of its last character
+    uses: frozenset[str]  # every identifier it spells
+
+
+@dataclass(frozen=True)
+class Declarations:
+    items: tuple[Declaration, ...] = ()
+    loose: frozenset[str] = frozenset()  # identifiers of code outside any definition: always compiled
+    read: bool = False  # False: the file could not be read this way; all of it counts as compiled
+
+
+@dataclass(frozen=True)
+class Region:
+    """One branch of a preprocessor conditional (#if / #elif / #else chain member).
+
+    `cond` is the branch's own condition already conjoined with the negation of every earlier
+    branch of the same chain, so the guard of a line is the conjunction of `cond` over the
+    region and its ancestors. `text` is the directive as written, for evidence.
+    """
+
+    index: int
+    parent: int  # -1 for top level
+    cond: Expr
+    directive: str  # 'if' | 'ifdef' | 'ifndef' | 'elif' | 'else'
+    text: str
+    line: int  # line of the directive
+    start_line: int  # first line of the body
+    end_line: int  # last line of the body
+    include_guard: bool = False
+
+
+@dataclass(frozen=True)
+class MacroDef:
+    name: str
+    value: str  # the replacement text, stripped; "" for a bare #define
+    params: tuple[str, ...] | None  # None for object-like macros
+    line: int
+    region: int
+    undef: bool = False
+
+
+@dataclass(frozen=True)
+class Include:
+    target: str
+    system: bool
+    line: int
+    region: int
+
+
+@dataclass(frozen=True)
+class BodyLine:
+    """A line of code inside a function body, summarised by the region it sits in."""
+
+    region: int
+    trap: bool  # the line only traps (__trap(), asm("trap;"), assert(false))
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str  # unqualified name
+    qualname: str  # with enclosing namespaces/classes where known
+    kind: str  # 'global' | 'device' | 'host_device' | 'host'
+    line: int
+    col: int
+    end_line: int
+    region: int  # innermost region around the definition
+    calls: tuple[tuple[str, int], ...]  # (unqualified callee name, region of the call), sorted, unique
+    body: tuple[BodyLine, ...]  # distinct (region, trap) pairs of the body's code lines, sorted (kernels,
+    # and other functions whose body may trap)
+    template: bool = False
+
+
+@dataclass(frozen=True)
+class Construct:
+    """An arch-sensitive use: a PTX instruction, an intrinsic/API call, an arch tag, an attribute."""
+
+    kind: str  # 'ptx' | 'intrinsic' | 'tag' | 'attribute'
+    name: str  # PTX opcode with modifiers ('wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16'), or identifier
+    line: int
+    col: int
+    region: int
+    function: str  # enclosing function's qualname, '' at file scope
+    # Inside a branch of `if constexpr`: compiled only for the template arguments that take it.
+    in_constexpr_branch: bool = False
+
+
+@dataclass(frozen=True)
+class ArchConstant:
+    """`constexpr ... kMaxVecBytes = SGL_ARCH_BLACKWELL_OR_GREATER ? 32 : 16;`: a constant whose
+    initializer spells a macro, so its value may differ from one target to another."""
+
+    name: str
+    value: Expr  # the initializer, read as a preprocessor expression (Opaque when it is not one)
+    text: str
+    line: int
+    region: int
+
+
+@dataclass(frozen=True)
+class StaticAssert:
+    """`static_assert(cond, ...)`, with the names its condition spells."""
+
+    names: tuple[str, ...]
+    line: int
+    col: int
+    region: int
+    function: str  # enclosing function's qualname, '' outside functions
+
+
+@dataclass(frozen=True)
+class SmemRequest:
+    kind: str  # 'static' | 'dynamic-attr' | 'launch'
+    nbytes: int | None  # None when the size does not fold to a constant
+    text: str  # the size expression as written
+    line: int
+    col: int
+    region: int
+    function: str
+
+
+@dataclass(frozen=True)
+class CudaFacts:
+    path: str
+    sha256: str
+    regions: tuple[Region, ...] = ()
+    defines: tuple[MacroDef, ...] = ()
+    includes: tuple[Include, ...] = ()
+    functions: tuple[Function, ...] = ()
+    constructs: tuple[Construct, ...] = ()
+    smem: tuple[SmemRequest, ...] = ()
+    suppressions: tuple["Suppression", ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+    partial_parse: bool = False  # tree-sitter produced ERROR nodes
+    calls: tuple[tuple[str, int], ...] = ()  # (name, region) of every call in the file: a unit's entry points
+    template_holes: tuple = ()  # cpp.jinja.TemplateHole: a template's placeholders that are not plain values
+    declarations: Declarations = Declarations()  # namespace-scope definitions, for declaration reach
+    arch_constants: tuple[ArchConstant, ...] = ()
+    static_asserts: tuple[StaticAssert, ...] = ()

@@ -1,0 +1,30 @@
+"""Discovered files and the facts read from each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from archlint.model.cuda import CudaFacts
+from archlint.model.findings import Diagnostic
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str  # posix, relative to the scan root
+    absolute: str
+    language: str  # 'cuda' | 'python' | 'template'
+
+
+@dataclass(frozen=True)
+class Discovery:
+    root: str
+    files: tuple[SourceFile, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    file: SourceFile
+    cuda: CudaFacts | None = None
+    python: Any = None  # pyfacts.PythonFacts
+    diagnostics: tuple[Diagnostic, ...] = ()

@@ -1,0 +1,56 @@
+"""Gates: where Python code decides which GPU architectures a feature is built or run for, and
+the verdict for every target a gate shuts out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from archlint.model.findings import Evidence, Location, Verdict
+from archlint.model.python import SourceRef
+
+
+@dataclass(frozen=True)
+class Gate:
+    id: str
+    kind: str  # 'nvcc-flags' | 'decorator' | 'predicate-call' | 'capability-compare' | 'build-flags'
+    text: str
+    path: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    function: str
+    admits: tuple[int, ...]
+    exact: bool
+    suffix: str  # '' | 'a' | 'f' | '?'
+    guards: tuple[str, ...]
+    sources: tuple[SourceRef, ...]
+    defines: tuple[str, ...]
+    list_span: tuple[int, int, int, int] | None
+    majors_literal: tuple[int, ...] | None
+    unit: str  # 'major' | 'cc'
+    suffix_by_cc: tuple[tuple[int, str], ...] = ()  # the suffix the build uses for each admitted CC
+    resolved_sources: tuple = ()  # ResolvedSource of `sources`, in the same order
+    arch_macros: tuple[str, ...] = ()  # -D names the project sets to the target's __CUDA_ARCH__ value
+    flags_complete: bool = False  # every flag list of its spec is read
+    absent_defines: tuple[str, ...] = ()  # variant macros sibling specs pass and this one does not
+
+
+@dataclass(frozen=True)
+class TargetVerdict:
+    target: str
+    verdict: Verdict
+    reason: str
+    evidence: tuple[Evidence, ...] = ()
+    empty_kernels: tuple[str, ...] = ()  # kernels left empty for this target, also when GENUINE
+
+
+@dataclass(frozen=True)
+class GateReport:
+    """One gate and its verdict for every target it excludes."""
+
+    gate_id: str
+    text: str
+    location: Location
+    admits: tuple[str, ...]  # target names admitted, among those evaluated
+    verdicts: tuple[TargetVerdict, ...]
+    sources: tuple[str, ...] = ()  # root-relative translation units the gate's builds compile

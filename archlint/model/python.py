@@ -1,0 +1,209 @@
+"""What archlint needs from one `.py` file, as plain frozen data; nothing in a scanned tree is
+imported or executed to get it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from archlint.model.findings import Diagnostic, Suppression
+
+
+@dataclass(frozen=True)
+class PyExpr:
+    """kind and what `text` holds:
+
+    name: dotted name ('jit_env.FLASHINFER_CSRC_DIR')   int: digits (value set)   str: the value
+    bool/none: 'True'/'False'/'None'   seq: 'list'|'tuple'|'set'   fstr: literal parts, '{}' holes
+    call: dotted callee or '' (args[0] is the callee, then positional args, then 'kw' nodes)
+    kw: keyword name (args[0] is the value)   attr: attribute name (args[0] is the object)
+    subscript: '' (args: value, index)   compare: operators joined by ','   and/or/not: ''
+    binop: operator   unary: operator   cond: '' (args: then, test, else)   other: source text
+    dict: '' (args: 'kw' nodes, one per literal string key)   comp: 'list'|'generator'|... (args[0]: the element)
+    """
+
+    kind: str
+    text: str
+    value: int | None = None
+    args: tuple["PyExpr", ...] = ()
+
+    def kwarg(self, name: str) -> "PyExpr | None":
+        for arg in self.args[1:]:
+            if arg.kind == "kw" and arg.text == name:
+                return arg.args[0]
+        return None
+
+    def positional(self) -> tuple["PyExpr", ...]:
+        return tuple(arg for arg in self.args[1:] if arg.kind not in ("kw", "splat"))
+
+
+@dataclass(frozen=True)
+class Span:
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class Decorator:
+    name: str  # dotted callee ('supported_compute_capability', 'functools.cache'), or text
+    span: Span
+    expr: PyExpr  # the decorator expression; a 'call' when it has arguments
+    text: str
+
+
+@dataclass(frozen=True)
+class PyFunction:
+    qualname: str  # local: 'func', 'Class.method', 'outer.inner'
+    name: str
+    cls: str  # enclosing class qualname, '' when not a method
+    span: Span
+    params: tuple[str, ...]
+    decorators: tuple[Decorator, ...]
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class PyClass:
+    qualname: str
+    name: str
+    span: Span
+    bases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PyCall:
+    callee: str  # dotted text as written ('current_compilation_context.get_nvcc_flags_list'), '' if not dotted
+    span: Span
+    function: str  # enclosing function ('' at module level)
+    expr: PyExpr  # kind 'call'
+    text: str
+    arg_spans: tuple[tuple[str, Span], ...] = ()  # keyword name or positional index -> span of a literal list value
+
+    def kwargs(self) -> dict[str, PyExpr]:
+        return {arg.text: arg.args[0] for arg in self.expr.args[1:] if arg.kind == "kw"}
+
+
+@dataclass(frozen=True)
+class PyImport:
+    module: str  # 'flashinfer.jit.core'; for `from . import env` the module is ''
+    names: tuple[str, ...]  # imported names; () for `import module`
+    aliases: tuple[str, ...]  # the local name each binds (parallel to names, or the module's)
+    level: int  # leading dots of a relative import
+    line: int
+    function: str
+
+
+@dataclass(frozen=True)
+class PyConstant:
+    name: str
+    values: tuple[int, ...]
+    line: int
+    span: Span | None = None  # the literal's span
+
+
+@dataclass(frozen=True)
+class PyAssign:
+    targets: tuple[str, ...]  # dotted targets; several for tuple unpacking
+    value: PyExpr
+    line: int
+    function: str
+    unpack: bool
+    value_span: Span | None = None
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """An expression that names a CUDA source or template file."""
+
+    function: str
+    line: int
+    col: int
+    root: str  # the expression the path hangs off, dotted ('jit_env.FLASHINFER_CSRC_DIR'), '' for a bare string
+    parts: tuple[str, ...]  # the literal path components after the root ('nv_internal', 'x.cu')
+    text: str
+    root_expr: PyExpr | None = None
+    template: bool = False  # a jinja template that renders into a generated source
+    dynamic: bool = False  # the file name is formatted at run time (an f-string)
+
+    @property
+    def name(self) -> str:
+        return self.parts[-1] if self.parts else ""
+
+
+@dataclass(frozen=True)
+class FlagList:
+    function: str
+    line: int
+    callee: str
+    keyword: str  # 'extra_cuda_cflags', 'extra_cflags', ...
+    values: tuple[str, ...]
+    complete: bool = False  # every part read (archlint.pyflags): a -D it lacks is not passed
+    maybe: tuple[str, ...] = ()  # flags added on some paths only (`if x: flags += [...]`)
+
+    @property
+    def defines(self) -> tuple[str, ...]:
+        return tuple(value for value in self.values if value.startswith("-D"))
+
+    @property
+    def maybe_defines(self) -> tuple[str, ...]:
+        return tuple(value for value in self.maybe if value.startswith("-D"))
+
+
+def split_define(flag: str) -> tuple[str, str]:
+    """`-DNAME=value` (or `NAME=value`) as (name, value); value '' for a bare `-DNAME`."""
+    name, _, value = (flag[2:] if flag.startswith("-D") else flag).partition("=")
+    return name.strip(), value
+
+
+@dataclass(frozen=True)
+class Test:
+    """A condition that decides control flow: a gate candidate."""
+
+    kind: str  # 'if' | 'elif' | 'while' | 'assert' | 'ternary'
+    expr: PyExpr
+    span: Span
+    function: str
+    text: str
+    body_calls: tuple[str, ...]  # callees in the guarded body
+    exits: bool  # the body leaves the function (raise/return): the rest of the block is guarded by `not expr`
+    rest_calls: tuple[str, ...]  # callees after the statement in the same block (when exits)
+
+
+@dataclass(frozen=True)
+class PyReturn:
+    function: str
+    line: int
+    value: PyExpr | None
+    path: tuple[tuple[PyExpr, bool], ...]  # enclosing conditions with their required truth
+
+
+@dataclass(frozen=True)
+class ArchString:
+    """A string literal that spells a target ('-gencode=arch=compute_90a,code=sm_90a', '90a')."""
+
+    value: str
+    span: Span
+    function: str
+    context: str  # nearby callee, keyword and assignment target names, space-separated
+
+
+@dataclass(frozen=True)
+class PythonFacts:
+    path: str
+    sha256: str
+    encoding: str = "utf-8"
+    functions: tuple[PyFunction, ...] = ()
+    classes: tuple[PyClass, ...] = ()
+    calls: tuple[PyCall, ...] = ()
+    imports: tuple[PyImport, ...] = ()
+    constants: tuple[PyConstant, ...] = ()
+    assigns: tuple[PyAssign, ...] = ()
+    paths: tuple[PyAssign, ...] = ()  # names bound to Path(...) / os.path.join / '/' chains
+    sources: tuple[SourceRef, ...] = ()
+    flags: tuple[FlagList, ...] = ()
+    tests: tuple[Test, ...] = ()
+    returns: tuple[PyReturn, ...] = ()
+    arch_strings: tuple[ArchString, ...] = ()
+    suppressions: tuple[Suppression, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+    partial_parse: bool = False

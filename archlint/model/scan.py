@@ -1,0 +1,32 @@
+"""What a scan is asked to do, and what it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from archlint.model.findings import Diagnostic, Finding, Suppression
+from archlint.model.gates import GateReport
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    paths: tuple[str, ...]
+    targets: tuple[str, ...] = ()  # target names ('sm_120a'); empty = config, else the KB defaults
+    jobs: int = 0  # 0 = CPU count
+    use_cache: bool = True
+    include_dirs: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()  # glob patterns, relative to the root
+    select: tuple[str, ...] = ()  # rule ids or names; empty = all
+    ignore: tuple[str, ...] = ()
+    report_paths: tuple[str, ...] = ()  # pre-commit style: only report findings in these files (root-relative)
+    max_file_bytes: int = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    root: str  # absolute path all finding paths are relative to
+    findings: tuple[Finding, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    gates: tuple[GateReport, ...] = ()
+    files_scanned: int = 0
+    targets: tuple[str, ...] = ()
+    suppressions: tuple[tuple[str, tuple[Suppression, ...]], ...] = field(default=())

@@ -1,0 +1,104 @@
+"""In-source suppressions: the comment grammar, and matching suppressions to findings.
+
+Grammar (case-sensitive, ids required; any text after `]` is a free-form reason):
+
+    archlint: ignore[AL101, policy-gate] -- reason
+    archlint: file-ignore[AL205]
+
+The text may follow `#` or `//`, or sit inside `/* ... */`. The facts extractors find comment
+nodes with tree-sitter and call `parse_suppression_text` on each node's text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from archlint.model.findings import Finding, Level, Location, Suppression
+
+
+UNUSED = "AL900"
+UNKNOWN = "AL901"
+META_RULES = (UNUSED, UNKNOWN)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One id of one suppression comment, resolved to a rule id (None when unknown)."""
+
+    path: str
+    suppression: Suppression
+    written: str
+    rule: str | None
+
+    def covers(self, finding: Finding) -> bool:
+        if self.rule != finding.rule or self.path != finding.location.path:
+            return False
+        return self.suppression.file_level or self.suppression.line == finding.location.line
+
+
+def apply_suppressions(
+    findings: Iterable[Finding],
+    suppressions_by_path: Mapping[str, Sequence[Suppression]],
+    registry: Mapping,
+    *,
+    active_rules: Iterable[str] | None = None,
+) -> tuple[list[Finding], list[Finding]]:
+    """Mark covered findings `suppressed=True`; report unused (AL900) and unknown (AL901) ids.
+
+    `registry` maps rule id -> RuleInfo (see `archlint.registry.load_rules`). `active_rules`,
+    when given, limits AL900 to suppressions of rules that actually ran, so `--select AL101`
+    does not call every other suppression unused. AL900/AL901 findings can themselves be
+    silenced by a suppression naming them on the same line or file.
+    """
+    entries = _entries(suppressions_by_path, registry)
+    used: set[int] = set()
+    marked = [_mark(finding, entries, used) for finding in findings]
+    active = set(active_rules) if active_rules is not None else set(registry)
+    meta = []
+    for index, entry in enumerate(entries):
+        if entry.rule is None:
+            meta.append(_meta(UNKNOWN, entry, registry))
+        elif index not in used and entry.rule in active and entry.rule not in META_RULES:
+            meta.append(_meta(UNUSED, entry, registry))
+    meta = [_mark(finding, entries, set()) for finding in meta]
+    return marked, sorted(meta, key=Finding.sort_key)
+
+
+def _entries(suppressions_by_path: Mapping[str, Sequence[Suppression]], registry: Mapping) -> list[_Entry]:
+    names = {getattr(info, "name", rule_id): rule_id for rule_id, info in registry.items()}
+    entries = []
+    for path in sorted(suppressions_by_path):
+        ordered = sorted(suppressions_by_path[path], key=lambda s: (s.comment_line, s.line, s.file_level))
+        for suppression in ordered:
+            for written in suppression.ids:
+                rule = written if written in registry else names.get(written)
+                entries.append(_Entry(path, suppression, written, rule))
+    return entries
+
+
+def _mark(finding: Finding, entries: Sequence[_Entry], used: set[int]) -> Finding:
+    hits = [index for index, entry in enumerate(entries) if entry.covers(finding)]
+    used.update(hits)
+    if hits and not finding.suppressed:
+        return replace(finding, suppressed=True)
+    return finding
+
+
+def _meta(rule: str, entry: _Entry, registry: Mapping) -> Finding:
+    info = registry.get(rule)
+    level = info.severity if info is not None else Level.WARNING
+    kind = "file-ignore" if entry.suppression.file_level else "ignore"
+    if rule == UNKNOWN:
+        message = f"Unknown rule `{entry.written}` in `archlint: {kind}[...]`"
+    else:
+        message = f"Unused suppression: no {entry.rule} finding here (`archlint: {kind}[{entry.written}]`)"
+    location = Location(entry.path, entry.suppression.comment_line or entry.suppression.line)
+    return Finding(
+        rule=rule,
+        level=level,
+        message=message,
+        location=location,
+        symbol=f"{kind}:{entry.written}",
+        snippet=f"archlint: {kind}[{entry.written}]",
+    )
