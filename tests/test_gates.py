@@ -2,7 +2,7 @@ import pathlib
 
 import pytest
 
-from archlint.gates.detect import parse_arch_string
+from archlint.gates.detect import find_gates, parse_arch_string
 from archlint.extract.python.facts import extract_python
 from archlint.link.python import link_python
 
@@ -14,7 +14,7 @@ def gates():
     files = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*") if p.is_file())
     facts = [extract_python(f, (ROOT / f).read_bytes()) for f in files if f.endswith(".py")]
     index = link_python(facts, ["pkg", "app"], files)
-    return {(g.path, g.line): g for g in index.gates}
+    return {(g.path, g.line): g for g in find_gates(index)}
 
 
 def test_nvcc_flags_literal(gates):

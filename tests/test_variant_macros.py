@@ -87,7 +87,7 @@ def test_a_project_function_named_like_a_library_one_is_judged_by_its_body():
 
 def test_a_macro_a_shared_builder_may_add_is_no_variant():
     """`_gen` adds -DV_SM100 on some paths: a build whose own flags lack it may still get it."""
-    from archlint.gates.detect import variant_macros
+    from archlint.gates.detect import find_gates, variant_macros
     from archlint.link.python import link_python
 
     source = b'''
@@ -112,4 +112,4 @@ def gen_sm100(ctx):
     index = link_python([extract_python("pkg/spec.py", source)], ["pkg"], {"pkg/spec.py", "pkg/__init__.py"})
     module = index.module_of_path["pkg/spec.py"]
     assert [flags.maybe for flags in index.modules[module].flags if flags.function == "_gen"] == [("-DV_SM100",)]
-    assert variant_macros(index, index.gates) == frozenset({"V_SM90"})
+    assert variant_macros(index, find_gates(index)) == frozenset({"V_SM90"})

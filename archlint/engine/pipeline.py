@@ -23,7 +23,8 @@ from archlint.model.findings import Finding
 from archlint.model.python import split_define
 from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import stage
-from archlint.gates.detect import variant_macros, with_absent_variant_macros
+from archlint.gates.detect import find_gates, variant_macros, with_absent_variant_macros
+from archlint.link.python import link_python
 from archlint.judge.verdicts import build_target, excluded_targets, gate_location, guarded_units, reference_targets, verdict_for
 
 
@@ -184,10 +185,8 @@ def _python_gates(facts: list[FileFacts], root: str, discovery) -> tuple[tuple, 
     python = [f.python for f in facts if f.python is not None]
     if not python:
         return (), None
-    from archlint.link.python import link_python
-
     pyindex = link_python(python, [root], {f.path for f in discovery.files})
-    return tuple(sorted(pyindex.gates, key=lambda g: (g.path, g.line, g.col))), pyindex
+    return tuple(sorted(find_gates(pyindex), key=lambda g: (g.path, g.line, g.col))), pyindex
 
 
 def generated_files(pyindex) -> dict[str, str]:

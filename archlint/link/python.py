@@ -12,18 +12,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
-from archlint.model.python import PyAssign, PyFunction, PythonFacts, SourceRef
+from archlint.link.paths import TemplateRender, resolve_sources
+from archlint.model.python import PyAssign, PyFunction, PythonFacts, ResolvedSource
 
 _MAX_HOPS = 12
-
-
-@dataclass(frozen=True)
-class ResolvedSource:
-    ref: SourceRef
-    function: str  # full qualname of the function that names it ('' at module level)
-    path: str | None  # posix path relative to the scan root, None when unresolved
-    how: str  # 'root' (definition chain followed) | 'basename' (unique name match) | 'unresolved'
-    reason: str = ""  # why it is unresolved, or what the basename fallback matched on
 
 
 @dataclass(frozen=True)
@@ -57,11 +49,10 @@ class PyIndex:
     files: frozenset[str]
     _callees: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     _sources: Mapping[str, tuple[ResolvedSource, ...]] = field(default_factory=dict)
-    gates: tuple = ()
     _assigns: Mapping[str, Mapping[tuple[str, str], tuple[PyAssign, ...]]] = field(default_factory=dict)
     _callers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     generated: Mapping[str, str] = field(default_factory=dict)  # generated file name -> template path
-    renders: tuple = ()  # pypaths.TemplateRender: each template rendering with its arguments
+    renders: tuple[TemplateRender, ...] = ()  # each template rendering with its arguments
 
     def callees(self, qualname: str) -> tuple[str, ...]:
         return self._callees.get(qualname, ())
@@ -240,9 +231,6 @@ def _import_base(package: str, module: str, level: int) -> str | None:
 
 
 def link_python(facts: Sequence[PythonFacts], roots: Sequence[str], files: Collection[str]) -> PyIndex:
-    from archlint.gates.detect import find_gates
-    from archlint.link.paths import resolve_sources
-
     files = frozenset(files) | {f.path for f in facts}
     modules, module_of_path, functions, scopes = {}, {}, {}, {}
     for item in sorted(facts, key=lambda f: f.path):
@@ -273,5 +261,4 @@ def link_python(facts: Sequence[PythonFacts], roots: Sequence[str], files: Colle
         _callers={k: tuple(sorted(v)) for k, v in sorted(callers.items())},
     )
     sources, generated, renders = resolve_sources(index)
-    index = replace(index, _sources=sources, generated=generated, renders=renders)
-    return replace(index, gates=find_gates(index))
+    return replace(index, _sources=sources, generated=generated, renders=renders)

@@ -207,3 +207,12 @@ class PythonFacts:
     suppressions: tuple[Suppression, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     partial_parse: bool = False
+
+
+@dataclass(frozen=True)
+class ResolvedSource:
+    ref: SourceRef
+    function: str  # full qualname of the function that names it ('' at module level)
+    path: str | None  # posix path relative to the scan root, None when unresolved
+    how: str  # 'root' (definition chain followed) | 'basename' (unique name match) | 'unresolved'
+    reason: str = ""  # why it is unresolved, or what the basename fallback matched on
