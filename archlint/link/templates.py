@@ -68,14 +68,14 @@ def _filled(cuda: CudaFacts, renders: list, reader: Reader) -> CudaFacts:
 def _values(name: str, renders: list, reader: Reader) -> Texts:
     """Every text the scanned renderings give the placeholder `name`."""
     if not name.isidentifier():
-        return Texts(None, f"`{name}` is an expression")
+        return Texts.unknown(f"`{name}` is an expression")
     found: set[str] = set()
     for render in renders:
         passed = dict(render.arguments)
         if name in passed:
             texts = reader.texts(render.module, render.function, passed[name])
         elif "**" in passed:
-            texts = Texts(None, "the rendering passes a splat archlint cannot read")
+            texts = Texts.unknown("the rendering passes a splat archlint cannot read")
         else:
             texts = Texts(frozenset({""}))  # a name the rendering does not pass renders as nothing
         if not texts.known:

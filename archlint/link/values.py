@@ -5,7 +5,7 @@ string built in Python, often a literal (`"#include<flashinfer/attention/variant
 f-strings over names (`f"{dtype}* {var};"`). A part interpolated inside a line of code stands for a
 value (a type, a name), as a template's own value placeholders do, and becomes `VALUE`; a part that
 is a line of its own is followed. Anything the scanned code does not spell out (a parameter no
-scanned call passes, a call it cannot read, a splat) gives `Texts(None, why)`: unknown, never guessed.
+scanned call passes, a call it cannot read, a splat) gives `Texts.unknown(why)`: unknown, never guessed.
 """
 
 from __future__ import annotations
@@ -22,16 +22,17 @@ _MAX_DEPTH = 10
 
 @dataclass(frozen=True)
 class Texts:
-    values: frozenset[str] | None  # None: not known
+    values: frozenset[str] = frozenset()  # every text it can take, when known
     why: str = ""  # when not known: what could not be read
+    known: bool = True
 
-    @property
-    def known(self) -> bool:
-        return self.values is not None
+    @staticmethod
+    def unknown(why: str) -> Texts:
+        return Texts(frozenset(), why, known=False)
 
 
 def _unknown(why: str) -> Texts:
-    return Texts(None, why)
+    return Texts.unknown(why)
 
 
 def _known(values) -> Texts:

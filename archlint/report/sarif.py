@@ -68,11 +68,13 @@ def _to_data(log) -> dict:
 
     plans: dict[type, dict[str, tuple[object, str]]] = {}
 
+    _FACTORY: type = attr.Factory  # type: ignore[assignment]  # a class at run time, typed as a function
+
     def plan(cls) -> dict[str, tuple[object, str]]:
         if cls not in plans:
             fields = attr.fields(cls) if attr.has(cls) else ()
             plans[cls] = {
-                f.name: (f.default.factory() if isinstance(f.default, attr.Factory) else f.default,
+                f.name: (f.default.factory() if isinstance(f.default, _FACTORY) else f.default,  # type: ignore[attr-defined]
                          f.metadata.get("schema_property_name") or f.name)
                 for f in fields
             }
@@ -193,7 +195,7 @@ def _result(om, finding: Finding, rule_ids: list[str], hashes: "_LineHashes"):
         result.fixes = [_fix(om, fix) for fix in finding.fixes]
     if finding.suppressed:
         result.suppressions = [om.Suppression(kind="inSource")]
-    properties = dict(finding.properties)
+    properties: dict[str, str | list[str]] = dict(finding.properties)
     if finding.targets:
         properties["targets"] = list(finding.targets)
     if properties:

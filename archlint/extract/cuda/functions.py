@@ -9,6 +9,7 @@ definition it misses is recovered lexically: name, parenthesised parameters, bal
 from __future__ import annotations
 
 import re
+from typing import Any
 from bisect import bisect_right
 from functools import lru_cache
 
@@ -50,7 +51,7 @@ def find_functions(data: bytes, structure: Structure, parse_limit: int) -> tuple
 
 
 def _tree_functions(root, structure: Structure):
-    stack = [(root, ())]
+    stack: list[tuple[Any, tuple[str, ...]]] = [(root, ())]  # (tree-sitter node, enclosing scope)
     while stack:
         node, scope = stack.pop()
         if node.type == "function_definition":
@@ -176,7 +177,7 @@ def _kind(structure: Structure, name_offset: int) -> str:
 
 
 def _function(structure: Structure, name: str, qualname: str, kind: str, line: int, col: int,
-              body_start: int, body_end: int, calls: tuple[str, ...], template: bool) -> Function:
+              body_start: int, body_end: int, calls: tuple[tuple[str, int], ...], template: bool) -> Function:
     first, last = structure.line_of(body_start), structure.line_of(max(body_start, body_end - 1))
     may_trap = _may_trap(structure, body_start, body_end)
     return Function(

@@ -45,7 +45,8 @@ def smem_requests(structure: Structure, enclosing: Callable[[int], str]) -> list
         dims = re.findall(rb"\[([^\]]+)\]", match.group(3))
         element = TYPE_SIZES.get(type_name.split("::")[-1])
         sizes = [fold(d.decode()) for d in dims]
-        total = None if element is None or None in sizes else element * _product(sizes)
+        known = [size for size in sizes if size is not None]
+        total = None if element is None or len(known) != len(sizes) else element * _product(known)
         text = f"{type_name} {match.group(2).decode()}{match.group(3).decode().strip()}"
         found.append(_request(structure, "static", total, text, match.start(2), enclosing))
     for match in _ATTR_RE.finditer(masked):
@@ -72,7 +73,9 @@ def _product(values: list[int]) -> int:
 
 
 def _split_args(text: str) -> list[str]:
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in text:
         if char in "([{<":
             depth += 1

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+
 from archlint.model.cuda import Declaration, Declarations
 
 _IDENT_RE = re.compile(rb"[A-Za-z_]\w*")
@@ -202,11 +204,13 @@ class _Head:
 
     def class_name_and_keys(self) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
         """The class's name, and for a specialisation what choosing it needs."""
-        name = self.klass.group(1).decode()
-        if self.klass.group(2) is None:
+        klass = self.klass
+        assert klass is not None, "only called for a class head"
+        name = klass.group(1).decode()
+        if klass.group(2) is None:
             return (name,), ()
-        close = _closing_angle(self.body, self.klass.end(2) - 1)
-        args = self.body[self.klass.end(2) : close] if close is not None else b""
+        close = _closing_angle(self.body, klass.end(2) - 1)
+        args = self.body[klass.end(2) : close] if close is not None else b""
         return (name,), _keys(args, self.params)
 
 
@@ -223,7 +227,7 @@ def _function_names(body: bytes) -> tuple[str, ...]:
     return ()
 
 
-def _keys(args: bytes, params: set[str]) -> tuple[tuple[str, ...], ...]:
+def _keys(args: bytes, params: AbstractSet[str]) -> tuple[tuple[str, ...], ...]:
     """What choosing a specialisation needs, as clauses that must all hold, each met when any one of
     its names is named: every type an argument spells (`arch::Sm120`), and the types an `enable_if`
     condition tests for (`is_same_v<ArchTag, arch::Sm103>`, `is_base_of_v<KernelScheduleX, Tag>`).
@@ -241,17 +245,18 @@ def _keys(args: bytes, params: set[str]) -> tuple[tuple[str, ...], ...]:
     return tuple(dict.fromkeys(clauses))
 
 
-def _condition_clauses(condition: bytes, params: set[str]) -> list[tuple[str, ...]]:
+def _condition_clauses(condition: bytes, params: AbstractSet[str]) -> list[tuple[str, ...]]:
     clauses = []
     for conjunct in _split_logical(condition, _AND_RE):
         alternatives = _split_logical(_unparen(conjunct), _OR_RE)
         names = [_tested_type(alternative, params) for alternative in alternatives]
-        if all(names):
-            clauses.append(tuple(dict.fromkeys(names)))
+        tested = [name for name in names if name]
+        if len(tested) == len(names):
+            clauses.append(tuple(dict.fromkeys(tested)))
     return clauses
 
 
-def _tested_type(alternative: bytes, params: set[str]) -> str | None:
+def _tested_type(alternative: bytes, params: AbstractSet[str]) -> str | None:
     """A type that must be named for a conjunction of tests to hold: the first concrete argument of a
     positive `is_same`/`is_base_of` test. None when the alternative is itself a disjunction or negates
     a group, where no single name is needed."""
@@ -268,7 +273,7 @@ def _tested_type(alternative: bytes, params: set[str]) -> str | None:
     return None
 
 
-def _is_key(name: str, params: set[str]) -> bool:
+def _is_key(name: str, params: AbstractSet[str]) -> bool:
     return not (name in params or name in _NOT_KEYS or name[0].isdigit() or name.endswith(("_t", "_v")))
 
 

@@ -159,10 +159,10 @@ class _Builder:
             return
         opened = self.stack[-1]
         self.close(opened.region, line - 1)
-        negated: Expr | None = None
-        for earlier in opened.earlier:
-            term = Unary("!", earlier)
-            negated = term if negated is None else Binary("&&", negated, term)
+        first, *rest = opened.earlier  # a chain is opened with its `#if` condition
+        negated: Expr = Unary("!", first)
+        for earlier in rest:
+            negated = Binary("&&", negated, Unary("!", earlier))
         own = TRUE_EXPR if keyword == "else" else _condition(keyword, text)
         cond = negated if keyword == "else" else Binary("&&", negated, own)
         opened.earlier.append(own)

@@ -21,7 +21,7 @@ from archlint.lang.cpp.expr import parse_condition
 Value = int | None
 
 # What nvcc 13.0 defines on every pass, whatever the target (FACTS.md: the toolkit is 13.0).
-TOOLKIT_MACROS: Mapping[str, int] = {
+TOOLKIT_MACROS: Mapping[str, int | None] = {
     "__CUDACC__": 1,
     "__NVCC__": 1,
     "__CUDACC_VER_MAJOR__": 13,
@@ -197,11 +197,14 @@ def _defined(ev: Evaluator, expr: Defined) -> Value:
     return ev.is_defined(expr.name)
 
 
+_UNARY: Mapping[str, Callable[[int], int]] = {"!": lambda v: int(v == 0), "-": operator.neg, "+": operator.pos, "~": operator.invert}
+
+
 def _unary(ev: Evaluator, expr: Unary) -> Value:
     value = ev.value(expr.operand)
     if value is None:
         return None
-    return {"!": lambda v: int(v == 0), "-": operator.neg, "+": operator.pos, "~": operator.invert}[expr.op](value)
+    return _UNARY[expr.op](value)
 
 
 def _logical(ev: Evaluator, expr: Binary) -> Value:

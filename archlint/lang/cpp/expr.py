@@ -117,8 +117,9 @@ class _Parser:
 
     def parse(self) -> Expr:
         expr = self.ternary()
-        if self.peek() is not None:
-            raise ExprError(f"unexpected {self.peek()[1]!r}")
+        extra = self.peek()
+        if extra is not None:
+            raise ExprError(f"unexpected {extra[1]!r}")
         return expr
 
     def ternary(self) -> Expr:

@@ -1,0 +1,51 @@
+"""The package's shape holds: no import cycle, and an archlint module imported inside a function
+only where deferring it keeps start-up fast, with a comment that says so.
+
+The layering itself (which stage may import which) is checked by import-linter with the contracts
+in pyproject.toml (`lint-imports`, run by .ci/run).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import grimp
+import networkx as nx
+
+PACKAGE = Path(__file__).resolve().parent.parent / "archlint"
+DEFERRED = "# deferred:"
+
+
+def test_no_import_cycle() -> None:
+    graph = grimp.build_graph("archlint", exclude_type_checking_imports=True)
+    imports = nx.DiGraph()
+    for module in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            imports.add_edge(module, imported)
+    assert list(nx.simple_cycles(imports)) == []
+
+
+def _local_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of each archlint import written inside a function."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.ImportFrom) and (inner.module or "").startswith("archlint"):
+                found.append((inner.lineno, inner.module or ""))
+            elif isinstance(inner, ast.Import):
+                found.extend((inner.lineno, a.name) for a in inner.names if a.name.startswith("archlint"))
+    return found
+
+
+def test_function_local_imports_say_why() -> None:
+    unexplained = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        lines = path.read_text().splitlines()
+        for line, module in _local_imports(path):
+            nearby = lines[line - 2] + lines[line - 1]
+            if DEFERRED not in nearby:
+                unexplained.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {module}")
+    assert unexplained == []
