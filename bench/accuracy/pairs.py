@@ -111,6 +111,7 @@ def gate_units(paths: list[str], targets: tuple[str, ...], sources_kinds=(".cu",
     """{gate id: {sources, defines, reference}} from archlint's own reading of the Python side."""
     from archlint.discover import discover
     from archlint.extract.files import extract_all
+    from archlint.gates.detect import find_gates
     from archlint.judge.verdicts import guarded_units
     from archlint.knowledge.arch import parse_target
     from archlint.link.python import link_python
@@ -122,7 +123,7 @@ def gate_units(paths: list[str], targets: tuple[str, ...], sources_kinds=(".cu",
                           {f.path for f in found.files})
     parsed = tuple(parse_target(t) for t in targets)
     out = {}
-    for gate in pyindex.gates:
+    for gate in find_gates(pyindex):
         gate_id = f"{gate.path}:{gate.line}:{gate.col}"
         units = guarded_units(pyindex, gate)
         admitted = sorted(t.cc for t in parsed if t.cc in set(gate.admits))
