@@ -2,64 +2,66 @@
 
 from __future__ import annotations
 
-import importlib.util
+import json
+import subprocess
 import sys
+import tarfile
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "accuracy.py"
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # bench/ is run from the checkout, not installed
+    sys.path.insert(0, str(ROOT))
+
+from bench.accuracy.builds import (  # noqa: E402
+    _traps_against, aggregate, pair_flags, pair_includes, plan, probe_options)
+from bench.accuracy.generated import enclosing_function, generated_units  # noqa: E402
+from bench.accuracy.pairs import Pair, gate_units, load_pairs, sample  # noqa: E402
+from bench.accuracy.projects import FLASHINFER, sglang_unit  # noqa: E402
+from bench.accuracy.scoring import disagreements, is_agreement, metrics, render  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("accuracy_bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["accuracy_bench"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _pair(bench, verdict, compiler, target="sm_120a", gate="flashinfer/jit/comm.py:7:18", units=("a.cu",)):
-    return bench.Pair(release="r", gate_id=gate, gate_text="g", target=target, verdict=verdict, reason="why",
+def _pair(verdict, compiler, target="sm_120a", gate="flashinfer/jit/comm.py:7:18", units=("a.cu",)):
+    return Pair(release="r", gate_id=gate, gate_text="g", target=target, verdict=verdict, reason="why",
                       evidence=("x.cuh:9: kernel empty",), units=units, compiler=compiler,
                       unit_outcomes=tuple((u, compiler, "first error") for u in units))
 
 
-def test_aggregate_takes_the_worst_unit(bench):
-    assert bench.aggregate(["built", "arch-error", "inconclusive"]) == "arch-error"
-    assert bench.aggregate(["built", "inconclusive", "built-empty"]) == "inconclusive"
-    assert bench.aggregate(["built", "built-trap"]) == "built-empty"
-    assert bench.aggregate(["built", "built"]) == "built"
-    assert bench.aggregate([]) == "inconclusive"
+def test_aggregate_takes_the_worst_unit():
+    assert aggregate(["built", "arch-error", "inconclusive"]) == "arch-error"
+    assert aggregate(["built", "inconclusive", "built-empty"]) == "inconclusive"
+    assert aggregate(["built", "built-trap"]) == "built-empty"
+    assert aggregate(["built", "built"]) == "built"
+    assert aggregate([]) == "inconclusive"
 
 
-def test_agreement_table(bench):
-    assert bench.is_agreement("POLICY", "built") is True
-    assert bench.is_agreement("POLICY", "arch-error") is False
-    assert bench.is_agreement("GENUINE", "arch-error") is True
-    assert bench.is_agreement("GENUINE", "built") is False
-    assert bench.is_agreement("EMPTY", "built-empty") is True
-    assert bench.is_agreement("EMPTY", "built") is False
-    assert bench.is_agreement("UNKNOWN", "built") is None
-    assert bench.is_agreement("POLICY", "inconclusive") is None
-    assert bench.is_agreement("POLICY", "not-run") is None
+def test_agreement_table():
+    assert is_agreement("POLICY", "built") is True
+    assert is_agreement("POLICY", "arch-error") is False
+    assert is_agreement("GENUINE", "arch-error") is True
+    assert is_agreement("GENUINE", "built") is False
+    assert is_agreement("EMPTY", "built-empty") is True
+    assert is_agreement("EMPTY", "built") is False
+    assert is_agreement("UNKNOWN", "built") is None
+    assert is_agreement("POLICY", "inconclusive") is None
+    assert is_agreement("POLICY", "not-run") is None
 
 
-def test_metrics_matrix_precision_recall(bench):
+def test_metrics_matrix_precision_recall():
     pairs = [
-        _pair(bench, "POLICY", "built"),
-        _pair(bench, "POLICY", "built"),
-        _pair(bench, "POLICY", "arch-error"),  # a false POLICY
-        _pair(bench, "GENUINE", "arch-error"),
-        _pair(bench, "GENUINE", "built"),  # the blocker did not stop the build
-        _pair(bench, "EMPTY", "built-empty"),
-        _pair(bench, "UNKNOWN", "built"),  # counts against POLICY recall
-        _pair(bench, "POLICY", "inconclusive"),
-        _pair(bench, "GENUINE", "not-run"),
+        _pair("POLICY", "built"),
+        _pair("POLICY", "built"),
+        _pair("POLICY", "arch-error"),  # a false POLICY
+        _pair("GENUINE", "arch-error"),
+        _pair("GENUINE", "built"),  # the blocker did not stop the build
+        _pair("EMPTY", "built-empty"),
+        _pair("UNKNOWN", "built"),  # counts against POLICY recall
+        _pair("POLICY", "inconclusive"),
+        _pair("GENUINE", "not-run"),
     ]
-    m = bench.metrics(pairs)
+    m = metrics(pairs)
     assert m.matrix["POLICY"]["built"] == 2
     assert m.matrix["POLICY"]["arch-error"] == 1
     assert m.matrix["GENUINE"]["not-run"] == 1
@@ -68,14 +70,14 @@ def test_metrics_matrix_precision_recall(bench):
     assert m.policy_recall == pytest.approx(2 / 4)  # built: 2 POLICY, 1 GENUINE, 1 UNKNOWN
     assert m.inconclusive == 1
     assert m.inconclusive_rate == pytest.approx(1 / 8)  # not-run pairs are not in the denominator
-    wrong = bench.disagreements(pairs)
+    wrong = disagreements(pairs)
     assert [(p.verdict, p.compiler) for p in wrong] == [("POLICY", "arch-error"), ("GENUINE", "built")]
 
 
-def test_render_lists_every_disagreement_with_its_evidence(bench):
-    pairs = [_pair(bench, "POLICY", "built"), _pair(bench, "EMPTY", "built", target="sm_121a"),
-             _pair(bench, "POLICY", "inconclusive")]
-    text = bench.render(pairs, Counter({"POLICY": 10, "EMPTY": 2}))
+def test_render_lists_every_disagreement_with_its_evidence():
+    pairs = [_pair("POLICY", "built"), _pair("EMPTY", "built", target="sm_121a"),
+             _pair("POLICY", "inconclusive")]
+    text = render(pairs, Counter({"POLICY": 10, "EMPTY": 2}))
     assert "archlint EMPTY, nvcc built" in text
     assert "x.cuh:9: kernel empty" in text
     assert "nvcc a.cu: built: first error" in text
@@ -84,7 +86,7 @@ def test_render_lists_every_disagreement_with_its_evidence(bench):
     assert "Population" in text
 
 
-def test_load_pairs_keeps_wanted_targets_and_joins_units(bench, tmp_path):
+def test_load_pairs_keeps_wanted_targets_and_joins_units(tmp_path):
     scan = {"gates": [{
         "id": "flashinfer/jit/comm.py:7:18", "text": "get_nvcc_flags_list(supported_major_versions=[9, 10])",
         "verdicts": [
@@ -93,7 +95,7 @@ def test_load_pairs_keeps_wanted_targets_and_joins_units(bench, tmp_path):
             {"target": "sm_75", "verdict": "GENUINE", "reason": "old", "evidence": []},
         ]}]}
     units = {"flashinfer/jit/comm.py:7:18": {"sources": ["data/csrc/a.cu"], "defines": ["X=1"], "references": ["sm_90a", "sm_100a"]}}
-    pairs = bench.load_pairs(scan, "rel", ("sm_120a", "sm_80"), units, str(tmp_path))
+    pairs = load_pairs(scan, "rel", ("sm_120a", "sm_80"), units, str(tmp_path))
     assert len(pairs) == 1
     pair = pairs[0]
     assert pair.verdict == "EMPTY" and pair.target == "sm_120a" and pair.references == ("sm_90a", "sm_100a")
@@ -102,7 +104,7 @@ def test_load_pairs_keeps_wanted_targets_and_joins_units(bench, tmp_path):
     assert pair.evidence == ("h.cuh:9: empty",)
 
 
-def test_sample_is_stratified_and_prefers_cheap_units(bench, tmp_path):
+def test_sample_is_stratified_and_prefers_cheap_units(tmp_path):
     small, big = tmp_path / "small.cu", tmp_path / "big.cu"
     small.write_text("__global__ void k() {}\n")
     big.write_text("#include <cutlass/gemm.h>\n" + "x" * 100000)
@@ -110,39 +112,37 @@ def test_sample_is_stratified_and_prefers_cheap_units(bench, tmp_path):
     for verdict, count in (("POLICY", 20), ("GENUINE", 10), ("EMPTY", 2), ("UNKNOWN", 3)):
         for i in range(count):
             unit = str(small if i % 2 else big)
-            pairs.append(bench.Pair("r", f"g{i}", "g", "sm_120a" if i % 3 else "sm_80", verdict, "", units=(unit,)))
-    pairs.append(bench.Pair("r", "nounits", "g", "sm_120a", "UNKNOWN", "", units=()))
-    chosen = bench.sample(pairs, 12, seed=1)
+            pairs.append(Pair("r", f"g{i}", "g", "sm_120a" if i % 3 else "sm_80", verdict, "", units=(unit,)))
+    pairs.append(Pair("r", "nounits", "g", "sm_120a", "UNKNOWN", "", units=()))
+    chosen = sample(pairs, 12, seed=1)
     kinds = Counter(p.verdict for p in chosen)
     assert len(chosen) == 12
     assert set(kinds) == {"POLICY", "GENUINE", "EMPTY", "UNKNOWN"}
     assert kinds["EMPTY"] == 2
     assert all(p.units for p in chosen)
     only_policy = [p for p in pairs if p.verdict == "POLICY" and p.target == "sm_120a"]
-    cheap = bench.sample(only_policy, 3, seed=1)
+    cheap = sample(only_policy, 3, seed=1)
     assert all(p.units == (str(small),) for p in cheap)  # the cheap unit first
 
 
-def test_plan_builds_each_unit_target_once(bench):
-    a = bench.Pair("r", "g1", "g", "sm_120a", "POLICY", "", units=("/x/a.cu",), references=("sm_100a",))
-    b = bench.Pair("r", "g2", "g", "sm_120a", "EMPTY", "", units=("/x/a.cu", "/x/b.cu"), references=("sm_90a",))
-    jobs = bench.plan([a, b], {"r": ("/inc",)})
+def test_plan_builds_each_unit_target_once():
+    a = Pair("r", "g1", "g", "sm_120a", "POLICY", "", units=("/x/a.cu",), references=("sm_100a",))
+    b = Pair("r", "g2", "g", "sm_120a", "EMPTY", "", units=("/x/a.cu", "/x/b.cu"), references=("sm_90a",))
+    jobs = plan([a, b], {"r": ("/inc",)})
     assert [(j["unit"], j["target"]) for j in jobs] == [("/x/a.cu", "sm_120a"), ("/x/b.cu", "sm_120a")]
     assert jobs[0]["references"] == ["sm_100a", "sm_90a"]
     assert jobs[0]["includes"] == ["/inc"]
 
 
-def test_flashinfer_build_options_unchanged_sglang_gets_its_own(bench):
-    fi = bench.probe_options(("/inc",), ("X=1",), 10.0, None, "flashinfer", "sm_120a")
-    assert fi.defines == bench.JIT_DEFINES + ("X=1",) and fi.std == "c++17" and fi.extra_flags == bench.JIT_FLAGS
-    sg = bench.probe_options(("/inc",), (), 10.0, None, "sglang", "sm_120a")
+def test_flashinfer_build_options_unchanged_sglang_gets_its_own():
+    fi = probe_options(("/inc",), ("X=1",), 10.0, None, "flashinfer", "sm_120a")
+    assert fi.defines == FLASHINFER.defines + ("X=1",) and fi.std == "c++17" and fi.extra_flags == FLASHINFER.flags
+    sg = probe_options(("/inc",), (), 10.0, None, "sglang", "sm_120a")
     assert sg.std == "c++20" and sg.defines == ("SGL_CUDA_ARCH=1200",)
-    assert bench.probe_options((), (), 10.0, None, "sglang", "sm_90a").defines == ("SGL_CUDA_ARCH=900",)
+    assert probe_options((), (), 10.0, None, "sglang", "sm_90a").defines == ("SGL_CUDA_ARCH=900",)
 
 
-def test_sglang_header_is_built_through_a_wrapper_with_one_instance(bench, tmp_path):
-    from acc_projects import sglang_unit
-
+def test_sglang_header_is_built_through_a_wrapper_with_one_instance(tmp_path):
     header = "/w/sglang/kernels/jit/csrc/kvcacheio/hicache_tma.cuh"
     unit, instantiated = sglang_unit(header, tmp_path)
     text = Path(unit).read_text()
@@ -152,7 +152,7 @@ def test_sglang_header_is_built_through_a_wrapper_with_one_instance(bench, tmp_p
     assert other is False
 
 
-def test_units_get_the_folders_and_flags_their_spec_adds(bench, tmp_path):
+def test_units_get_the_folders_and_flags_their_spec_adds(tmp_path):
     csrc = tmp_path / "flashinfer" / "data" / "csrc"
     for folder in ("fmha_v2", "nv_internal", "nv_internal/include"):
         (csrc / folder).mkdir(parents=True)
@@ -160,13 +160,13 @@ def test_units_get_the_folders_and_flags_their_spec_adds(bench, tmp_path):
     (csrc / "mixed_comm.cu").write_text("#include <nvshmem.h>\n#include <nvshmemx.h>\n")
     (csrc / "plain.cu").write_text('#include "flashinfer/vec_dtypes.cuh"\n')
     base = {"r": (str(tmp_path / "inc"), str(csrc))}
-    fmha = _pair(bench, "UNKNOWN", "not-run", units=(str(csrc / "fmha_v2_run.cu"),))
-    nvshmem = _pair(bench, "UNKNOWN", "not-run", units=(str(csrc / "mixed_comm.cu"),))
-    plain = _pair(bench, "POLICY", "not-run", units=(str(csrc / "plain.cu"),))
-    assert bench.pair_includes(fmha, base) == base["r"] + (str(csrc / "fmha_v2"),)
-    assert bench.pair_flags(fmha) == ()
-    assert bench.pair_flags(nvshmem) == ("-rdc=true",)
-    assert bench.pair_includes(plain, base) == base["r"] and bench.pair_flags(plain) == ()
+    fmha = _pair("UNKNOWN", "not-run", units=(str(csrc / "fmha_v2_run.cu"),))
+    nvshmem = _pair("UNKNOWN", "not-run", units=(str(csrc / "mixed_comm.cu"),))
+    plain = _pair("POLICY", "not-run", units=(str(csrc / "plain.cu"),))
+    assert pair_includes(fmha, base) == base["r"] + (str(csrc / "fmha_v2"),)
+    assert pair_flags(fmha) == ()
+    assert pair_flags(nvshmem) == ("-rdc=true",)
+    assert pair_includes(plain, base) == base["r"] and pair_flags(plain) == ()
 
 
 # ---------------------------------------------------------------- sources the JIT generates
@@ -205,8 +205,6 @@ def _fake_wheel(root: Path) -> Path:
 
 
 def test_enclosing_function_is_read_not_run(tmp_path):
-    from acc_generated import enclosing_function
-
     path = tmp_path / "spec.py"
     path.write_text(SPEC + "\nraise SystemExit('never run')\n")
     assert enclosing_function(path, 7) == "gen_customize_single_prefill_module"
@@ -215,9 +213,7 @@ def test_enclosing_function_is_read_not_run(tmp_path):
     assert enclosing_function(tmp_path / "missing.py", 3) == ""
 
 
-def test_fa3_gate_builds_the_rendered_folder(bench, tmp_path):
-    from acc_generated import generated_units
-
+def test_fa3_gate_builds_the_rendered_folder(tmp_path):
     root = _fake_wheel(tmp_path / "fi-0.7.2" / "flashinfer")
     work = tmp_path / "work"
     units = generated_units(root, "jit/attention/modules.py:5:11", "gen_jit_spec( uri, paths, "
@@ -236,14 +232,12 @@ def test_fa3_gate_builds_the_rendered_folder(bench, tmp_path):
     assert generated_units(root, "jit/attention/modules.py:5:11", "extra_cuda_cflags=sm90a_nvcc_flags", work) == units
     assert (folder / "single_prefill_sm90.cu").stat().st_mtime_ns == stamp
     # the generated folder is on the include path of those units
-    pair = _pair(bench, "UNKNOWN", "not-run", units=units)
+    pair = _pair("UNKNOWN", "not-run", units=units)
     base = {"r": (str(tmp_path / "inc"), str(root / "data" / "csrc"))}
-    assert bench.pair_includes(pair, base) == base["r"] + (str(folder),)
+    assert pair_includes(pair, base) == base["r"] + (str(folder),)
 
 
 def test_gates_outside_generating_specs_build_the_wheel_files(tmp_path):
-    from acc_generated import generated_units
-
     root = _fake_wheel(tmp_path / "flashinfer")
     assert generated_units(root, "jit/attention/modules.py:12:37", "sm90a_nvcc_flags", tmp_path) is None
     # the fa2 branch's gate is another function's (the head-dim helper), not this one
@@ -252,15 +246,13 @@ def test_gates_outside_generating_specs_build_the_wheel_files(tmp_path):
 
 
 def test_a_template_that_wants_more_than_the_table_gives_falls_back(tmp_path, capsys):
-    from acc_generated import generated_units
-
     root = _fake_wheel(tmp_path / "flashinfer")
     (root / "data" / "csrc" / "single_prefill_sm90_kernel_inst.jinja").write_text("{{ new_argument }}\n")
     assert generated_units(root, "jit/attention/modules.py:5:11", "sm90a_nvcc_flags", tmp_path / "w") is None
     assert "could not be written" in capsys.readouterr().out
 
 
-def test_package_headers_go_only_to_the_units_that_need_them(bench, tmp_path):
+def test_package_headers_go_only_to_the_units_that_need_them(tmp_path):
     csrc = tmp_path / "flashinfer" / "data" / "csrc"
     (csrc / "fmha_v2").mkdir(parents=True)
     cublas = tmp_path / "cublas" / "include"
@@ -270,18 +262,17 @@ def test_package_headers_go_only_to_the_units_that_need_them(bench, tmp_path):
     (csrc / "plain.cu").write_text("\n")
     base = {"r": (str(csrc),)}
     packages = {"cublas": str(cublas)}
-    fmha = _pair(bench, "UNKNOWN", "not-run", units=(str(csrc / "fmha_v2_run.cu"),))
-    fp8 = _pair(bench, "EMPTY", "not-run", units=(str(csrc / "fp8_blockscale_gemm.cu"),))
-    plain = _pair(bench, "POLICY", "not-run", units=(str(csrc / "plain.cu"),))
-    assert bench.pair_includes(fmha, base, packages) == (str(csrc), str(csrc / "fmha_v2"), str(cublas))
-    assert bench.pair_includes(fp8, base, packages) == (str(csrc), str(cublas))
-    assert bench.pair_flags(fp8) == ("-DENABLE_FP8_BLOCK_SCALE",)
-    assert bench.pair_includes(plain, base, packages) == base["r"]
-    assert bench.pair_includes(fmha, base) == (str(csrc), str(csrc / "fmha_v2"))  # no package given: left out
+    fmha = _pair("UNKNOWN", "not-run", units=(str(csrc / "fmha_v2_run.cu"),))
+    fp8 = _pair("EMPTY", "not-run", units=(str(csrc / "fp8_blockscale_gemm.cu"),))
+    plain = _pair("POLICY", "not-run", units=(str(csrc / "plain.cu"),))
+    assert pair_includes(fmha, base, packages) == (str(csrc), str(csrc / "fmha_v2"), str(cublas))
+    assert pair_includes(fp8, base, packages) == (str(csrc), str(cublas))
+    assert pair_flags(fp8) == ("-DENABLE_FP8_BLOCK_SCALE",)
+    assert pair_includes(plain, base, packages) == base["r"]
+    assert pair_includes(fmha, base) == (str(csrc), str(csrc / "fmha_v2"))  # no package given: left out
 
 
 def test_traps_count_against_the_admitted_builds():
-    from acc_compile import _traps_against
     from archlint.runtime.compile_probe import ProbeResult
 
     def built(target, sites):
@@ -296,3 +287,44 @@ def test_traps_count_against_the_admitted_builds():
     mangled = built("sm_120a", (("_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalIvEEEvNT_6ParamsE", 31),))
     other = built("sm_100a", (("void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<void>>", 0),))
     assert _traps_against(mangled, [other], "built")[0] == "inconclusive"
+
+
+# ---------------------------------------------------------------- through archlint and the command line
+
+
+def test_gate_units_are_what_archlint_reads_the_gate_to_build():
+    root, units = gate_units([str(ROOT / "fixtures" / "gate-flashinfer")], ("sm_90a", "sm_120a"))
+    assert root == str(ROOT / "fixtures" / "gate-flashinfer")
+    comm = units["flashinfer/jit/comm.py:7:18"]  # get_nvcc_flags_list(supported_major_versions=[9, 10])
+    assert comm == {"sources": ["flashinfer/data/csrc/trtllm_allreduce.cu"], "defines": [], "references": ["sm_90a"]}
+
+
+def _bench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, check=False)
+
+
+def test_the_command_builds_an_exported_jobs_file(tmp_path):
+    jobs, records = tmp_path / "jobs.json", tmp_path / "records.json"
+    jobs.write_text("[]")
+    done = _bench("bench.accuracy", "--run-jobs", str(jobs), "--records", str(records), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "0 builds written" in done.stdout and records.read_text() == "[]"
+    assert _bench("bench.accuracy", cwd=tmp_path).returncode == 2  # --wheel is required
+
+
+def test_bundle_packs_each_unit_with_what_its_includes_reach(tmp_path):
+    include = tmp_path / "include"
+    (include / "lib").mkdir(parents=True)
+    (include / "lib" / "vec.cuh").write_text("#pragma once\n")
+    unit = tmp_path / "src" / "k.cu"
+    unit.parent.mkdir()
+    unit.write_text('#include "local.cuh"\n#include <lib/vec.cuh>\n#include <missing.h>\n')
+    (unit.parent / "local.cuh").write_text("\n")
+    (tmp_path / "jobs.json").write_text(json.dumps([{"unit": str(unit), "includes": [str(include)]}]))
+    done = _bench("bench.accuracy.bundle", "jobs.json", "bundle.tar.xz", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with tarfile.open(tmp_path / "bundle.tar.xz") as archive:
+        names = set(archive.getnames())
+    reached = (unit, unit.parent / "local.cuh", include / "lib" / "vec.cuh")
+    assert names == {str(path.resolve()).lstrip("/") for path in reached}

@@ -1,5 +1,5 @@
-"""What each project's JIT hands the compiler, for bench/accuracy.py: folders to scan, include
-folders, defines, flags, and the translation unit to build for a guarded source.
+"""What each project's JIT hands the compiler: folders to scan, include folders, defines, flags, and
+the translation unit to build for a guarded source.
 
 FlashInfer compiles its `.cu` sources as they are. SGLang compiles header-only sources through a
 generated wrapper that includes them and exports template instances

@@ -1,19 +1,20 @@
-"""Building the guarded units for bench/accuracy.py: the builds a sample needs, running them through
-`archlint.runtime.compile_probe` (cached on disk), and reading each pair's answer from the cache."""
+"""The compiler's side: the builds a sample needs, running them through `archlint.runtime.compile_probe`
+(cached on disk), and reading each pair's answer from the cache."""
 
 from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from acc_projects import PROJECTS, arch_defines
+from .projects import PROJECTS, arch_defines
 
 
 def aggregate(outcomes: list[str]) -> str:
-    """One compiler answer for a pair from its units' answers (see the module doc)."""
+    """One compiler answer for a pair from its units' answers: the worst wins
+    (arch-error > inconclusive > built-empty/built-trap > built)."""
     if not outcomes:
         return "inconclusive"
     if "arch-error" in outcomes:
@@ -140,7 +141,7 @@ def execute(jobs: list[dict], budget_s: float, workers: int, timeout_s: float, c
     queue = [(job["unit"], job["target"], job) for job in jobs]
     queued = {(unit, target, tuple(job["defines"]), tuple(job["includes"])) for unit, target, job in queue}
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        pending = {}
+        pending: dict[Future[dict], dict] = {}
         while queue or pending:
             while queue and len(pending) < workers and time.monotonic() - started < budget_s:
                 unit, target, job = queue.pop(0)
@@ -167,7 +168,7 @@ def execute(jobs: list[dict], budget_s: float, workers: int, timeout_s: float, c
     return records
 
 
-def _cached(job: dict, timeout_s: float, cache_dir: str | None) -> bool:
+def is_cached(job: dict, timeout_s: float, cache_dir: str | None) -> bool:
     """Whether this machine's compile cache already answers the job (its target build)."""
     from archlint.runtime.compile_probe import cache_key, cache_load, default_cache_dir, find_nvcc
 
@@ -190,10 +191,13 @@ def _needs_references(result) -> bool:
 
 
 def import_records(records: list[dict], timeout_s: float, cache_dir: str | None) -> int:
-    """Store builds done elsewhere (same paths, same nvcc release) in this machine's compile cache."""
+    """Store builds done elsewhere (same paths, same nvcc release) in this machine's compile cache; none
+    without an nvcc here, whose release is part of every cache key."""
     from archlint.runtime.compile_probe import ProbeResult, cache_key, cache_store, default_cache_dir, find_nvcc
 
     nvcc = find_nvcc()
+    if nvcc is None:
+        return 0
     directory = Path(cache_dir) if cache_dir else default_cache_dir()
     stored = 0
     for record in records:

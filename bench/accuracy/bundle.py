@@ -1,6 +1,6 @@
 """The files a set of exported builds reads, packed for a build machine that has none of them.
 
-    python bench/acc_bundle.py jobs.json bundle.tar.xz
+    python -m bench.accuracy.bundle jobs.json bundle.tar.xz
 
 Each job's unit and everything its `#include` lines can reach through the job's include folders
 (every `#include`, whatever condition it sits under), and whole every include folder under 64 MB
