@@ -159,6 +159,7 @@ def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_b
     view = _View(fmt, output, category, quiet)
     chosen = settings.postprocess_settings(no_suppress=no_suppress, show_suppressed=show_suppressed,
                                            report_paths=plan.report_paths, baseline=_baseline(baseline))
+    chosen = replace(chosen, active=_reported_by_scan(chosen.active))
     outcome = _scan_once(options, settings, chosen, view)
     if show_diff or apply_fix:
         from archlint.postprocess.fixes import FixError, apply_edits, plan_edits, unified_diff  # deferred: as above
@@ -269,6 +270,15 @@ def _plan(paths: tuple[str, ...]) -> _Plan:
                 return _Plan((str(top),), rel, top)
     start = absolute[0] if absolute[0].is_dir() else absolute[0].parent
     return _Plan(tuple(str(p) for p in absolute), (), start)
+
+
+def _reported_by_scan(active: frozenset[str]) -> frozenset[str]:
+    """The active rules less those only `archlint runtime` reports (tagged `runtime`, as AL301 is):
+    a suppression of one is there for runtime, not unused in every scan."""
+    from archlint.knowledge.rules import load_rules  # deferred: keeps `archlint --version` light
+
+    rules = load_rules()
+    return frozenset(rule for rule in active if "runtime" not in rules[rule].tags)
 
 
 def _baseline(path: Path | None) -> Counter[str] | None:
