@@ -7,13 +7,14 @@ override what the file says.
 
 from __future__ import annotations
 
-import re
 import tomllib
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
-from pathlib import Path, PurePosixPath
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 
-from archlint.model.findings import Finding, Level
+from archlint.model.findings import Level
+from archlint.model.scan import ScanOptions
+from archlint.postprocess.apply import PostprocessSettings
 
 KNOWN_KEYS = (
     "targets",
@@ -141,54 +142,6 @@ def _positive_int(value: object, path: Path) -> int | None:
     return value
 
 
-# ---------------------------------------------------------------- applying it to findings
-
-
-def glob_to_regex(pattern: str) -> re.Pattern[str]:
-    """A gitignore-like glob: `*` within a segment, `**` across segments, `?` one character."""
-    out, index = [], 0
-    while index < len(pattern):
-        if pattern.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-        elif pattern.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif pattern[index] == "*":
-            out.append("[^/]*")
-            index += 1
-        elif pattern[index] == "?":
-            out.append("[^/]")
-            index += 1
-        else:
-            out.append(re.escape(pattern[index]))
-            index += 1
-    return re.compile("".join(out) + r"(?:/.*)?\Z")
-
-
-def path_matches(path: str, pattern: str) -> bool:
-    """Match a root-relative posix path; a pattern without '/' also matches the file name."""
-    regex = glob_to_regex(pattern.lstrip("./") if pattern.startswith("./") else pattern)
-    return bool(regex.match(path)) or ("/" not in pattern and bool(regex.match(PurePosixPath(path).name)))
-
-
-def ignored_by_path(finding: Finding, per_file_ignores: Iterable[tuple[str, frozenset[str]]]) -> bool:
-    return any(
-        finding.rule in rules and path_matches(finding.location.path, glob) for glob, rules in per_file_ignores
-    )
-
-
-def relevel(findings: Iterable[Finding], levels: Mapping[str, Level]) -> list[Finding]:
-    """Set each finding's level to its rule's effective level; drop rules set to `none`."""
-    out = []
-    for finding in findings:
-        level = levels.get(finding.rule, finding.level)
-        if level is Level.NONE:
-            continue
-        out.append(finding if level is finding.level else replace(finding, level=level))
-    return out
-
-
 # ---------------------------------------------------------------- settings: config + flags
 
 
@@ -206,6 +159,61 @@ class Settings:
     fail_on: Level
     levels: Mapping[str, Level]
     max_file_bytes: int
+
+    def scan_options(
+        self, paths: tuple[str, ...], *, jobs: int = 0, use_cache: bool = True, report_paths: tuple[str, ...] = ()
+    ) -> ScanOptions:
+        """What the engine is asked for: these paths, with the targets, folders, rules and limits set here."""
+        return ScanOptions(
+            paths=paths,
+            targets=self.targets,
+            jobs=jobs,
+            use_cache=use_cache,
+            include_dirs=self.include_dirs,
+            exclude=self.exclude,
+            select=self.select,
+            ignore=self.ignore,
+            report_paths=report_paths,
+            max_file_bytes=self.max_file_bytes,
+        )
+
+    def postprocess_settings(
+        self,
+        *,
+        no_suppress: bool = False,
+        show_suppressed: bool = False,
+        report_paths: tuple[str, ...] = (),
+        baseline: Mapping[str, int] | None = None,
+    ) -> PostprocessSettings:
+        """What post-processing needs from here (rules, levels, per-file ignores), with the front end's own choices."""
+        return PostprocessSettings(
+            active=self.active,
+            levels=self.levels,
+            per_file_ignores=self.per_file_ignores,
+            no_suppress=no_suppress,
+            show_suppressed=show_suppressed,
+            report_paths=report_paths,
+            baseline=baseline,
+        )
+
+
+def read_settings(
+    start: str | Path,
+    config_file: str | Path | None = None,
+    *,
+    targets: tuple[str, ...] = (),
+    include_dirs: tuple[str, ...] = (),
+    select: tuple[str, ...] = (),
+    ignore: tuple[str, ...] = (),
+    fail_on: str | None = None,
+) -> Settings:
+    """The config file (`config_file`, else the nearest one at or above `start`) merged with the flags.
+
+    Every front end reads its settings here, so `scan`, `runtime` and `graph` see the same config."""
+    config = load_config(config_file) if config_file else discover_config(start)
+    return merge_settings(
+        config, targets=targets, include_dirs=include_dirs, select=select, ignore=ignore, fail_on=fail_on
+    )
 
 
 def merge_settings(

@@ -7,7 +7,8 @@ from click.testing import CliRunner
 
 import archlint.engine
 from archlint.cli.commands import cli
-from archlint.config import Config, ConfigError, find_config, load_config, merge_settings, path_matches
+from archlint.config import Config, ConfigError, find_config, load_config, merge_settings
+from archlint.postprocess.per_file_ignores import path_matches
 from archlint.model.scan import ScanResult
 from archlint.model.findings import Finding, Level, Location
 

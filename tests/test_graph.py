@@ -46,3 +46,26 @@ def test_cli_renders_dot_and_graphml():
     graphml = runner.invoke(main, ["graph", str(CASE), "--format", "graphml", "--no-cache", "--gate", "trtllm"])
     assert graphml.exit_code == 0, graphml.output
     assert "<graphml" in graphml.output and "lamport_style_one_shot_all_reduce_norm_kernel" in graphml.output
+
+
+def _gate_verdicts(output: str) -> list[dict]:
+    return [json.loads(n["verdicts"]) for n in json.loads(output)["nodes"] if n["kind"] == "gate"]
+
+
+def test_cli_reads_the_config_as_scan_does(tmp_path):
+    from test_gate_fix_cli import policy_tree
+
+    tree = policy_tree(tmp_path, "", "[9, 10]")
+    (tree / "archlint.toml").write_text('targets = ["sm_89"]\nexclude = ["lib/csrc/**"]\n')
+    result = CliRunner().invoke(main, ["graph", str(tree), "--format", "json", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    # only the config's target is judged, and the source in the excluded folder is not read
+    assert _gate_verdicts(result.output) == [{"sm_89": "UNKNOWN"}] and "scale.cu" not in result.output
+    flagged = CliRunner().invoke(main, ["graph", str(tree), "--format", "json", "--no-cache", "--target", "sm_120a"])
+    assert _gate_verdicts(flagged.output) == [{"sm_120a": "UNKNOWN"}]  # the flag overrides the file
+
+
+def test_cli_stops_on_a_bad_config(tmp_path):
+    (tmp_path / "archlint.toml").write_text('ignore = ["no-such-rule"]\n')
+    result = CliRunner().invoke(main, ["graph", str(tmp_path), "--no-cache"])
+    assert result.exit_code == 2 and "unknown rule 'no-such-rule'" in result.output

@@ -7,7 +7,7 @@ from functools import cached_property
 
 from archlint.judge.analysis import Analysis, TargetView, view_for
 from archlint.knowledge.arch import Target
-from archlint.model.gates import TargetVerdict
+from archlint.model.gates import Gate, TargetVerdict
 from archlint.knowledge.kb import KnowledgeBase
 from archlint.link.cuda import CudaIndex
 from archlint.model.findings import Evidence, Finding, Fix, Location
@@ -16,7 +16,7 @@ from archlint.knowledge.rules import RuleInfo, effective_level, load_rules
 
 @dataclass(frozen=True)
 class GateResult:
-    gate: object  # gates.Gate
+    gate: Gate
     sources: tuple[str, ...]
     excluded: tuple[TargetVerdict, ...]  # one per excluded target
     admitted: tuple[Analysis, ...]  # analyses for admitted targets (AL105)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from archlint.model.findings import Finding, Fix, Location, Verdict
+from archlint.model.gates import Gate
 from archlint.judge.verdicts import gate_location
 from archlint.checks.context import Context, target_list
 
@@ -24,28 +25,29 @@ def check(ctx: Context) -> Iterator[Finding]:
         )
 
 
-def _additions(gate, names: tuple[str, ...]) -> list[int]:
+def _additions(gate: Gate, names: tuple[str, ...]) -> list[int]:
     from archlint.knowledge.arch import parse_target
 
     values = set()
     for name in names:
         target = parse_target(name)
-        values.add(target.major if getattr(gate, "unit", "major") == "major" else target.cc)
+        values.add(target.major if gate.unit == "major" else target.cc)
     return sorted(values)
 
 
-def _addition_text(gate, names: tuple[str, ...]) -> str:
+def _addition_text(gate: Gate, names: tuple[str, ...]) -> str:
     return ", ".join(str(v) for v in _additions(gate, names))
 
 
-def _fix(gate, names: tuple[str, ...]) -> tuple[Fix, ...]:
-    literal = getattr(gate, "majors_literal", None)
-    span = getattr(gate, "list_span", None)
-    if literal is None or span is None:
+def _fix(gate: Gate, names: tuple[str, ...]) -> tuple[Fix, ...]:
+    """Widen the gate's literal list, written with its own brackets: `(9, 10)` stays a tuple."""
+    literal, span, brackets = gate.majors_literal, gate.list_span, gate.list_brackets
+    if literal is None or span is None or brackets is None:
         return ()
     widened = sorted(set(literal) | set(_additions(gate, names)))
     line, col, end_line, end_col = span
-    opening, closing = getattr(gate, "list_brackets", "[]")
-    replacement = opening + ", ".join(str(v) for v in widened) + closing
+    opening, closing = brackets
+    items = ", ".join(str(v) for v in widened) + ("," if opening == "(" and len(widened) == 1 else "")
+    replacement = opening + items + closing
     location = Location(gate.path, line, col, end_line, end_col)
     return (Fix(location, replacement, f"add {_addition_text(gate, names)} to the gate's list"),)

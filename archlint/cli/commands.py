@@ -13,14 +13,20 @@ import os
 import subprocess
 import sys
 import traceback
-from pathlib import Path
-
+from collections import Counter
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from archlint import __version__
-from archlint.model.findings import Level
+from archlint.model.scan import ScanOptions, ScanResult
+
+if TYPE_CHECKING:  # names for annotations only: the modules load inside the commands that use them
+    from archlint.config import Settings
+    from archlint.postprocess import Postprocessed, PostprocessSettings
+    from archlint.report import Report
 
 LEVELS = ("error", "warning", "note", "none")
 FORMATS = ("text", "json", "sarif", "github")
@@ -140,22 +146,26 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_baseline, no_suppress,
          show_suppressed, no_cache, jobs, include_dirs, category, show_diff, apply_fix, config_file, quiet, debug) -> int:
     """Scan PATHS (default: .) and report gates, verdicts and arch hazards."""
-    from archlint.config import ConfigError
+    from archlint.config import ConfigError, read_settings  # deferred: keeps `archlint --version` light
 
     try:
         plan = _plan(paths or (".",))
         include = tuple(str(Path(d).resolve()) for d in include_dirs)
-        settings = _settings(plan, config_file, _split(targets), include, _split(select), _split(ignore), fail_on)
+        settings = read_settings(plan.config_start, config_file, targets=_split(targets), include_dirs=include,
+                                 select=_split(select), ignore=_split(ignore), fail_on=fail_on)
     except ConfigError as error:
         raise UserError(str(error)) from None
-    options = _options(plan, settings, jobs=jobs, use_cache=not no_cache)
-    view = _View(fmt, output, show_suppressed, no_suppress, category, quiet, baseline)
-    outcome = _scan_once(options, settings, view)
+    options = settings.scan_options(plan.paths, jobs=jobs, use_cache=not no_cache, report_paths=plan.report_paths)
+    view = _View(fmt, output, category, quiet)
+    chosen = settings.postprocess_settings(no_suppress=no_suppress, show_suppressed=show_suppressed,
+                                           report_paths=plan.report_paths, baseline=_baseline(baseline))
+    chosen = replace(chosen, active=_reported_by_scan(chosen.active))
+    outcome = _scan_once(options, settings, chosen, view)
     if show_diff or apply_fix:
-        from archlint.postprocess.fixes import FixError, apply_edits, plan_edits, unified_diff
+        from archlint.postprocess.fixes import FixError, apply_edits, plan_edits, unified_diff  # deferred: as above
 
         try:
-            edits = plan_edits(outcome.fixable, outcome.result.root)
+            edits = plan_edits(outcome.processed.new, outcome.result.root)
         except (FixError, OSError, UnicodeDecodeError) as error:
             raise UserError(f"cannot prepare fixes: {error}") from None
         if show_diff:
@@ -167,7 +177,7 @@ def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_b
         if changed and not quiet:
             click.echo(f"archlint: fixed {len(changed)} file(s): {', '.join(changed)}", err=True)
         if changed:
-            outcome = _scan_once(options, settings, view)
+            outcome = _scan_once(options, settings, chosen, view)
     if write_baseline is not None:
         _write_baseline(write_baseline, outcome)
     _emit(outcome.rendered, output)
@@ -235,19 +245,15 @@ class _Plan:
 class _View:
     fmt: str
     output: Path | None
-    show_suppressed: bool
-    no_suppress: bool
     category: str
     quiet: bool
-    baseline: Path | None
 
 
 @dataclass(frozen=True)
 class _Outcome:
-    result: object  # engine.ScanResult
-    report: object  # report.Report
-    unsuppressed: tuple  # every unsuppressed finding, before the baseline is applied
-    fixable: tuple  # unsuppressed findings shown in the report
+    result: ScanResult
+    report: Report
+    processed: Postprocessed
     rendered: str
     exit_code: int
 
@@ -266,33 +272,28 @@ def _plan(paths: tuple[str, ...]) -> _Plan:
     return _Plan(tuple(str(p) for p in absolute), (), start)
 
 
-def _settings(plan: _Plan, config_file, targets, include_dirs, select, ignore, fail_on):
-    from archlint.config import discover_config, load_config, merge_settings
+def _reported_by_scan(active: frozenset[str]) -> frozenset[str]:
+    """The active rules less those only `archlint runtime` reports (tagged `runtime`, as AL301 is):
+    a suppression of one is there for runtime, not unused in every scan."""
+    from archlint.knowledge.rules import load_rules  # deferred: keeps `archlint --version` light
 
-    config = load_config(config_file) if config_file else discover_config(plan.config_start)
-    return merge_settings(
-        config, targets=targets, include_dirs=include_dirs, select=select, ignore=ignore, fail_on=fail_on
-    )
-
-
-def _options(plan: _Plan, settings, *, jobs: int, use_cache: bool):
-    from archlint.model.scan import ScanOptions
-
-    return ScanOptions(
-        paths=plan.paths,
-        targets=settings.targets,
-        jobs=jobs,
-        use_cache=use_cache,
-        include_dirs=settings.include_dirs,
-        exclude=settings.exclude,
-        select=settings.select,
-        ignore=settings.ignore,
-        report_paths=plan.report_paths,
-        max_file_bytes=settings.max_file_bytes,
-    )
+    rules = load_rules()
+    return frozenset(rule for rule in active if "runtime" not in rules[rule].tags)
 
 
-def _run_engine(options):
+def _baseline(path: Path | None) -> Counter[str] | None:
+    """The fingerprints of an earlier report, read before the scan so a bad file stops it at once."""
+    if path is None:
+        return None
+    from archlint.postprocess.baseline import BaselineError, load_baseline  # deferred: keeps `archlint --version` light
+
+    try:
+        return load_baseline(path)
+    except BaselineError as error:
+        raise UserError(str(error)) from None
+
+
+def _run_engine(options: ScanOptions) -> ScanResult:
     engine = importlib.import_module("archlint.engine")
     scan_function = getattr(engine, "scan", None)
     if scan_function is None:
@@ -300,75 +301,38 @@ def _run_engine(options):
     return scan_function(options)
 
 
-def _scan_once(options, settings, view: _View) -> _Outcome:
-    from archlint.postprocess.baseline import BaselineError, filter_new, load_baseline
-    from archlint.knowledge.rules import load_rules
-    from archlint.report import Report, render
+def _scan_once(options: ScanOptions, settings: Settings, chosen: PostprocessSettings, view: _View) -> _Outcome:
+    from archlint.knowledge.rules import load_rules  # deferred: keeps `archlint --version` light
+    from archlint.postprocess import postprocess  # deferred: as above
+    from archlint.report import Report, render  # deferred: as above
 
     rules = load_rules()
     result = _run_engine(options)
-    findings = postprocess(result, settings, rules, no_suppress=view.no_suppress, report_paths=options.report_paths)
-    unsuppressed = [f for f in findings if not f.suppressed]
-    suppressed = [f for f in findings if f.suppressed]
-    new, matched = unsuppressed, 0
-    if view.baseline is not None:
-        try:
-            new, matched = filter_new(unsuppressed, load_baseline(view.baseline))
-        except BaselineError as error:
-            raise UserError(str(error)) from None
-    shown = sorted(new + (suppressed if view.show_suppressed else []), key=lambda f: f.sort_key())
+    processed = postprocess(result, chosen, rules)
     report = Report(
         root=result.root,
-        findings=tuple(shown),
-        diagnostics=_in_reported(result.diagnostics, options.report_paths, lambda d: d.path),
-        gates=_in_reported(result.gates, options.report_paths, lambda g: g.location.path),
+        findings=processed.shown,
+        diagnostics=processed.diagnostics,
+        gates=processed.gates,
         rules=rules,
         levels=settings.levels,
         targets=tuple(result.targets or options.targets),
         files_scanned=result.files_scanned,
         category=view.category,
-        suppressed=len(suppressed),
-        baselined=matched,
+        suppressed=processed.suppressed,
+        baselined=processed.baselined,
         colour=use_colour(view.output, view.fmt),
         quiet=view.quiet,
         version=__version__,
     )
-    failing = settings.fail_on is not Level.NONE and any(f.level.rank >= settings.fail_on.rank for f in new)
-    return _Outcome(result, report, tuple(unsuppressed), tuple(new), render(view.fmt, report),
-                    EXIT_FINDINGS if failing else EXIT_CLEAN)
-
-
-def postprocess(result, settings, rules, *, no_suppress: bool = False, report_paths=()) -> list:
-    """Select/ignore, suppressions (AL900/AL901), levels, per-file-ignores, report paths; sorted."""
-    from archlint.config import ignored_by_path, relevel
-    from archlint.postprocess.suppress import META_RULES, apply_suppressions
-
-    findings = [f for f in result.findings if f.rule in settings.active and f.rule not in META_RULES]
-    if no_suppress:
-        findings = [replace(f, suppressed=False) if f.suppressed else f for f in findings]
-    else:
-        by_path = {path: tuple(sups) for path, sups in result.suppressions}
-        findings, meta = apply_suppressions(findings, by_path, rules, active_rules=settings.active)
-        findings += [m for m in meta if m.rule in settings.active]
-    findings = relevel(findings, settings.levels)
-    findings = [f for f in findings if not ignored_by_path(f, settings.per_file_ignores)]
-    if report_paths:
-        wanted = set(report_paths)
-        findings = [f for f in findings if f.location.path in wanted]
-    return sorted(findings, key=lambda f: f.sort_key())
-
-
-def _in_reported(items, report_paths, path_of) -> tuple:
-    if not report_paths:
-        return tuple(items)
-    wanted = set(report_paths)
-    return tuple(item for item in items if path_of(item) in wanted)
+    exit_code = EXIT_FINDINGS if processed.fails(settings.fail_on) else EXIT_CLEAN
+    return _Outcome(result, report, processed, render(view.fmt, report), exit_code)
 
 
 def _write_baseline(path: Path, outcome: _Outcome) -> None:
     from archlint.report import render
 
-    report = replace(outcome.report, findings=outcome.unsuppressed, baselined=0, colour=False)
+    report = replace(outcome.report, findings=outcome.processed.unsuppressed, baselined=0, colour=False)
     fmt = "sarif" if path.suffix.lower() == ".sarif" else "json"
     _emit(render(fmt, report), path)
 

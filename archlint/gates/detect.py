@@ -161,37 +161,60 @@ def _flag_gates(index, evaluator, module, facts, ccs, suffixes):
             arg, key = call.expr.positional()[0], "0"
         if arg is None or arg.kind == "none":
             continue
-        majors, span, exact = _int_list(index, evaluator, module, call, arg, key, ccs)
-        if majors is None:
-            admits, exact = ccs, False
-        else:
-            admits = tuple(cc for cc in ccs if cc // 10 in majors)
+        majors = _int_list(index, evaluator, module, call, arg, key, ccs)
+        admits = ccs if majors.values is None else tuple(cc for cc in ccs if cc // 10 in majors.values)
         suffix, by_cc = _summarise_suffix(admits, suffixes)
         yield _gate(
-            "nvcc-flags", call.text, facts.path, call.span, _qual(index, module, call.function), admits, exact,
-            suffix=suffix, suffix_by_cc=by_cc, list_span=span, majors_literal=majors, unit="major",
+            "nvcc-flags", call.text, facts.path, call.span, _qual(index, module, call.function), admits, majors.exact,
+            suffix=suffix, suffix_by_cc=by_cc, list_span=majors.span, list_brackets=majors.brackets,
+            majors_literal=majors.values, unit="major",
             **_context(index, module, call.function).fields(),
         )
 
 
-def _int_list(index, evaluator, module, call, arg: PyExpr, key: str, ccs):
-    """(values, literal span in this file or None, exact) of a list argument: literal or constant."""
+@dataclass(frozen=True)
+class _IntList:
+    """A list argument read to ints, and where its literal is written, so a fix can widen it."""
+
+    values: tuple[int, ...] | None  # None when the argument could not be read
+    exact: bool
+    span: tuple[int, int, int, int] | None = None  # the literal, brackets included, in its file
+    brackets: tuple[str, str] | None = None  # the literal's own opening and closing brackets
+
+
+_BRACKETS = {"list": ("[", "]"), "tuple": ("(", ")"), "set": ("{", "}")}
+
+
+def _brackets(expr: PyExpr | None) -> tuple[str, str] | None:
+    """The brackets a literal list, tuple or set is written with; None for anything else."""
+    if expr is None or expr.kind != "seq":
+        return None
+    return _BRACKETS.get(expr.text)
+
+
+def _int_list(index, evaluator, module, call, arg: PyExpr, key: str, ccs) -> _IntList:
+    """A list argument's ints: a literal in the call, or a constant of this module."""
     literal = int_values(arg)
     if literal is not None:
-        span = dict(call.arg_spans).get(key)
-        return literal, _span4(span), True
+        span = _span4(dict(call.arg_spans).get(key))
+        return _IntList(literal, True, span, _brackets(arg))
     value = evaluator.value(arg, _scope(module, call.function, call.span.line), ccs[0], Trace(), 0)
     if isinstance(value, tuple) and value and all(isinstance(v, int) for v in value):
-        return value, _constant_span(index, module, arg), True
-    return None, None, False
+        span, brackets = _constant_literal(index, module, arg)
+        return _IntList(value, True, span, brackets)
+    return _IntList(None, False)
 
 
-def _constant_span(index, module, arg: PyExpr):
+def _constant_literal(index, module, arg: PyExpr) -> tuple[tuple[int, int, int, int] | None, tuple[str, str] | None]:
+    """Span and brackets of the literal bound to the first module constant `arg` names."""
     names = [sub.text for sub in walk(arg) if sub.kind == "name" and "." not in sub.text]
-    for constant in index.modules[module].constants:
+    facts = index.modules[module]
+    for constant in facts.constants:
         if constant.name in names and constant.span is not None:
-            return _span4(constant.span)
-    return None
+            value = next((assign.value for assign in facts.assigns
+                          if assign.value_span == constant.span and not assign.function), None)
+            return _span4(constant.span), _brackets(value)
+    return None, None
 
 
 def _span4(span):
@@ -220,13 +243,12 @@ def _decorator_gates(index, evaluator, module, facts, ccs):
             if not args:
                 continue
             call_like = _CallView(decorator)
-            values, span, exact = _int_list(index, evaluator, module, call_like, args[0], "0", ccs)
-            listed = set(values or ())
-            admits = tuple(cc for cc in ccs if cc in listed) if values is not None else ccs
+            values = _int_list(index, evaluator, module, call_like, args[0], "0", ccs).values
+            admits = ccs if values is None else tuple(cc for cc in ccs if cc in set(values))
             qualname = index.qualify(module, fn.qualname)
             yield _gate(
                 "decorator", decorator.text.lstrip("@"), facts.path, decorator.span, qualname, admits,
-                exact and values is not None, guards=(qualname,), sources=tuple(s.ref for s in index.sources(qualname)),
+                values is not None, guards=(qualname,), sources=tuple(s.ref for s in index.sources(qualname)),
                 resolved_sources=index.sources(qualname), majors_literal=values, unit="cc", suffix="?",
             )
 

@@ -25,7 +25,7 @@ class Gate:
     guards: tuple[str, ...]
     sources: tuple[SourceRef, ...]
     defines: tuple[str, ...]
-    list_span: tuple[int, int, int, int] | None
+    list_span: tuple[int, int, int, int] | None  # the literal list of admitted values, brackets included
     majors_literal: tuple[int, ...] | None
     unit: str  # 'major' | 'cc'
     suffix_by_cc: tuple[tuple[int, str], ...] = ()  # the suffix the build uses for each admitted CC
@@ -33,6 +33,7 @@ class Gate:
     arch_macros: tuple[str, ...] = ()  # -D names the project sets to the target's __CUDA_ARCH__ value
     flags_complete: bool = False  # every flag list of its spec is read
     absent_defines: tuple[str, ...] = ()  # variant macros sibling specs pass and this one does not
+    list_brackets: tuple[str, str] | None = None  # the brackets that literal is written with: ("(", ")") for a tuple
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,10 @@ from pathlib import Path
 
 import click
 
+from archlint.config import ConfigError, Settings, read_settings
 from archlint.model.findings import Evidence, Finding, Level, Location, Verdict
+from archlint.model.scan import ScanOptions, ScanResult
+from archlint.postprocess import PostprocessSettings, postprocess
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 _LEVELS = ("error", "warning", "note", "none")
@@ -64,6 +67,7 @@ class RuntimeReport:
     diagnostics: int
     probes: tuple[tuple[str, tuple], ...] = ()  # (gate id or '--unit', ProbeResults)
     launches: tuple = ()  # launch_probe.SmemProbe
+    fail_on: Level = Level.WARNING  # the lowest level that fails the run: --fail-on, else the config's
 
 
 class UsageError(Exception):
@@ -89,14 +93,17 @@ class UsageError(Exception):
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the scan and probe caches.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write the report here.")
-@click.option("--fail-on", type=click.Choice(_LEVELS), default="warning", show_default=True)
+@click.option("--fail-on", type=click.Choice(_LEVELS), default=None,
+              help="Lowest level that fails (default: the config's, else warning).")
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Use this config file instead of the nearest archlint.toml or pyproject.toml.")
 def runtime_command(paths, device_index, device_profile, target_suffix, compile_probe, launch_probe, include_dirs,
-                    defines, units, probe_timeout, no_cache, fmt, output, fail_on):
+                    defines, units, probe_timeout, no_cache, fmt, output, fail_on, config_file):
     """Report the gates that shut this machine's GPU (or a --device-profile) out, and why."""
     try:
         report = build_report(
             paths, device_index, device_profile, target_suffix, compile_probe, launch_probe,
-            include_dirs, defines, units, probe_timeout, not no_cache,
+            include_dirs, defines, units, probe_timeout, not no_cache, config_file=config_file, fail_on=fail_on,
         )
     except UsageError as exc:
         click.echo(f"archlint runtime: {exc}", err=True)
@@ -106,19 +113,22 @@ def runtime_command(paths, device_index, device_profile, target_suffix, compile_
         Path(output).write_text(text, encoding="utf-8")
     else:
         click.echo(text, nl=False)
-    sys.exit(exit_code(report, fail_on))
+    sys.exit(exit_code(report))
 
 
 def build_report(paths, device_index, device_profile, target_suffix, compile_probe, launch_probe,
-                 include_dirs=(), defines=(), units=(), probe_timeout=180.0, use_cache=True) -> RuntimeReport:
+                 include_dirs=(), defines=(), units=(), probe_timeout=180.0, use_cache=True,
+                 config_file=None, fail_on=None) -> RuntimeReport:
     info = resolve_device(device_index, device_profile)
     if launch_probe and info.source != "driver":
         raise UsageError("--launch-probe needs a real GPU; a --device-profile cannot launch kernels")
     target = target_for(info, target_suffix)
-    result = run_scan(paths, target, include_dirs, use_cache)
-    report = device_report(info, target, result)
+    settings = read_runtime_settings(paths, target, tuple(include_dirs), config_file, fail_on)
+    result = run_scan(settings.scan_options(tuple(str(p) for p in paths), use_cache=use_cache))
+    report = device_report(info, target, result, settings.postprocess_settings(), settings.fail_on)
     if compile_probe or units:
-        report = replace(report, probes=run_compile_probes(report, paths, include_dirs, defines, units, probe_timeout, use_cache))
+        probes = run_compile_probes(report, paths, settings.include_dirs, defines, units, probe_timeout, use_cache)
+        report = replace(report, probes=probes)
     if launch_probe:
         report = replace(report, launches=run_launch_probe(info, report.smem))
     return report
@@ -153,29 +163,42 @@ def target_for(info, suffix: str | None) -> str:
         raise UsageError(f"{info.name} (compute capability {info.cc_text}): {exc}") from exc
 
 
-def run_scan(paths, target: str, include_dirs, use_cache: bool):
+def read_runtime_settings(paths, target: str, include_dirs: tuple[str, ...], config_file, fail_on: str | None) -> Settings:
+    """The config as `archlint scan` reads it (the nearest one at or above the first path, or
+    --config), with the device's target in place of the config's targets."""
+    try:
+        return read_settings(paths[0], config_file, targets=(target,), include_dirs=include_dirs, fail_on=fail_on)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def run_scan(options: ScanOptions) -> ScanResult:
     engine = importlib.import_module("archlint.engine")
     scan = getattr(engine, "scan", None)
     if scan is None:
         raise UsageError("the static scan is not available in this build of archlint")
-    options = engine.ScanOptions(
-        paths=tuple(str(p) for p in paths), targets=(target,), include_dirs=tuple(include_dirs), use_cache=use_cache
-    )
     return scan(options)
 
 
 # ---------------------------------------------------------------- from the scan to the device's terms
 
+_DEVICE_RULES = ("AL204", "AL301")  # what runtime reports itself; the rest it only counts
 
-def device_report(info, target: str, result) -> RuntimeReport:
+
+def device_report(info, target: str, result: ScanResult, chosen: PostprocessSettings,
+                  fail_on: Level = Level.WARNING) -> RuntimeReport:
+    """The scan in the device's terms. AL301 findings join the scan's before post-processing, so
+    suppressions, levels and per-file ignores treat them, and AL204, as `archlint scan` treats its own."""
     gates = tuple(sorted(excluded_gates(result, target, info.cc), key=lambda g: (g.location, g.gate_id)))
     al301 = tuple(policy_finding(gate, info) for gate in gates if gate.verdict == Verdict.POLICY)
-    smem, al204 = recheck_smem(result.findings, info, target)
-    others = sum(1 for f in result.findings if f.rule not in ("AL204", "AL301") and not f.suppressed)
+    processed = postprocess(replace(result, findings=result.findings + al301), chosen)
+    smem, al204 = recheck_smem(processed.new, info, target)
+    kept_al301 = tuple(f for f in processed.new if f.rule == "AL301")
+    others = sum(1 for f in processed.new if f.rule not in _DEVICE_RULES)
     return RuntimeReport(
         device=info, target=target, root=result.root, files_scanned=result.files_scanned, gates=gates,
-        findings=tuple(sorted(al301 + al204, key=Finding.sort_key)), smem=smem, other_findings=others,
-        diagnostics=len(result.diagnostics),
+        findings=tuple(sorted(kept_al301 + al204, key=Finding.sort_key)), smem=smem, other_findings=others,
+        diagnostics=len(processed.diagnostics), fail_on=fail_on,
     )
 
 
@@ -269,7 +292,7 @@ def recheck_smem(findings, info, target: str) -> tuple[tuple[SmemCheck, ...], tu
     default when the KB's limit was the default (static arrays on a non-`a` target)."""
     checks, kept = [], []
     for finding in findings:
-        if finding.rule != "AL204" or finding.suppressed:
+        if finding.rule != "AL204":
             continue
         nbytes = request_bytes(finding)
         if nbytes is None:
@@ -341,10 +364,10 @@ def run_launch_probe(info, smem: tuple[SmemCheck, ...]):
 # ---------------------------------------------------------------- output
 
 
-def exit_code(report: RuntimeReport, fail_on: str) -> int:
-    if fail_on == "none":
+def exit_code(report: RuntimeReport) -> int:
+    if report.fail_on is Level.NONE:
         return EXIT_OK
-    threshold = Level(fail_on).rank
+    threshold = report.fail_on.rank
     return EXIT_FINDINGS if any(f.level.rank >= threshold for f in report.findings) else EXIT_OK
 
 
