@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from archlint.knowledge.arch import TargetError, parse_target
+from archlint.knowledge.rules import effective_levels, load_rules, resolve_all
 from archlint.model.findings import Level
 from archlint.model.scan import ScanOptions
 from archlint.postprocess.apply import PostprocessSettings
@@ -227,8 +229,6 @@ def merge_settings(
     rules: Mapping | None = None,
 ) -> Settings:
     """Flags override the file key by key. Raises ConfigError naming an unknown rule or target."""
-    from archlint.knowledge.rules import effective_levels, load_rules, resolve_all
-
     rules = load_rules() if rules is None else rules
     where = config.path or "command line"
     select_ids = _resolve(resolve_all, select or config.select, rules, f"{where}: select")
@@ -265,8 +265,6 @@ def _resolve(resolve_all, ids: tuple[str, ...], rules: Mapping, where: str) -> t
 
 
 def _check_targets(targets: tuple[str, ...], where: str) -> None:
-    from archlint.knowledge.arch import TargetError, parse_target
-
     for target in targets:
         try:
             parse_target(target)

@@ -5,7 +5,8 @@
 Scans TREE (default: the FlashInfer 0.7.2.post1 wheel that bench/scan_bench.py unpacks) with the
 facts cache, then, on the same linked facts, measures:
   - building link.cuda's CudaIndex (the dict adjacency that judge/ queries) against building a
-    networkx MultiDiGraph holding the same include and call edges (what `archlint graph` exports);
+    networkx MultiDiGraph holding the same include and call edges (calls link a function to the
+    names it calls, and a name to the functions that define it, as the index does);
   - the memory each holds (tracemalloc, in a separate pass so timing is not skewed);
   - judge's hottest query, each unit's include closure for each target (include edges whose
     `#if` region is live), answered from each.
@@ -45,9 +46,12 @@ def to_graph(index: CudaIndex) -> nx.MultiDiGraph:
             node = (path, function.qualname)
             graph.add_node(node, kind="function")
             graph.add_edge(path, node, kind="contains")
+            graph.add_edge(("name", function.name), node, kind="names")
             for name, region in function.calls:
-                for callee_path, callee in index.functions_by_name.get(name, ()):
-                    graph.add_edge(node, (callee_path, callee.qualname), kind="calls", region=region)
+                # A call links to the name, not to every definition of it: the unit's closure decides
+                # which definitions a name reaches, so resolving here would link every same-named
+                # function of the tree to every caller.
+                graph.add_edge(node, ("name", name), kind="calls", region=region)
     return graph
 
 

@@ -4,15 +4,24 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
-from archlint.model.findings import Finding
+from archlint.checks import (
+    empty_kernel_gate,
+    exact_arch_branch,
+    gate_admits_unsupported,
+    genuine_gate,
+    policy_gate,
+    silent_noop_branch,
+    smem_over_budget,
+    unguarded_arch_specific,
+    unresolved_gate,
+)
 from archlint.checks.context import Context
+from archlint.model.findings import Finding
 
 Check = Callable[[Context], Iterator[Finding]]
 
 
 def all_checks() -> dict[str, Check]:
-    from archlint.checks import empty_kernel_gate, exact_arch_branch, gate_admits_unsupported, genuine_gate, policy_gate, silent_noop_branch, smem_over_budget, unguarded_arch_specific, unresolved_gate
-
     return {
         "AL101": policy_gate.check,
         "AL102": genuine_gate.check,

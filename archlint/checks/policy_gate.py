@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from archlint.knowledge.arch import parse_target
 from archlint.model.findings import Finding, Fix, Location, Verdict
 from archlint.model.gates import Gate
 from archlint.judge.verdicts import gate_location
@@ -26,8 +27,6 @@ def check(ctx: Context) -> Iterator[Finding]:
 
 
 def _additions(gate: Gate, names: tuple[str, ...]) -> list[int]:
-    from archlint.knowledge.arch import parse_target
-
     values = set()
     for name in names:
         target = parse_target(name)

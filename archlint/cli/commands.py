@@ -190,7 +190,7 @@ def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_b
 @cli.command()
 def rules() -> None:
     """List every rule: id, name, default level, status."""
-    from archlint.knowledge.rules import load_rules
+    from archlint.knowledge.rules import load_rules  # deferred: keeps `archlint --version` light
 
     table = load_rules()
     width = max(len(info.name) for info in table.values())
@@ -202,7 +202,7 @@ def rules() -> None:
 @click.argument("rule")
 def explain(rule: str) -> None:
     """Print the documentation of RULE (an id such as AL101 or a name such as policy-gate)."""
-    from archlint.knowledge.rules import load_rules, resolve
+    from archlint.knowledge.rules import load_rules, resolve  # deferred: keeps `archlint --version` light
 
     try:
         info = load_rules()[resolve(rule)]
@@ -330,7 +330,7 @@ def _scan_once(options: ScanOptions, settings: Settings, chosen: PostprocessSett
 
 
 def _write_baseline(path: Path, outcome: _Outcome) -> None:
-    from archlint.report import render
+    from archlint.report import render  # deferred: keeps `archlint --version` light
 
     report = replace(outcome.report, findings=outcome.processed.unsuppressed, baselined=0, colour=False)
     fmt = "sarif" if path.suffix.lower() == ".sarif" else "json"
@@ -341,7 +341,7 @@ def _emit(text: str, output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
         return
-    from archlint.postprocess.fixes import write_atomic
+    from archlint.postprocess.fixes import write_atomic  # deferred: keeps `archlint --version` light
 
     try:
         write_atomic(output, text)

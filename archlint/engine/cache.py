@@ -25,8 +25,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from archlint import __version__
-from archlint.model.files import SourceFile
-from archlint.model.files import FileFacts
+from archlint.knowledge.resources import data_hash
+from archlint.model.files import FileFacts, SourceFile
 
 MAGIC = b"ALFACTS1"
 _HEADER = struct.Struct(">8s32s32sQ")  # magic, key, payload sha256, payload length
@@ -60,8 +60,6 @@ def code_hash() -> str:
 
 
 def _salt(max_bytes: int) -> bytes:
-    from archlint.knowledge.resources import data_hash
-
     return f"{__version__}\0{data_hash()}\0{code_hash()}\0{max_bytes}".encode()
 
 

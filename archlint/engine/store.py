@@ -15,6 +15,7 @@ import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
+from archlint.engine.cache import read_entry, write_entry
 from archlint.model.files import SourceFile
 from archlint.model.scan import ScanOptions, ScanResult
 from archlint.link.cuda import FileLinks
@@ -98,11 +99,9 @@ class ScanStore:
             self._store(self._state_path, _Stored(self.digests, state))
 
     def _load(self, path) -> _Stored | None:
-        from archlint.engine.cache import read_entry
         return read_entry(path, self.key, _Stored)
 
     def _store(self, path, stored: _Stored) -> None:
-        from archlint.engine.cache import write_entry
         try:
             payload = pickle.dumps(stored, protocol=5)
         except (pickle.PicklingError, TypeError, AttributeError, RecursionError):

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from archlint.knowledge.resources import load_toml
 from archlint.runtime import driver as drv
 
 
@@ -109,8 +110,6 @@ def parse_profile_cc(text: str) -> int:
 
 
 def profile_rows() -> dict[int, dict]:
-    from archlint.knowledge.resources import load_toml
-
     return {int(row["cc"]): row for row in load_toml("kb/devices.toml").get("device", [])}
 
 

@@ -2,7 +2,7 @@
 
 `opcodes()` takes the string content of an `asm(...)` statement (literals already concatenated)
 and returns each instruction's opcode with its dotted modifiers, in order. `asm_strings()` is a
-light lexer that finds those contents in C/C++ source; the census (`python -m archlint.ptx DIR...`)
+light lexer that finds those contents in C/C++ source; the census (`python -m archlint.lang.cpp.ptx DIR...`)
 uses it to count which opcodes a tree holds and which knowledge-base row covers each.
 """
 
@@ -12,6 +12,8 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
+
+from archlint.knowledge.kb import load_kb
 
 __all__ = ["PtxError", "opcodes", "asm_strings", "census"]
 
@@ -159,11 +161,9 @@ def _source_files(roots: list[Path]):
 
 def main(argv: list[str] | None = None) -> int:
     """Print the census: one `count<TAB>opcode<TAB>kb-row` line per distinct opcode."""
-    from archlint.knowledge.kb import load_kb
-
     roots = [Path(arg) for arg in (argv if argv is not None else sys.argv[1:])]
     if not roots:
-        print("usage: python -m archlint.ptx DIR...", file=sys.stderr)
+        print("usage: python -m archlint.lang.cpp.ptx DIR...", file=sys.stderr)
         return 2
     counts, statements, files = census(roots)
     kb = load_kb()
