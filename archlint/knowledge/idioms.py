@@ -12,7 +12,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TypeGuard
 
@@ -55,8 +55,12 @@ class Idioms:
     path_calls: tuple[str, ...]  # ends of a dotted callee: a value they build is a file path
 
     def arch_flags_call(self, callee: str) -> ArchFlagsCall | None:
-        last = callee.rpartition(".")[2]
-        return next((call for call in self.arch_flags_calls if call.name == last), None)
+        """The arch-flags call a dotted callee names, if any (asked of every call in a scan)."""
+        return self._arch_flags_by_name.get(callee.rpartition(".")[2])
+
+    @cached_property
+    def _arch_flags_by_name(self) -> Mapping[str, ArchFlagsCall]:
+        return {call.name: call for call in reversed(self.arch_flags_calls)}  # the first listed wins
 
 
 # Table name -> the keys its rows hold besides `names` and `source`, with their types.
