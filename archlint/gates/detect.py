@@ -288,13 +288,15 @@ def _direct_capability(expr: PyExpr, capability_calls: tuple[str, ...]) -> bool:
 # ---------------------------------------------------------------- arch strings in build flags
 
 
-def parse_arch_string(value: str, context: str, idioms: Idioms | None = None) -> tuple[tuple[int, str], ...]:
+def parse_arch_string(value: str, context: str, idioms: Idioms | None = None,
+                      in_flag_list: bool = False) -> tuple[tuple[int, str], ...]:
     """(cc, suffix) pairs an nvcc flag or arch-list string names; () when it is not a build flag.
-    `context` holds the names near the string; `idioms` is the gate vocabulary (shipped by default)."""
+    `context` holds the names near the string, `in_flag_list` says it is known to sit in a compiler
+    flag list; `idioms` is the gate vocabulary (the shipped one by default)."""
     idioms = idioms or load_idioms()
     flagged = any(option in value for option in idioms.nvcc_options)
     listed = any(name in context or name in value for name in idioms.arch_list_names)
-    flag_list = any(word in context for word in idioms.flag_list_names)
+    flag_list = in_flag_list or any(word in context for word in idioms.flag_list_names)
     if "dict-key" in context:
         return ()
     if flagged:
@@ -350,7 +352,7 @@ def flag_set(index, evaluator, expr: PyExpr, scope, hops: int = 0) -> FlagSet:
     """Read a flag-list expression: literals, `+`, `a if test else b`, names bound to such lists."""
     kind = expr.kind
     if kind == "str":
-        return FlagSet(sure=frozenset(parse_arch_string(expr.text, "flags", index.idioms)),
+        return FlagSet(sure=frozenset(parse_arch_string(expr.text, "", index.idioms, in_flag_list=True)),
                        strings=frozenset((expr.text,)))
     if kind == "seq" or (kind == "binop" and expr.text == "+"):
         out = FlagSet()

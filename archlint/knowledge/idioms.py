@@ -21,8 +21,9 @@ from archlint.knowledge.resources import rules_dir
 __all__ = ["ArchFlagsCall", "Idioms", "IdiomsError", "TABLES", "load_idioms", "read_idioms"]
 
 
-class IdiomsError(ValueError):
-    """A malformed idioms file; the message names the file, the table and the row."""
+class IdiomsError(Exception):
+    """A malformed idioms file; the message names the file, the table and the row. Not a ValueError:
+    it is no fault of the file being scanned (which extraction reports and moves past), and stops the scan."""
 
 
 @dataclass(frozen=True)
