@@ -1,10 +1,10 @@
 """Evaluating Python conditions for one compute capability, without running anything.
 
-A condition is folded with the device's (major, minor) fixed: capability sources
-(`torch.cuda.get_device_capability()`, device properties, scanned helpers such as FlashInfer's
-`get_compute_capability` or SGLang's `get_device_sm`) yield concrete numbers, scanned functions
-are evaluated from their own return statements, and everything else is unknown. Three-valued:
-True, False, or UNKNOWN.
+A condition is folded with the device's (major, minor) fixed: capability sources (the calls the
+gate vocabulary names, such as `torch.cuda.get_device_capability()`, FlashInfer's
+`get_compute_capability` and device properties, or scanned helpers such as SGLang's
+`get_device_sm`) yield concrete numbers, scanned functions are evaluated from their own return
+statements, and everything else is unknown. Three-valued: True, False, or UNKNOWN.
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ class _Unknown:
 UNKNOWN = _Unknown()
 
 _ARCHY = re.compile(r"(?i)(?:^|_)(?:sm_?\d+\w*|sm\d+x|capab\w*|arch\w*|hopper|blackwell|ampere|ada|rubin)(?:$|_)")
-_CAPABILITY_CALLS = ("get_device_capability", "get_compute_capability")
-_PROPERTY_CALLS = ("get_device_properties",)
 _MAX_CALL_DEPTH = 6
 
 
@@ -61,6 +59,7 @@ class Scope:
 class Evaluator:
     def __init__(self, index, ccs: tuple[int, ...]):
         self.index = index
+        self.idioms = index.idioms  # which calls read the capability, which wrap a function
         self.ccs = ccs
         self._memo: dict = {}
 
@@ -204,7 +203,7 @@ class Evaluator:
         last = expr.text.rpartition(".")[2]
         if callee.kind == "call":
             inner_last = callee.text.rpartition(".")[2]
-            if inner_last in ("lru_cache", "cache", "wraps") and len(expr.args) == 2:
+            if inner_last in self.idioms.wrapper_calls and len(expr.args) == 2:
                 return self.value(expr.args[1], scope, cc, trace, depth)
         if last == "partial" and len(expr.args) >= 2:
             return self._partial(expr, scope, cc, trace, depth)
@@ -216,10 +215,10 @@ class Evaluator:
         return self._builtin(expr, last, scope, cc, trace, depth)
 
     def _builtin(self, expr, last, scope, cc, trace, depth):
-        if last in _CAPABILITY_CALLS:
+        if last in self.idioms.capability_calls:
             trace.arch = True
             return (cc // 10, cc % 10)
-        if last in _PROPERTY_CALLS:
+        if last in self.idioms.properties_calls:
             return Props(cc // 10, cc % 10)
         args = expr.positional()
         if last in ("tuple", "list") and len(args) == 1 and expr.text == last:

@@ -1,5 +1,6 @@
 """Gates: every place Python code decides which GPU architectures a feature is built or run for,
-each reduced to the compute capabilities it admits."""
+each reduced to the compute capabilities it admits. The names gates are spelled with (arch-flags
+calls, decorators, flag keywords, nvcc options) are the index's gate vocabulary, `rules/idioms/`."""
 
 from __future__ import annotations
 
@@ -7,21 +8,16 @@ import re
 from dataclasses import dataclass, replace
 
 from archlint.knowledge.arch import known_ccs
+from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.gates.capability import UNKNOWN, Evaluator, Trace
 from archlint.model.python import PyExpr
 from archlint.lang.python.expr import int_values, walk
 from archlint.model.python import Span, split_define
 from archlint.model.gates import Gate
 
-_FLAGS_CALL = "get_nvcc_flags_list"
-_DECORATORS = ("supported_compute_capability", "supported_compute_capabilities", "supported_archs", "requires_sm")
-_SUFFIX_FUNCTION = "_normalize_cuda_arch"
 _TARGET_RE = re.compile(r"(?:compute|sm)_(\d{2,3})([af]?)")
 _BARE_RE = re.compile(r"^(\d{2,3})([af]?)$")
 _DOTTED_RE = re.compile(r"(\d{1,2})\.(\d)([af]?)")
-_FLAG_HINTS = ("-gencode", "-arch", "--gpu-arch", "-code", "arch=")
-# Keywords through which a JIT spec receives its device-compiler flags.
-_CUDA_FLAG_KEYWORDS = ("extra_cuda_cflags", "nvcc_flags", "cuda_cflags")
 _MAX_FLAG_HOPS = 6
 
 
@@ -131,7 +127,7 @@ def _flag_lists_of(index, module: str, owner: str):
 
 def _suffix_table(index, evaluator: Evaluator, ccs) -> dict[int, str]:
     """Per CC, the target suffix the project's own flag builder appends (read from its normaliser)."""
-    names = [q for q in index.functions if q.rpartition(".")[2] == _SUFFIX_FUNCTION]
+    names = [q for q in index.functions if q.rpartition(".")[2] in index.idioms.suffix_functions]
     if not names:
         return {}
     table = {}
@@ -153,10 +149,11 @@ def _summarise_suffix(admits, suffixes: dict[int, str]) -> tuple[str, tuple[tupl
 
 def _flag_gates(index, evaluator, module, facts, ccs, suffixes):
     for call in facts.calls:
-        if call.callee.rpartition(".")[2] != _FLAGS_CALL:
+        flags_call = index.idioms.arch_flags_call(call.callee)
+        if flags_call is None:
             continue
-        arg = call.expr.kwarg("supported_major_versions")
-        key = "supported_major_versions"
+        key = flags_call.majors_keyword
+        arg = call.expr.kwarg(key)
         if arg is None and call.expr.positional():
             arg, key = call.expr.positional()[0], "0"
         if arg is None or arg.kind == "none":
@@ -237,7 +234,7 @@ def _qual(index, module, function):
 def _decorator_gates(index, evaluator, module, facts, ccs):
     for fn in facts.functions:
         for decorator in fn.decorators:
-            if decorator.name.rpartition(".")[2] not in _DECORATORS or decorator.expr.kind != "call":
+            if decorator.name.rpartition(".")[2] not in index.idioms.gate_decorators or decorator.expr.kind != "call":
                 continue
             args = decorator.expr.positional()
             if not args:
@@ -284,7 +281,8 @@ def _test_gates(index, evaluator, module, facts, ccs):
         admits = tuple(cc for cc in ccs if passing(table[cc]))
         guarded = test.rest_calls if test.exits else test.body_calls
         guards = tuple(sorted({g for g in (index.function_of(module, c, test.function) for c in guarded) if g}))
-        kind = "predicate-call" if trace.predicate and not _direct_capability(test.expr) else "capability-compare"
+        direct = _direct_capability(test.expr, index.idioms.capability_calls)
+        kind = "predicate-call" if trace.predicate and not direct else "capability-compare"
         own = _sources_after(index, module, test) if test.exits else ()
         yield _gate(
             kind, test.text, facts.path, test.span, _qual(index, module, test.function), admits,
@@ -305,18 +303,22 @@ def _may_touch(expr: PyExpr) -> bool:
     return any(sub.kind in ("call", "name", "attr") for sub in walk(expr))
 
 
-def _direct_capability(expr: PyExpr) -> bool:
-    return any(sub.kind == "call" and sub.text.endswith(("get_device_capability", "get_compute_capability")) for sub in walk(expr))
+def _direct_capability(expr: PyExpr, capability_calls: tuple[str, ...]) -> bool:
+    return any(sub.kind == "call" and sub.text.endswith(capability_calls) for sub in walk(expr))
 
 
 # ---------------------------------------------------------------- arch strings in build flags
 
 
-def parse_arch_string(value: str, context: str) -> tuple[tuple[int, str], ...]:
-    """(cc, suffix) pairs an nvcc flag or arch-list string names; () when it is not a build flag."""
-    flagged = any(hint in value for hint in _FLAG_HINTS)
-    listed = "ARCH_LIST" in context or "ARCH_LIST" in value
-    flag_list = any(word in context for word in ("cflags", "flags", "nvcc", "cuda_archs", "arch_list"))
+def parse_arch_string(value: str, context: str, idioms: Idioms | None = None,
+                      in_flag_list: bool = False) -> tuple[tuple[int, str], ...]:
+    """(cc, suffix) pairs an nvcc flag or arch-list string names; () when it is not a build flag.
+    `context` holds the names near the string, `in_flag_list` says it is known to sit in a compiler
+    flag list; `idioms` is the gate vocabulary (the shipped one by default)."""
+    idioms = idioms or load_idioms()
+    flagged = any(option in value for option in idioms.nvcc_options)
+    listed = any(name in context or name in value for name in idioms.arch_list_names)
+    flag_list = in_flag_list or any(word in context for word in idioms.flag_list_names)
     if "dict-key" in context:
         return ()
     if flagged:
@@ -337,7 +339,7 @@ def _build_flag_gates(index, module, facts, ccs, folded=frozenset()):
     for item in facts.arch_strings:
         if (item.function, item.value) in folded:
             continue
-        targets = parse_arch_string(item.value, item.context)
+        targets = parse_arch_string(item.value, item.context, index.idioms)
         if not targets:
             continue
         admits = tuple(sorted({cc for cc, _ in targets if cc in ccs}))
@@ -372,7 +374,8 @@ def flag_set(index, evaluator, expr: PyExpr, scope, hops: int = 0) -> FlagSet:
     """Read a flag-list expression: literals, `+`, `a if test else b`, names bound to such lists."""
     kind = expr.kind
     if kind == "str":
-        return FlagSet(sure=frozenset(parse_arch_string(expr.text, "flags")), strings=frozenset((expr.text,)))
+        return FlagSet(sure=frozenset(parse_arch_string(expr.text, "", index.idioms, in_flag_list=True)),
+                       strings=frozenset((expr.text,)))
     if kind == "seq" or (kind == "binop" and expr.text == "+"):
         out = FlagSet()
         for item in expr.args:
@@ -385,7 +388,7 @@ def flag_set(index, evaluator, expr: PyExpr, scope, hops: int = 0) -> FlagSet:
         if found is not None and not found[1].unpack:
             owner, assign = found
             return flag_set(index, evaluator, assign.value, _scope(owner, assign.function, assign.line), hops + 1)
-    if kind == "call" and expr.text.rpartition(".")[2] == _FLAGS_CALL:
+    if kind == "call" and index.idioms.arch_flags_call(expr.text) is not None:
         return FlagSet(nvcc_call=True)
     return FlagSet(opaque=True)
 
@@ -413,7 +416,7 @@ def _flag_list_gates(index, evaluator, module, facts, ccs):
     gates, folded = [], set()
     for call in facts.calls:
         for keyword, value in call.kwargs().items():
-            if keyword not in _CUDA_FLAG_KEYWORDS:
+            if keyword not in index.idioms.device_flag_keywords:
                 continue
             flags = flag_set(index, evaluator, value, _scope(module, call.function, call.span.line))
             targets = flags.sure | flags.maybe

@@ -28,9 +28,14 @@ def load_toml(relative: str) -> dict:
 
 @lru_cache(maxsize=1)
 def data_hash() -> str:
-    """Hash of every shipped data file: part of the cache key, so a KB change invalidates facts."""
+    """Hash of every shipped data file: part of the cache key, so a change to the KB or to the gate
+    vocabulary (rules/idioms/, read while facts are extracted) invalidates facts."""
+    return tree_hash(rules_dir())
+
+
+def tree_hash(root: Path) -> str:
+    """Hash of every file under `root`, names and contents."""
     digest = hashlib.sha256()
-    root = rules_dir()
     for path in sorted(root.rglob("*")):
         if path.is_file():
             digest.update(path.relative_to(root).as_posix().encode())

@@ -18,11 +18,11 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.model.python import PyExpr
 from archlint.model.python import PythonFacts
 
 _MAX_HOPS = 16
-_WRITERS = ("write_if_different",)
 _HOLE = re.compile(r"\{[^{}]*\}")
 
 
@@ -39,14 +39,17 @@ def output_pattern(name: str) -> str:
     return _HOLE.sub("{}", name)
 
 
-def renderings(facts: PythonFacts) -> tuple[Rendering, ...]:
+def renderings(facts: PythonFacts, idioms: Idioms | None = None) -> tuple[Rendering, ...]:
+    """Every rendering the file's functions write; writer calls come from `idioms` (the shipped
+    vocabulary by default)."""
+    writer_calls = (idioms or load_idioms()).writer_calls
     assigns: dict[tuple[str, str], list[tuple[int, PyExpr]]] = defaultdict(list)
     for assign in facts.assigns:
         if not assign.unpack and len(assign.targets) == 1:
             assigns[(assign.function, assign.targets[0])].append((assign.line, assign.value))
     found: list[Rendering] = []
     for call in facts.calls:
-        written = _written(call.expr)
+        written = _written(call.expr, writer_calls)
         if written is None:
             continue
         path, value = written
@@ -59,11 +62,11 @@ def renderings(facts: PythonFacts) -> tuple[Rendering, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def _written(expr: PyExpr) -> tuple[PyExpr, PyExpr] | None:
-    """(path, text) of `write_if_different(path, text)` or `path.write_text(text)`."""
+def _written(expr: PyExpr, writer_calls: frozenset[str]) -> tuple[PyExpr, PyExpr] | None:
+    """(path, text) of a writer call `write_if_different(path, text)` or of `path.write_text(text)`."""
     callee, args = expr.args[0], expr.positional()
     last = expr.text.rpartition(".")[2]
-    if last in _WRITERS and len(args) >= 2:
+    if last in writer_calls and len(args) >= 2:
         return args[0], args[1]
     if last == "write_text" and args:
         owner = _owner(callee)

@@ -6,12 +6,12 @@ import posixpath
 from collections import defaultdict
 from dataclasses import dataclass
 
+from archlint.knowledge.idioms import Idioms
 from archlint.model.python import PyExpr
 from archlint.model.python import ResolvedSource, SourceRef
 from archlint.link.generated import output_pattern, renderings
 
 _MAX_DEPTH = 12
-_IDENTITY_CALLS = ("Path", "PurePath", "PosixPath", "str", "abspath", "realpath", "normpath", "resolve", "absolute", "fspath")
 
 
 class _Unresolved(Exception):
@@ -79,7 +79,7 @@ def _fold_name(index, module, name, function, line, depth) -> str:
 def _fold_call(index, module, expr, function, line, depth) -> str:
     callee, args = expr.text, expr.positional()
     callee_expr = expr.args[0]
-    if callee_expr.kind == "attr" and callee_expr.text in ("resolve", "absolute", "expanduser"):
+    if callee_expr.kind == "attr" and callee_expr.text in index.idioms.identity_methods:
         return fold_path(index, module, callee_expr.args[0], function, line, depth + 1)
     last = callee.rpartition(".")[2]
     if last == "dirname" and args:
@@ -89,7 +89,7 @@ def _fold_call(index, module, expr, function, line, depth) -> str:
         for arg in args[1:]:
             path = posixpath.join(path, _literal(arg))
         return path
-    if last in _IDENTITY_CALLS and len(args) == 1:
+    if last in index.idioms.identity_calls and len(args) == 1:
         return fold_path(index, module, args[0], function, line, depth + 1)
     raise _Unresolved(f"cannot fold call `{callee or 'expression'}(...)`")
 
@@ -138,7 +138,7 @@ def resolve_sources(index) -> tuple[dict, dict, tuple]:
         resolved = {}
         for ref in facts.sources:
             resolved[ref] = resolve_ref(index, module, ref, by_suffix)
-        outputs, rendered = _rendered_outputs(facts, resolved, by_suffix, module)
+        outputs, rendered = _rendered_outputs(facts, resolved, by_suffix, module, index.idioms)
         renders.extend(rendered)
         for (function, output), templates in outputs.items():
             if "{}" not in output:
@@ -167,13 +167,14 @@ class TemplateRender:
     arguments: tuple  # (name, PyExpr), as in pygen.Rendering
 
 
-def _rendered_outputs(facts, resolved: dict, by_suffix, module: str) -> tuple[dict[tuple[str, str], set], list]:
+def _rendered_outputs(facts, resolved: dict, by_suffix, module: str,
+                      idioms: Idioms) -> tuple[dict[tuple[str, str], set], list]:
     """(function, written name) -> paths of the templates rendered into it (None for one not found),
     and the module's TemplateRenders."""
     template_paths = {(ref.function, ref.name): resolved[ref][0] for ref in facts.sources if ref.template}
     out: dict[tuple[str, str], set] = defaultdict(set)
     renders: list[TemplateRender] = []
-    for rendering in renderings(facts):
+    for rendering in renderings(facts, idioms):
         if "{}" in rendering.template:
             out[(rendering.function, rendering.output)].add(None)
             continue

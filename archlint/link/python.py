@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
+from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.link.paths import TemplateRender, resolve_sources
 from archlint.model.python import PyAssign, PyFunction, PythonFacts, ResolvedSource
 
@@ -53,6 +54,7 @@ class PyIndex:
     _callers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     generated: Mapping[str, str] = field(default_factory=dict)  # generated file name -> template path
     renders: tuple[TemplateRender, ...] = ()  # each template rendering with its arguments
+    idioms: Idioms = field(default_factory=load_idioms)  # the gate vocabulary paths and gates are read with
 
     def callees(self, qualname: str) -> tuple[str, ...]:
         return self._callees.get(qualname, ())
@@ -230,7 +232,9 @@ def _import_base(package: str, module: str, level: int) -> str | None:
     return ".".join(base + ([module] if module else []))
 
 
-def link_python(facts: Sequence[PythonFacts], roots: Sequence[str], files: Collection[str]) -> PyIndex:
+def link_python(facts: Sequence[PythonFacts], roots: Sequence[str], files: Collection[str],
+                idioms: Idioms | None = None) -> PyIndex:
+    """The linked index of `facts`; `idioms` is the gate vocabulary (the shipped one by default)."""
     files = frozenset(files) | {f.path for f in facts}
     modules, module_of_path, functions, scopes = {}, {}, {}, {}
     for item in sorted(facts, key=lambda f: f.path):
@@ -244,7 +248,8 @@ def link_python(facts: Sequence[PythonFacts], roots: Sequence[str], files: Colle
             full = f"{name}.{fn.qualname}" if name else fn.qualname
             functions[full] = replace(fn, qualname=full)
     assigns = {name: _assign_table(item) for name, item in modules.items()}
-    index = PyIndex(modules, module_of_path, functions, scopes, files, _assigns=assigns)
+    index = PyIndex(modules, module_of_path, functions, scopes, files, _assigns=assigns,
+                    idioms=idioms or load_idioms())
     callees, sources = defaultdict(set), {}
     for name, item in modules.items():
         for call in item.calls:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
+from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.model.findings import Diagnostic
 from archlint.model.python import PythonFacts
 
@@ -25,14 +26,15 @@ def decode_source(path: str, data: bytes) -> tuple[str | None, str, tuple[Diagno
         return data.decode("latin-1"), "latin-1", (note,)
 
 
-def extract_python(path: str, data: bytes) -> PythonFacts:
-    """Facts of one Python file. `path` is posix, relative to the scan root."""
+def extract_python(path: str, data: bytes, idioms: Idioms | None = None) -> PythonFacts:
+    """Facts of one Python file. `path` is posix, relative to the scan root; `idioms` is the gate
+    vocabulary flag lists and path expressions are read with (the shipped one by default)."""
     from archlint.extract.python.walk import walk_module
 
     sha = hashlib.sha256(data).hexdigest()
     text, encoding, notes = decode_source(path, data)
     if text is None:
         return PythonFacts(path=path, sha256=sha, encoding=encoding, diagnostics=notes)
-    return walk_module(path, sha, text.encode("utf-8"), encoding, notes)
+    return walk_module(path, sha, text.encode("utf-8"), encoding, notes, idioms or load_idioms())
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from archlint.model import python as pf
+from archlint.knowledge.idioms import Idioms
 from archlint.knowledge.languages import is_cuda_name
 from archlint.extract.suppressions import suppression_of
 from archlint.model.findings import Diagnostic
@@ -54,9 +55,10 @@ class _Out:
 
 
 class _Walker:
-    def __init__(self, path: str, data: bytes):
+    def __init__(self, path: str, data: bytes, idioms: Idioms):
         self.path = path
         self.lines = data.split(b"\n")
+        self.idioms = idioms
         self.out = _Out()
 
     def col(self, point) -> int:
@@ -284,7 +286,8 @@ class _Walker:
         if value is None:
             return None
         if is_cuda_name(value):
-            self.out.sources.append(source_ref(node, value, dynamic, frame.function, self.col(node.start_point)))
+            self.out.sources.append(source_ref(node, value, dynamic, frame.function, self.col(node.start_point),
+                                               self.idioms.join_calls))
         elif not dynamic and ARCH_STRING_RE.search(value):
             self.out.arch_strings.append(pf.ArchString(value, self.span(node), frame.function, string_context(node)))
         if node.type == "concatenated_string":
@@ -435,10 +438,10 @@ def _subscript_target(node) -> str:
     return f"{value}[{key}]" if value and key else ""
 
 
-def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple) -> pf.PythonFacts:
+def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple, idioms: Idioms) -> pf.PythonFacts:
     global _callee_memo
     tree = _parser().parse(data)
-    walker = _Walker(path, data)
+    walker = _Walker(path, data, idioms)
     _callee_memo = {}
     try:
         with memoised():
@@ -463,9 +466,9 @@ def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple) -
         imports=tuple(out.imports),
         constants=_constants(assigns),
         assigns=assigns,
-        paths=tuple(a for a in assigns if is_path_expr(a.value) and not a.unpack),
+        paths=tuple(a for a in assigns if is_path_expr(a.value, idioms.path_calls) and not a.unpack),
         sources=tuple(out.sources),
-        flags=flag_lists(out.calls, assigns, out.extends),
+        flags=flag_lists(out.calls, assigns, out.extends, idioms),
         tests=tuple(out.tests),
         returns=tuple(out.returns),
         arch_strings=tuple(out.arch_strings),

@@ -19,21 +19,22 @@ STATEMENTS = frozenset(
     function_definition class_definition decorated_definition delete_statement global_statement
     nonlocal_statement break_statement continue_statement match_statement""".split()
 )
-_JOIN_CALLEES = ("path.join", "Path", "PurePath", "PosixPath")
 
 
 def same_node(a, b) -> bool:
     return b is not None and a.start_byte == b.start_byte and a.end_byte == b.end_byte and a.type == b.type
 
 
-def source_ref(node, value: str, dynamic: bool, function: str, col: int) -> pf.SourceRef:
-    """The source a string names, with the `/`-chain or join call around it."""
+def source_ref(node, value: str, dynamic: bool, function: str, col: int,
+               join_calls: tuple[str, ...]) -> pf.SourceRef:
+    """The source a string names, with the `/`-chain or join call around it. `join_calls`: ends of
+    the dotted callees that join path parts (`path.join`, `Path`)."""
     top = node
     while top.parent is not None and top.parent.type == "binary_operator" and _op(top.parent) == "/":
         top = top.parent
-    join = _enclosing_join(top)
+    join = _enclosing_join(top, join_calls)
     whole = join if join is not None else top
-    root, parts, root_node = _flatten_path(whole)
+    root, parts, root_node = _flatten_path(whole, join_calls)
     return pf.SourceRef(
         function,
         node.start_point[0] + 1,
@@ -65,12 +66,13 @@ def string_context(node) -> str:
     return " ".join(name for name in names if name)
 
 
-def is_path_expr(expr: PyExpr) -> bool:
-    """An assigned value that builds a file path (`/` on a path, `Path(...)`, `__file__`)."""
+def is_path_expr(expr: PyExpr, path_calls: tuple[str, ...]) -> bool:
+    """An assigned value that builds a file path (`/` on a path, `Path(...)`, `__file__`).
+    `path_calls`: ends of the dotted callees whose value is a path."""
     for sub in walk(expr):
         if sub.kind == "binop" and sub.text == "/" and any(a.kind in ("str", "name", "call", "attr", "subscript") for a in sub.args):
             return expr.kind in ("binop", "call", "subscript", "attr")
-        if sub.kind == "call" and sub.text.endswith(("Path", "path.join", "path.dirname", "path.abspath")):
+        if sub.kind == "call" and sub.text.endswith(path_calls):
             return True
         if sub.kind == "name" and sub.text == "__file__":
             return True
@@ -82,19 +84,19 @@ def _op(node) -> str:
     return node_text(operator) if operator is not None else ""
 
 
-def _enclosing_join(node):
+def _enclosing_join(node, join_calls: tuple[str, ...]):
     """The `os.path.join(...)` / `Path(...)` call a path string is an argument of, if any."""
     parent = node.parent
     if parent is None or parent.type != "argument_list" or parent.parent is None:
         return None
-    return parent.parent if _is_join_call(parent.parent) else None
+    return parent.parent if _is_join_call(parent.parent, join_calls) else None
 
 
-def _is_join_call(call) -> bool:
-    return (dotted(call.child_by_field_name("function")) or "").endswith(_JOIN_CALLEES)
+def _is_join_call(call, join_calls: tuple[str, ...]) -> bool:
+    return (dotted(call.child_by_field_name("function")) or "").endswith(join_calls)
 
 
-def _flatten_path(node) -> tuple[str, tuple[str, ...], object]:
+def _flatten_path(node, join_calls: tuple[str, ...]) -> tuple[str, tuple[str, ...], object]:
     """(root text, literal parts, root node) of a '/'-chain or join call."""
     parts: list[str] = []
     while True:
@@ -104,7 +106,7 @@ def _flatten_path(node) -> tuple[str, tuple[str, ...], object]:
             node = node.child_by_field_name("left")
         elif node.type == "parenthesized_expression" and node.named_child_count == 1:
             node = node.named_children[0]
-        elif node.type == "call" and _is_join_call(node):
+        elif node.type == "call" and _is_join_call(node, join_calls):
             args = [child for child in node.child_by_field_name("arguments").named_children if child.type != "comment"]
             for arg in reversed(args[1:]):
                 parts.append(_part(arg))
