@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from archlint.model.python import PyExpr
-from archlint.model.python import SourceRef
+from archlint.model.python import ResolvedSource, SourceRef
 from archlint.link.generated import output_pattern, renderings
 
 _MAX_DEPTH = 12
@@ -129,8 +129,6 @@ def resolve_sources(index) -> tuple[dict, dict, tuple]:
     def by_suffix(tail: str) -> list[str]:
         name = posixpath.basename(tail)
         return [path for path in by_name.get(name, []) if path == tail or path.endswith("/" + tail)]
-
-    from archlint.link.python import ResolvedSource
 
     found = defaultdict(list)
     generated: dict[str, set] = defaultdict(set)

@@ -12,18 +12,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
-from archlint.model.python import PyAssign, PyFunction, PythonFacts, SourceRef
+from archlint.model.python import PyAssign, PyFunction, PythonFacts, ResolvedSource
 
 _MAX_HOPS = 12
-
-
-@dataclass(frozen=True)
-class ResolvedSource:
-    ref: SourceRef
-    function: str  # full qualname of the function that names it ('' at module level)
-    path: str | None  # posix path relative to the scan root, None when unresolved
-    how: str  # 'root' (definition chain followed) | 'basename' (unique name match) | 'unresolved'
-    reason: str = ""  # why it is unresolved, or what the basename fallback matched on
 
 
 @dataclass(frozen=True)

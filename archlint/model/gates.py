@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from archlint.model.findings import Evidence, Location, Verdict
-from archlint.model.python import SourceRef
+from archlint.model.python import ResolvedSource, SourceRef
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Gate:
     majors_literal: tuple[int, ...] | None
     unit: str  # 'major' | 'cc'
     suffix_by_cc: tuple[tuple[int, str], ...] = ()  # the suffix the build uses for each admitted CC
-    resolved_sources: tuple = ()  # ResolvedSource of `sources`, in the same order
+    resolved_sources: tuple[ResolvedSource, ...] = ()  # `sources` resolved, in the same order
     arch_macros: tuple[str, ...] = ()  # -D names the project sets to the target's __CUDA_ARCH__ value
     flags_complete: bool = False  # every flag list of its spec is read
     absent_defines: tuple[str, ...] = ()  # variant macros sibling specs pass and this one does not
