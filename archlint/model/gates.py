@@ -41,7 +41,9 @@ class TargetVerdict:
     verdict: Verdict
     reason: str
     evidence: tuple[Evidence, ...] = ()
-    empty_kernels: tuple[str, ...] = ()  # kernels left empty for this target, also when GENUINE
+    # the hop saying so, for each kernel left empty or trapping on this target (also when GENUINE):
+    # EMPTY_KERNEL, TRAP_KERNEL or TRAP_CALL, named
+    empty_kernels: tuple[Evidence, ...] = ()
 
 
 @dataclass(frozen=True)
