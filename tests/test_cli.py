@@ -17,7 +17,7 @@ import archlint.engine
 from archlint.cli.commands import cli
 from archlint.model.gates import GateReport, TargetVerdict
 from archlint.model.scan import ScanResult
-from archlint.model.findings import Evidence, Finding, Fix, Level, Location, Suppression, Verdict
+from archlint.model.findings import Evidence, EvidenceKind, Finding, Fix, Level, Location, Suppression, Verdict
 
 GATE_LINE = "    flags = get_nvcc_flags_list(supported_major_versions=[9, 10])\n"
 
@@ -29,7 +29,7 @@ def policy_finding(line: int = 2, path: str = "pkg/jit.py") -> Finding:
         message="Gate `get_nvcc_flags_list([9, 10])` excludes sm_120a, but nothing it guards depends on what sm_120a lacks",
         location=Location(path, line, 13),
         targets=("sm_120a",),
-        evidence=(Evidence(Location("csrc/comm.cu", 4), "compiled by the gated JIT spec"),),
+        evidence=(Evidence(Location("csrc/comm.cu", 4), "compiled by the gated JIT spec", EvidenceKind.COMPILES, source="csrc/comm.cu"),),
         symbol="gen_comm_module",
         snippet=GATE_LINE.strip(),
         fixes=(Fix(Location(path, line, 58, line, 65), "[9, 10, 12]", "add 12 to the gate's list"),),
@@ -44,9 +44,10 @@ def gate_report(line: int = 2) -> GateReport:
         admits=("sm_90a", "sm_100a"),
         verdicts=(
             TargetVerdict("sm_120a", Verdict.POLICY, "nothing guarded depends on sm_120a",
-                          (Evidence(Location("pkg/jit.py", line), "gate"), Evidence(Location("csrc/comm.cu", 4), "source"))),
+                          (Evidence(Location("pkg/jit.py", line), "gate", EvidenceKind.GATE),
+                           Evidence(Location("csrc/comm.cu", 4), "source", EvidenceKind.COMPILES, source="csrc/comm.cu"))),
             TargetVerdict("sm_80", Verdict.GENUINE, "cp.async.bulk needs sm_90",
-                          (Evidence(Location("include/comm.cuh", 40), "cp.async.bulk"),)),
+                          (Evidence(Location("include/comm.cuh", 40), "cp.async.bulk", EvidenceKind.CONSTRUCT, name="cp.async.bulk"),)),
         ),
     )
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import archlint.engine as engine
 from archlint.model.gates import GateReport, TargetVerdict
 from archlint.model.scan import ScanResult
-from archlint.model.findings import Evidence, Finding, Level, Location, Verdict
+from archlint.model.findings import Evidence, EvidenceKind, Finding, Level, Location, Verdict
 from archlint.runtime import driver as drv
 from archlint.runtime.command import runtime_command
 from archlint.runtime.compile_probe import find_nvcc
@@ -30,22 +30,27 @@ def _gate(gate_id, line, text, verdict, reason, evidence=(), empty=(), target="s
 
 
 def fake_result(target="sm_120a"):
-    builds = Evidence(Location(MODULES, 9, 5), "builds mylib/csrc/rmsnorm.cu")
+    builds = Evidence(Location(MODULES, 9, 5), "builds mylib/csrc/rmsnorm.cu", EvidenceKind.BUILDS, source="mylib/csrc/rmsnorm.cu")
+    tcgen05 = Evidence(Location("mylib/csrc/tcgen05_gemm.cu", 5, 16), "compiles `tcgen05.alloc`", EvidenceKind.CONSTRUCT,
+                       name="tcgen05.alloc")
+    compiled_out = Evidence(Location("mylib/include/allreduce_impl.cuh", 4, 1), "#if __CUDA_ARCH__ < 1200",
+                            EvidenceKind.EMPTY_KERNEL, name="oneshot_allreduce_kernel")
+    empty = Evidence(compiled_out.location, "oneshot_allreduce_kernel", EvidenceKind.EMPTY_KERNEL, name="oneshot_allreduce_kernel")
     gates = (
         _gate("g-policy", 8, "get_nvcc_flags_list(supported_major_versions=[9, 10])", Verdict.POLICY,
               "nothing reachable from 1 guarded source(s) needs what sm_120a lacks", [builds], target=target),
         _gate("g-genuine", 14, "get_nvcc_flags_list(supported_major_versions=[10])", Verdict.GENUINE,
-              "tcgen05.alloc needs sm_100a/sm_100f", [Evidence(Location("mylib/csrc/tcgen05_gemm.cu", 5, 16), "compiles `tcgen05.alloc`")],
+              "tcgen05.alloc needs sm_100a/sm_100f", [tcgen05],
               target=target),
         _gate("g-empty", 20, "get_nvcc_flags_list(supported_major_versions=[9, 10])", Verdict.EMPTY,
-              "kernel body compiled out", [Evidence(Location("mylib/include/allreduce_impl.cuh", 4, 1), "#if __CUDA_ARCH__ < 1200")],
-              empty=("oneshot_allreduce_kernel",), target=target),
+              "kernel body compiled out", [compiled_out], empty=(empty,), target=target),
         GateReport("g-admits", "is_sm120_supported()", Location(MODULES, 30, 1), (target,), ()),
     )
     al204 = Finding("AL204", Level.WARNING,
                     "`cudaFuncSetAttribute(rmsnorm_kernel, ..., 163840)` needs 163,840 bytes of shared memory per block; "
                     "sm_120a allows at most 101,376 bytes",
-                    Location("mylib/csrc/rmsnorm.cu", 12, 3), targets=(target,))
+                    Location("mylib/csrc/rmsnorm.cu", 12, 3), targets=(target,),
+                    properties=(("nbytes", "163840"), ("limit", "101376"), ("kind", "dynamic-attr")))
     other = Finding("AL202", Level.WARNING, "silent no-op", Location("mylib/include/allreduce_impl.cuh", 4, 1))
     return ScanResult(str(FIXTURE), (al204, other), (), gates, files_scanned=6, targets=(target,))
 
@@ -93,6 +98,19 @@ def test_json_to_a_file(stub_scan, tmp_path):
     assert sorted(f["rule"] for f in data["findings"]) == ["AL204", "AL301"]
     assert data["smem"] == [{"device_limit": 101376, "fits": False, "kb_limit": 101376,
                              "location": {"col": 3, "line": 12, "path": "mylib/csrc/rmsnorm.cu"}, "nbytes": 163840}]
+
+
+def test_units_are_the_files_the_evidence_builds_not_its_words(monkeypatch):
+    # a generated source's hop speaks of the expression that names it; its typed source is the file
+    rendered = Evidence(Location(MODULES, 9, 5), "builds `gen_dir / name`, rendered from a template", EvidenceKind.BUILDS,
+                        source="mylib/csrc/allreduce.cu")
+    worded = Evidence(Location(MODULES, 10, 5), "builds mylib/csrc/rmsnorm.cu", EvidenceKind.CALL, name="build")
+    gate = _gate("g", 8, "get_nvcc_flags_list(supported_major_versions=[9, 10])", Verdict.POLICY, "nothing needed",
+                 [rendered, worded])
+    result = ScanResult(str(FIXTURE), (), (), (gate,), files_scanned=1, targets=("sm_120a",))
+    monkeypatch.setattr(engine, "scan", lambda options: result, raising=False)
+    data = json.loads(run("--device-profile", "sm_120", "--format", "json").output)
+    assert data["gates"][0]["units"] == ["mylib/csrc/allreduce.cu"]
 
 
 def test_hopper_device_from_a_fake_driver_with_launch_probe(stub_scan, monkeypatch):

@@ -10,7 +10,7 @@ from importlib import resources
 import pytest
 
 from archlint.postprocess.baseline import line_hashes
-from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Level, Location
+from archlint.model.findings import Diagnostic, Evidence, EvidenceKind, Finding, Fix, Level, Location
 from archlint.knowledge.rules import effective_levels, load_rules
 from archlint.report import Report, render
 
@@ -49,7 +49,8 @@ def validate(document, schema):
 
 
 def test_full_report_is_valid_sarif(tmp_path, schema):
-    hops = (Evidence(Location("csrc/comm.cu", 3), "compiled by the gated spec"), Evidence(Location("include/c.cuh", 40), "kernel"))
+    hops = (Evidence(Location("csrc/comm.cu", 3), "compiled by the gated spec", EvidenceKind.COMPILES, source="csrc/comm.cu"),
+            Evidence(Location("include/c.cuh", 40), "kernel", EvidenceKind.KERNEL, name="k"))
     fix = Fix(Location("pkg/jit.py", 2, 5, 2, 6), "[9, 10, 12]", "add 12 to the gate's list")
     report = make_report(
         tmp_path,
@@ -89,7 +90,7 @@ def test_driver_and_every_rule(tmp_path):
 
 
 def test_result_fields(tmp_path):
-    hops = (Evidence(Location("csrc/comm.cu", 3, 2), "compiled by the gated spec"),)
+    hops = (Evidence(Location("csrc/comm.cu", 3, 2), "compiled by the gated spec", EvidenceKind.COMPILES, source="csrc/comm.cu"),)
     run = sarif(make_report(tmp_path, [finding(evidence=hops)]))["runs"][0]
     assert run["columnKind"] == "unicodeCodePoints"
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
@@ -177,7 +178,8 @@ def test_within_github_upload_limits(tmp_path, schema):
     # GitHub code scanning limits ("SARIF results exceed limit" and "SARIF file is too large"):
     # 10 MB gzip-compressed file, 20 runs per file, 25,000 results and 25,000 rules per run,
     # 1,000 locations per result, 10,000 thread flow locations per result, 20 tags per rule.
-    long_chain = tuple(Evidence(Location("include/x.cuh", n), f"hop {n}") for n in range(1, 12_001))
+    long_chain = tuple(Evidence(Location("include/x.cuh", n), f"hop {n}", EvidenceKind.INCLUDE, source="include/x.cuh")
+                       for n in range(1, 12_001))
     findings = [finding(evidence=long_chain)] + [
         finding(line=1 + n % 7, rule="AL203", snippet=f"s{n}") for n in range(300)]
     text = render("sarif", make_report(tmp_path, findings))
@@ -211,7 +213,7 @@ def test_serialisation_matches_jschema_to_python(tmp_path):
 
     from archlint.report.sarif import _to_data, build_log
 
-    hops = (Evidence(Location("csrc/comm.cu", 3), "compiled"),)
+    hops = (Evidence(Location("csrc/comm.cu", 3), "compiled", EvidenceKind.COMPILES, source="csrc/comm.cu"),)
     log, _ = build_log(make_report(tmp_path, [finding(evidence=hops), finding(4, suppressed=True)],
                                    diagnostics=(Diagnostic("a.cu", "x", 2),)))
     assert _to_data(log) == json.loads(to_json(log))

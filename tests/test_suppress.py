@@ -55,11 +55,11 @@ def test_line_suppression_by_id_or_name():
 
 
 def test_python_gate_suppression_covers_finding_with_cuda_evidence():
-    from archlint.model.findings import Evidence
+    from archlint.model.findings import Evidence, EvidenceKind
 
     finding = Finding(
         "AL103", Level.NOTE, "empty", Location("pkg/jit.py", 10, 5),
-        evidence=(Evidence(Location("csrc/ar.cuh", 40), "#if ... < 1200"),),
+        evidence=(Evidence(Location("csrc/ar.cuh", 40), "#if ... < 1200", EvidenceKind.CONDITION),),
     )
     marked, meta = apply_suppressions([finding], {"pkg/jit.py": [_sup("empty-kernel-gate")]}, load_rules())
     assert marked[0].suppressed and meta == []

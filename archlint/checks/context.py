@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from archlint.judge.analysis import Analysis, TargetView, view_for
+from archlint.judge.analysis import Analysis, Judging, TargetView
 from archlint.knowledge.arch import Target
 from archlint.model.gates import Gate, TargetVerdict
 from archlint.knowledge.kb import KnowledgeBase
 from archlint.link.cuda import CudaIndex
-from archlint.model.findings import Evidence, Finding, Fix, Location
+from archlint.model.findings import Evidence, Finding, Fix, Location, Verdict
 from archlint.knowledge.rules import RuleInfo, effective_level, load_rules
+
+# (path, function qualname, '' for file scope) -> the admitted builds that compile it
+LiveTable = Mapping[tuple[str, str], frozenset[Target]]
 
 
 @dataclass(frozen=True)
@@ -22,15 +26,40 @@ class GateResult:
     admitted: tuple[Analysis, ...]  # analyses for admitted targets (AL105)
 
 
-@dataclass
+def live_table(results: Iterable[GateResult]) -> LiveTable:
+    """For each (path, function) compiled by some admitted build, the builds that compile it."""
+    live: dict[tuple[str, str], set[Target]] = {}
+    for result in results:
+        for analysis in result.admitted:
+            for key in analysis.reached:
+                live.setdefault(key, set()).add(analysis.target)
+    return {key: frozenset(targets) for key, targets in live.items()}
+
+
+@dataclass(frozen=True)
 class Context:
-    index: CudaIndex
-    kb: KnowledgeBase
+    """Built once, after every gate is judged. `live` is None in a scan without gates (a plain CUDA
+    library): then every scan target builds every file."""
+
+    judging: Judging
     targets: tuple[Target, ...]
     gate_results: tuple[GateResult, ...] = ()
-    levels: dict[str, str] = field(default_factory=dict)
-    live: dict[tuple[str, str], frozenset[Target]] | None = None  # (path, function) -> builds compiling it
+    live: LiveTable | None = None  # live_table(gate_results) when there are gates
     paths: tuple[str, ...] | None = None  # the files the file rules visit; None = every file
+    levels: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def judged(cls, judging: Judging, targets: tuple[Target, ...], results: tuple[GateResult, ...],
+               paths: tuple[str, ...] | None = None) -> Context:
+        return cls(judging, targets, results, live_table(results) if results else None, paths)
+
+    @property
+    def index(self) -> CudaIndex:
+        return self.judging.index
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        return self.judging.kb
 
     def file_paths(self) -> tuple[str, ...]:
         return tuple(sorted(self.index.files)) if self.paths is None else self.paths
@@ -48,7 +77,7 @@ class Context:
         return load_rules()
 
     def view(self, target: Target) -> TargetView:
-        return view_for(self.index, self.kb, target)
+        return self.judging.view(target)
 
     def finding(self, rule_id: str, location: Location, *, targets: tuple[str, ...] = (), evidence: tuple[Evidence, ...] = (),
                 symbol: str = "", fixes: tuple[Fix, ...] = (), properties: tuple[tuple[str, str], ...] = (),
@@ -67,12 +96,12 @@ class Context:
         )
 
 
-def target_list(names) -> str:
+def target_list(names: Iterable[str]) -> str:
     names = list(names)
     return ", ".join(names) if len(names) <= 4 else ", ".join(names[:4]) + f" and {len(names) - 4} more"
 
 
-def verdict_findings(ctx: Context, rule_id: str, verdict) -> list[Finding]:
+def verdict_findings(ctx: Context, rule_id: str, verdict: Verdict) -> list[Finding]:
     """One finding per gate for all the excluded targets that got `verdict`, with the first's reason."""
     from archlint.judge.verdicts import gate_location
 

@@ -7,7 +7,7 @@ from typing import Iterator
 from archlint.knowledge.arch import Target, known_ccs
 from archlint.lang.cpp.evaluate import Evaluator
 from archlint.model.cexpr import Binary, Expr
-from archlint.model.findings import Evidence, Finding, Location
+from archlint.model.findings import Evidence, EvidenceKind, Finding, Location
 from archlint.model.cuda import Region
 from archlint.checks.context import Context, target_list
 
@@ -30,7 +30,7 @@ def check(ctx: Context) -> Iterator[Finding]:
             location = Location(path, region.line)
             yield ctx.finding(
                 "AL203", location, targets=newer,
-                evidence=(Evidence(location, f"true only for {target_list(t.name for t in admitted)}"),),
+                evidence=(Evidence(location, f"true only for {target_list(t.name for t in admitted)}", EvidenceKind.CONDITION),),
                 condition=region.text, admitted=target_list(t.name for t in admitted), arch=target_list(newer),
             )
 

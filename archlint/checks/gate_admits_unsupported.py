@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from archlint.model.findings import Finding
+from archlint.model.findings import EvidenceKind, Finding
 from archlint.judge.verdicts import gate_location
 from archlint.checks.context import Context, target_list
 
@@ -16,7 +16,8 @@ def check(ctx: Context) -> Iterator[Finding]:
             continue
         names = tuple(a.target.name for a in broken)
         first = broken[0].blockers[0]
-        construct = first.message.split("`")[1] if "`" in first.message else first.message
+        said = first.chain[-1]
+        construct = said.name if said.kind is EvidenceKind.CONSTRUCT else first.message
         yield ctx.finding(
             "AL105", gate_location(result.gate), targets=names, symbol=result.gate.function, evidence=first.chain,
             gate=result.gate.text, arch=target_list(names), construct=construct,

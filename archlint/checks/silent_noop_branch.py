@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from archlint.judge.analysis import empty_kernel
-from archlint.model.findings import Evidence, Finding, Location
+from archlint.judge.analysis import Hit, HitKind, empty_kernel
+from archlint.knowledge.arch import Target
+from archlint.model.cuda import CudaFacts, Function
+from archlint.model.findings import Finding
 from archlint.checks.context import Context, target_list
 
 
@@ -17,19 +19,18 @@ def check(ctx: Context) -> Iterator[Finding]:
             if function.kind != "global" or not function.body or not targets:
                 continue
             hits = {t: empty_kernel(ctx.view(t), facts, function) for t in targets}
-            empty = [t for t, hit in hits.items() if hit is not None and hit.kind == "empty-kernel"]
+            empty: dict[Target, Hit] = {t: hit for t, hit in hits.items() if hit is not None and hit.kind is HitKind.EMPTY_KERNEL}
             if not empty or len(empty) == len(targets):
                 continue  # built on none of the targets, or empty everywhere: not an arch question
-            first = hits[empty[0]]
+            first = next(iter(empty.values()))
             names = tuple(t.name for t in empty)
             condition = _condition(facts, function)
             yield ctx.finding(
-                "AL202", first.location, targets=names, symbol=function.qualname,
-                evidence=(Evidence(Location(path, function.line, function.col), f"kernel `{function.name}`"), Evidence(first.location, first.message)),
+                "AL202", first.location, targets=names, symbol=function.qualname, evidence=first.chain,
                 condition=condition, kernel=function.name, arch=target_list(names),
             )
 
 
-def _condition(facts, function) -> str:
+def _condition(facts: CudaFacts, function: Function) -> str:
     regions = [line.region for line in function.body if line.region >= 0]
     return facts.regions[regions[0]].text if regions else "#if"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from archlint.judge.analysis import HOST_SMEM_KINDS, smem_limit
-from archlint.model.findings import Evidence, Finding, Location
+from archlint.model.findings import Evidence, EvidenceKind, Finding, Location
 from archlint.checks.context import Context, target_list
 
 
@@ -27,6 +27,7 @@ def check(ctx: Context) -> Iterator[Finding]:
             yield ctx.finding(
                 "AL204", location, targets=names, symbol=request.function,
                 properties=(("nbytes", str(request.nbytes)), ("limit", str(limit)), ("kind", request.kind)),
-                evidence=(Evidence(location, f"{profile.name}: {profile.smem_per_block_optin:,} bytes per block opt-in, {profile.smem_per_sm:,} per SM; {profile.source}"),),
+                evidence=(Evidence(location, f"{profile.name}: {profile.smem_per_block_optin:,} bytes per block opt-in, "
+                                   f"{profile.smem_per_sm:,} per SM; {profile.source}", EvidenceKind.LIMIT),),
                 request=request.text, nbytes=f"{request.nbytes:,}", arch=target_list(names), limit=f"{limit:,} bytes",
             )

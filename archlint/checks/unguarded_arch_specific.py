@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from archlint.judge.analysis import emits_instruction, requirement_for
-from archlint.model.findings import Evidence, Finding, Location
+from archlint.judge.analysis import emits_instruction
+from archlint.model.findings import Evidence, EvidenceKind, Finding, Location
 from archlint.checks.context import Context, target_list
 
 
@@ -16,7 +16,7 @@ def check(ctx: Context) -> Iterator[Finding]:
             targets = ctx.targets_for(path, construct.function)
             if not emits_instruction(construct):
                 continue
-            requirement = requirement_for(ctx.kb, construct)
+            requirement = ctx.kb.requirement(construct.kind, construct.name)
             if requirement is None:
                 continue
             lacking = [t for t in targets if not requirement.supports(t) and ctx.view(t).truth(path, construct.region) == 1]
@@ -26,7 +26,8 @@ def check(ctx: Context) -> Iterator[Finding]:
             names = tuple(t.name for t in lacking)
             region = facts.regions[construct.region] if construct.region >= 0 else None
             guard = f"under `{region.text}` (line {region.line})" if region else "with no arch guard"
-            evidence = (Evidence(location, f"compiled for {target_list(names)} {guard}; {requirement.source}"),)
+            said = f"compiled for {target_list(names)} {guard}; {requirement.source}"
+            evidence = (Evidence(location, said, EvidenceKind.REQUIREMENT, name=construct.name),)
             yield ctx.finding(
                 "AL201", location, targets=names, evidence=evidence, symbol=construct.function,
                 construct=construct.name, requirement=requirement.describe().removeprefix("needs "),

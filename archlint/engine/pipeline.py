@@ -6,26 +6,27 @@ from dataclasses import dataclass, replace
 
 from pathlib import Path
 
-from archlint.judge.analysis import analyze_units, view_for
+from archlint.judge.analysis import Defines, Judging, analyze_units
 from archlint.knowledge.arch import Target, default_targets, parse_target
 from archlint.checks import FILE_RULES, all_checks
 from archlint.lang.cpp.evaluate import NOT_PASSED, UNKNOWN_DEFINE
 from archlint.checks.context import Context, GateResult
 from archlint.discover import discover
-from archlint.model.gates import GateReport
+from archlint.model.gates import Gate, GateReport
 from archlint.model.scan import ScanOptions, ScanResult
-from archlint.model.files import FileFacts
+from archlint.model.files import Discovery, FileFacts
 from archlint.extract.files import extract_all
 from archlint.link.templates import fill_holes, read_templates
 from archlint.knowledge.kb import load_kb
-from archlint.link.cuda import build_index
-from archlint.model.findings import Finding
+from archlint.link.cuda import CudaIndex, build_index
+from archlint.link.python import PyIndex
+from archlint.model.findings import Finding, Suppression
 from archlint.model.python import split_define
 from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import stage
 from archlint.gates.detect import find_gates, variant_macros, with_absent_variant_macros
 from archlint.link.python import link_python
-from archlint.judge.verdicts import build_target, excluded_targets, gate_location, guarded_units, reference_targets, verdict_for
+from archlint.judge.verdicts import GuardedUnits, build_target, excluded_targets, gate_location, guarded_units, reference_targets, verdict_for
 
 
 @dataclass(frozen=True)
@@ -34,9 +35,9 @@ class Linked:
 
     root: str
     facts: tuple[FileFacts, ...]
-    discovery: object
-    index: object  # link.CudaIndex
-    pyindex: object  # pylink.PyIndex or None
+    discovery: Discovery
+    index: CudaIndex
+    pyindex: PyIndex | None
     context: Context
     memos: tuple[GateMemo, ...] = ()  # one per judged gate, in the order of context.gate_results
 
@@ -61,15 +62,15 @@ def _link(options: ScanOptions, discovery, cache) -> Linked:
                             generated_files(pyindex))
         targets = scan_targets(options)
     with stage("verdicts"):
-        ctx = Context(index, kb, targets)
+        judging = Judging(index, kb)
         memos, results = [], []
         # a capability test with no kernel build behind it has nothing to judge
         gated = [(gate, units) for gate in gates
-                 if (units := guarded_units(pyindex, gate)).sources or units.unresolved]
+                 if (units := guarded_units(pyindex, gate)).sources or units.unresolved] if pyindex is not None else []
         for gate, units in with_absent_variant_macros(gated, variant_macros(pyindex, gates)):
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
-            results.append(judge_gate(gate, units, index, kb, targets, ctx))
-        set_gate_results(ctx, tuple(results))
+            results.append(judge_gate(gate, units, judging, targets))
+        ctx = Context.judged(judging, targets, tuple(results))
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, tuple(memos))
 
 
@@ -173,15 +174,15 @@ def relative_dirs(dirs: tuple[str, ...], root: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def suppressions_of(facts: FileFacts) -> tuple:
+def suppressions_of(facts: FileFacts) -> tuple[Suppression, ...]:
     if facts.cuda is not None:
         return facts.cuda.suppressions
     if facts.python is not None:
-        return tuple(getattr(facts.python, "suppressions", ()))
+        return facts.python.suppressions
     return ()
 
 
-def _python_gates(facts: list[FileFacts], root: str, discovery) -> tuple[tuple, object]:
+def _python_gates(facts: list[FileFacts], root: str, discovery: Discovery) -> tuple[tuple[Gate, ...], PyIndex | None]:
     python = [f.python for f in facts if f.python is not None]
     if not python:
         return (), None
@@ -189,15 +190,15 @@ def _python_gates(facts: list[FileFacts], root: str, discovery) -> tuple[tuple, 
     return tuple(sorted(find_gates(pyindex), key=lambda g: (g.path, g.line, g.col))), pyindex
 
 
-def generated_files(pyindex) -> dict[str, str]:
+def generated_files(pyindex: PyIndex | None) -> dict[str, str]:
     return dict(pyindex.generated) if pyindex is not None else {}
 
 
-def _defines(gate) -> dict[str, object]:
+def _defines(gate: Gate) -> Defines:
     """-D flags of the gate's JIT spec. A name given two values (flag lists built in branches)
     or a value that is not a number is defined with an unknown value: never guessed."""
-    values: dict[str, set] = {}
-    for flag in getattr(gate, "defines", ()):
+    values: dict[str, set[object]] = {}
+    for flag in gate.defines:
         name, value = split_define(flag)
         try:
             parsed: object = int(value, 0) if value else 1
@@ -206,31 +207,25 @@ def _defines(gate) -> dict[str, object]:
         values.setdefault(name, set()).add(parsed)
     defines = {name: next(iter(v)) if len(v) == 1 else UNKNOWN_DEFINE for name, v in values.items()}
     # Variant macros the specs of sibling gates pass and this one's (fully read) flags do not.
-    defines.update({name: NOT_PASSED for name in getattr(gate, "absent_defines", ()) if name not in defines})
+    defines.update({name: NOT_PASSED for name in gate.absent_defines if name not in defines})
     return defines
 
 
-def judge_gate(gate, units, index, kb, targets: tuple[Target, ...], ctx: Context) -> GateResult:
+def judge_gate(gate: Gate, units: GuardedUnits, judging: Judging, targets: tuple[Target, ...]) -> GateResult:
     defines = _defines(gate)
     references = reference_targets(gate)
-    excluded = tuple(verdict_for(gate, units, index, kb, t, defines, references) for t in excluded_targets(gate, targets))
+    excluded = tuple(verdict_for(gate, units, judging, t, defines, references) for t in excluded_targets(gate, targets))
     admitted = []
     admitted_builds = sorted({build_target(gate, t)[0] for t in targets if t.cc in set(gate.admits)})
     for build in admitted_builds:
-        analysis = analyze_units(view_for(index, kb, build, defines), units.sources, (), ())
+        analysis = analyze_units(judging.view(build, defines), units.sources, (), ())
         # Of an admitted build only its blockers (AL105) and what it compiles (the live table) are
         # read; the rest would only weigh on the stored scan state.
         admitted.append(replace(analysis, possible=(), empty=(), unresolved=()))
     return GateResult(gate, units.sources, excluded, tuple(admitted))
 
 
-def set_gate_results(ctx: Context, results: tuple[GateResult, ...]) -> None:
-    ctx.gate_results = results
-    if results:
-        ctx.live = live_table(results)
-
-
-def include_closure(index, sources: tuple[str, ...]) -> frozenset[str]:
+def include_closure(index: CudaIndex, sources: tuple[str, ...]) -> frozenset[str]:
     """Every file the sources can include, for any target: what a gate's verdicts can read."""
     seen, stack = set(sources), list(sources)
     while stack:
@@ -239,16 +234,6 @@ def include_closure(index, sources: tuple[str, ...]) -> frozenset[str]:
                 seen.add(resolved.target)
                 stack.append(resolved.target)
     return frozenset(seen)
-
-
-def live_table(results) -> dict[tuple[str, str], frozenset[Target]]:
-    """For each (path, function) compiled by some admitted build, the builds that compile it."""
-    live: dict[tuple[str, str], set[Target]] = {}
-    for result in results:
-        for analysis in result.admitted:
-            for key in analysis.reached:
-                live.setdefault(key, set()).add(analysis.target)
-    return {key: frozenset(targets) for key, targets in live.items()}
 
 
 def run_checks(ctx: Context, options: ScanOptions, *, file_rules: bool) -> list[Finding]:

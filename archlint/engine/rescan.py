@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from archlint.checks.context import Context
+from archlint.checks.context import Context, LiveTable, live_table
+from archlint.judge.analysis import Judging
 from archlint.model.files import FileFacts
 from archlint.extract.files import extract_all, extract_file
 from archlint.knowledge.kb import load_kb
@@ -79,7 +80,7 @@ class _LazyFunctions(Mapping):
 
 def rescan(options, discovery, cache, store):
     """(result, state) of the scan, or None when a full scan is needed."""
-    from archlint.engine.pipeline import assemble_result, findings_by_file, include_closure, judge_gate, live_table, run_checks, scan_targets, set_gate_results, suppressions_of
+    from archlint.engine.pipeline import assemble_result, findings_by_file, include_closure, judge_gate, run_checks, scan_targets, suppressions_of
 
     previous = store.previous_state()
     if previous is None:
@@ -100,22 +101,22 @@ def rescan(options, discovery, cache, store):
         index = assemble(facts, links, _LazyFunctions(facts, links))
     changed_paths = {f.file.path for f in fresh}
     with stage("verdicts"):
-        kb, targets = load_kb(), scan_targets(options)
-        ctx = Context(index, kb, targets)
+        judging, targets = Judging(index, load_kb()), scan_targets(options)
         memos, results = [], []
         for memo, old in zip(state.memos, state.results):
             if memo.deps & changed_paths:
                 memo = replace(memo, deps=include_closure(index, memo.units.sources))
-                old = judge_gate(memo.gate, memo.units, index, kb, targets, ctx)
+                old = judge_gate(memo.gate, memo.units, judging, targets)
             memos.append(memo)
             results.append(old)
-        set_gate_results(ctx, tuple(results))
+        judged = Context.judged(judging, targets, tuple(results))
     with stage("checks"):
         before = live_table(state.results) if state.results else None
-        ctx.paths = tuple(sorted(changed_paths | _live_changed(before, ctx.live)))
+        paths = tuple(sorted(changed_paths | _live_changed(before, judged.live)))
+        ctx = replace(judged, paths=paths)
         gate_findings = run_checks(ctx, options, file_rules=False)
         rechecked = findings_by_file(run_checks(ctx, options, file_rules=True))
-    kept = {key: value for key, value in state.file_findings.items() if key[1] not in set(ctx.paths)}
+    kept = {key: value for key, value in state.file_findings.items() if key[1] not in set(paths)}
     new_state = ScanState(
         links=links,
         memos=tuple(memos),
@@ -147,7 +148,7 @@ def _updated_links(state: ScanState, fresh: list[FileFacts], options, discovery)
     return tuple(stored[path] for path in sorted(stored))
 
 
-def _live_changed(before, after) -> set[str]:
+def _live_changed(before: LiveTable | None, after: LiveTable | None) -> set[str]:
     """Files for which some function's compiling builds differ between two live tables (the same
     gates are judged before and after, so both are None or neither is)."""
     if before is None or after is None:

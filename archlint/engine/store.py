@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from archlint.engine.cache import read_entry, write_entry
+from archlint.checks.context import GateResult
+from archlint.judge.verdicts import GuardedUnits
 from archlint.model.files import SourceFile
+from archlint.model.gates import Gate
 from archlint.model.scan import ScanOptions, ScanResult
 from archlint.link.cuda import FileLinks
 from archlint.model.findings import Diagnostic, Finding, Suppression
@@ -28,8 +31,8 @@ FOLDER = "scans"  # inside the facts cache folder: pruned and cleared with it
 class GateMemo:
     """A judged gate and what its verdicts can depend on, so a re-scan can judge it alone."""
 
-    gate: object  # gates.Gate
-    units: object  # verdicts.GuardedUnits
+    gate: Gate
+    units: GuardedUnits
     deps: frozenset[str]  # every CUDA file its units can include, for any target
 
 
@@ -37,7 +40,7 @@ class GateMemo:
 class ScanState:
     links: tuple[FileLinks, ...]  # every CUDA file, in path order
     memos: tuple[GateMemo, ...]
-    results: tuple  # checks.context.GateResult, parallel to memos
+    results: tuple[GateResult, ...]  # parallel to memos
     file_findings: dict[tuple[str, str], tuple[Finding, ...]]  # (rule, path) -> the file rules' findings
     file_diagnostics: dict[str, tuple[Diagnostic, ...]]
     suppressions: dict[str, tuple[Suppression, ...]]

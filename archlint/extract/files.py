@@ -10,6 +10,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from typing import Iterable
 
+from archlint.lang.cpp.jinja import TemplateHole, stub_template
 from archlint.model.files import SourceFile
 from archlint.model.findings import Diagnostic
 from archlint.model.files import FileFacts
@@ -48,21 +49,19 @@ def _extract(file: SourceFile, data: bytes, notes: tuple[Diagnostic, ...]) -> Fi
     if file.language == "python":
         from archlint.extract.python.facts import extract_python
 
-        facts = extract_python(file.path, data)
-        return FileFacts(file, python=facts, diagnostics=notes + tuple(getattr(facts, "diagnostics", ())))
+        python = extract_python(file.path, data)
+        return FileFacts(file, python=python, diagnostics=notes + python.diagnostics)
     from archlint.extract.cuda.facts import extract_cuda
 
-    holes = ()
+    holes: tuple[TemplateHole, ...] = ()
     if file.language == "template":
-        from archlint.lang.cpp.jinja import stub_template
-
         data, holes = stub_template(data)
-    facts = extract_cuda(file.path, data, parse_limit=PARSE_LIMIT)
+    cuda = extract_cuda(file.path, data, parse_limit=PARSE_LIMIT)
     if holes:
-        facts = replace(facts, template_holes=holes)
+        cuda = replace(cuda, template_holes=holes)
     if _undecodable(data):
         notes = (*notes, Diagnostic(file.path, "not valid UTF-8: read with replacement characters"))
-    return FileFacts(file, cuda=facts, diagnostics=notes + facts.diagnostics)
+    return FileFacts(file, cuda=cuda, diagnostics=notes + cuda.diagnostics)
 
 
 def _undecodable(data: bytes) -> bool:

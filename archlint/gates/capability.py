@@ -32,6 +32,10 @@ class Props:
     major: int
     minor: int
 
+    def member(self, name: str) -> int:
+        """`props.major` or `props.minor`, as the evaluated Python reads it."""
+        return self.major if name == "major" else self.minor
+
 
 @dataclass(frozen=True)
 class FuncRef:
@@ -147,7 +151,7 @@ class Evaluator:
         base = self.value(expr.args[0], scope, cc, trace, depth)
         if isinstance(base, Props) and expr.text in ("major", "minor"):
             trace.arch = True
-            return getattr(base, expr.text)
+            return base.member(expr.text)
         return UNKNOWN
 
     def _subscript(self, expr, scope, cc, trace, depth):
@@ -362,7 +366,7 @@ def _compare(op, left, right):
 def _members(base, names: list[str], trace: Trace):
     if isinstance(base, Props) and len(names) == 1 and names[0] in ("major", "minor"):
         trace.arch = True
-        return getattr(base, names[0])
+        return base.member(names[0])
     return UNKNOWN
 
 

@@ -12,7 +12,7 @@ from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.gates.capability import UNKNOWN, Evaluator, Trace
 from archlint.model.python import PyExpr
 from archlint.lang.python.expr import int_values, walk
-from archlint.model.python import Span, split_define
+from archlint.model.python import ResolvedSource, SourceRef, Span, split_define
 from archlint.model.gates import Gate
 
 _TARGET_RE = re.compile(r"(?:compute|sm)_(\d{2,3})([af]?)")
@@ -97,13 +97,15 @@ class _Spec:
     """What the JIT spec a gate in some function feeds builds, and with which -D flags."""
 
     guards: tuple[str, ...]
-    sources: tuple[str, ...]
-    resolved_sources: tuple
+    sources: tuple[SourceRef, ...]
+    resolved_sources: tuple[ResolvedSource, ...]
     defines: tuple[str, ...]
     flags_complete: bool  # every flag list it passes is read (archlint.pyflags)
 
-    def fields(self) -> dict:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+    def fields(self) -> dict[str, object]:
+        """The Gate fields the spec sets."""
+        return {"guards": self.guards, "sources": self.sources, "resolved_sources": self.resolved_sources,
+                "defines": self.defines, "flags_complete": self.flags_complete}
 
 
 def _context(index, module: str, function: str) -> _Spec:

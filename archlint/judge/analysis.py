@@ -7,7 +7,9 @@ the file-level AL2xx checks. Works on linked facts only; never reads a file.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from enum import Enum
 
 from archlint.knowledge.arch import Target
 from archlint.lang.cpp.directives import guard_chain
@@ -19,16 +21,29 @@ from archlint.judge.reach import Unreached, unreached_declarations
 from archlint.judge.asserts import assert_hits
 from archlint.model.cexpr import Binary, Expr
 from archlint.model.cuda import CudaFacts, Function, Region, SmemRequest, Construct
-from archlint.model.findings import Evidence, Location
+from archlint.model.findings import Evidence, EvidenceKind, Location
 
 HOST_SMEM_KINDS = ("dynamic-attr", "launch")
+
+
+class HitKind(Enum):
+    """What a Hit is; the last hop of its chain says it (an UNRESOLVED hit has no hop of its own)."""
+
+    INSTRUCTION = "instruction"
+    ASSERT = "assert"
+    SMEM = "smem"
+    EMPTY_KERNEL = "empty-kernel"
+    TRAP_KERNEL = "trap-kernel"
+    TRAP_CALL = "trap-call"
+    UNRESOLVED = "unresolved"
+    ASSUMED = "assumed"
 
 
 @dataclass(frozen=True)
 class Hit:
     """One reason a unit matters for a target, with the chain that leads to it."""
 
-    kind: str  # 'instruction' | 'assert' | 'smem' | 'empty-kernel' | 'trap-kernel' | 'trap-call' | 'unresolved'
+    kind: HitKind
     location: Location
     message: str
     chain: tuple[Evidence, ...]
@@ -48,20 +63,49 @@ class Analysis:
     assumed: tuple[Hit, ...] = ()  # what a POLICY verdict takes as read: template code filled in from the Python
 
 
-@dataclass
+Defines = Mapping[str, object]  # -D name -> int value, UNKNOWN_DEFINE or NOT_PASSED
+
+
+class Judging:
+    """What the judging of one scan shares, passed explicitly to every gate and check: the linked
+    index, the KB, one TargetView per (target, -D set), and the declaration reach of each unit's
+    include closure (the same for every target)."""
+
+    def __init__(self, index: CudaIndex, kb: KnowledgeBase) -> None:
+        self.index = index
+        self.kb = kb
+        self._views: dict[tuple[Target, tuple[tuple[str, object], ...]], TargetView] = {}
+        self._reach: dict[tuple[str, frozenset[str]], Unreached] = {}
+
+    def view(self, target: Target, defines: Defines | None = None) -> TargetView:
+        """The view for one build: made once, then shared by every gate and check of the scan."""
+        key = (target, tuple(sorted((k, v if isinstance(v, int) else id(v)) for k, v in (defines or {}).items())))
+        view = self._views.get(key)
+        if view is None:
+            view = self._views[key] = TargetView(self, target, defines or {})
+        return view
+
+    def unreached(self, source: str, files: set[str]) -> Unreached:
+        key = (source, frozenset(files))
+        reach = self._reach.get(key)
+        if reach is None:
+            reach = self._reach[key] = unreached_declarations(self.index.files, source, sorted(files))
+        return reach
+
+
 class TargetView:
     """Evaluation of regions for one target over the linked facts (memoised)."""
 
-    index: CudaIndex
-    kb: KnowledgeBase
-    target: Target
-    defines: dict[str, int] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.device = Evaluator(self.target, self.index.bindings, self.defines)
+    def __init__(self, judging: Judging, target: Target, defines: Defines) -> None:
+        self.judging = judging
+        self.index = judging.index
+        self.kb = judging.kb
+        self.target = target
+        self.defines = dict(defines)
+        self.device = Evaluator(target, self.index.bindings, self.defines)
         self.host = Evaluator(None, self.index.bindings, self.defines)
         self._memo: dict[tuple[str, int, bool], Value] = {}
-        self.units: dict[tuple, object] = {}
+        self._units: dict[tuple[str, tuple[Target, ...]], _UnitHits] = {}
 
     def truth(self, path: str, region: int, host: bool = False) -> Value:
         key = (path, region, host)
@@ -70,6 +114,14 @@ class TargetView:
             evaluator = self.host if host else self.device
             self._memo[key] = evaluator.all_true(guard_chain(facts.regions, region)) if region >= 0 else 1
         return self._memo[key]
+
+    def unit_hits(self, source: str, references: tuple[TargetView, ...]) -> _UnitHits:
+        """Memoised per (source, reference builds): gates sharing units share the work."""
+        key = (source, tuple(ref.target for ref in references))
+        hits = self._units.get(key)
+        if hits is None:
+            hits = self._units[key] = _unit_hits(self, source, references)
+        return hits
 
     def why_false(self, path: str, region: int) -> str:
         """The first enclosing condition that is false for this target, rendered for evidence."""
@@ -156,36 +208,19 @@ class _UnitHits:
     assumed: tuple[Hit, ...] = ()
 
 
-def view_for(index: CudaIndex, kb: KnowledgeBase, target: Target, defines: dict | None = None) -> TargetView:
-    """One evaluation view per (target, -D set), shared by every gate of the scan."""
-    key = (target, tuple(sorted((k, id(v) if not isinstance(v, int) else v) for k, v in (defines or {}).items())))
-    views = index.views
-    if key not in views:
-        views[key] = TargetView(index, kb, target, dict(defines or {}))
-    return views[key]
-
-
 def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[TargetView, ...], head: tuple[Evidence, ...]) -> Analysis:
-    parts = [unit_hits(view, source, references) for source in sources if source in view.index.files]
+    parts = [view.unit_hits(source, references) for source in sources if source in view.index.files]
 
-    def joined(field: str) -> tuple[Hit, ...]:
+    def joined(of: Callable[[_UnitHits], tuple[Hit, ...]]) -> tuple[Hit, ...]:
         # Only the first hit of a kind becomes evidence, so only it gets the gate's hops.
-        lists = [getattr(part, field) for part in parts if getattr(part, field)]
+        lists = [of(part) for part in parts if of(part)]
         hits = lists[0] if len(lists) == 1 else _dedupe([hit for hits in lists for hit in hits])
         return (replace(hits[0], chain=head + hits[0].chain), *hits[1:]) if hits else ()
 
-    reached = frozenset().union(*(part.reached for part in parts)) if parts else frozenset()
-    return Analysis(view.target, joined("blockers"), joined("possible"), joined("empty"), joined("unresolved"),
-                    len(sources), reached, sum(part.kernels for part in parts), joined("assumed"))
-
-
-def unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]) -> _UnitHits:
-    """Memoised per (target view, source, reference builds): gates sharing units share the work."""
-    key = (source, tuple(ref.target for ref in references))
-    cached = view.units.get(key)
-    if cached is None:
-        cached = view.units[key] = _unit_hits(view, source, references)
-    return cached
+    reached: frozenset[tuple[str, str]] = frozenset().union(*(part.reached for part in parts))
+    return Analysis(view.target, joined(lambda p: p.blockers), joined(lambda p: p.possible), joined(lambda p: p.empty),
+                    joined(lambda p: p.unresolved), len(sources), reached, sum(part.kernels for part in parts),
+                    joined(lambda p: p.assumed))
 
 
 def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]) -> _UnitHits:
@@ -198,7 +233,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     files = set(parents)
     reached = view.reachable(source, files)
     surely = view.reachable(source, files, sure=True)
-    unreached = _unreached(view.index, source, files)
+    unreached = view.judging.unreached(source, files)
     constants = {c.name: c for path in sorted(files) for c in view.index.files[path].arch_constants}
 
     def compiled_in(path: str):
@@ -220,7 +255,8 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         for request in facts.smem:
             _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
         for location, message in assert_hits(view, facts, constants, references, compiled):
-            possible.append(Hit("assert", location, message, chain + (Evidence(location, message),), False))
+            hop = Evidence(location, message, EvidenceKind.ASSERT)
+            possible.append(Hit(HitKind.ASSERT, location, message, chain + (hop,), False))
         for function in facts.functions:
             if (path, function.qualname) not in reached:
                 continue
@@ -237,21 +273,14 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
                      frozenset(reached) | {(path, "") for path in files}, kernels, _dedupe(assumed))
 
 
-def _unreached(index: CudaIndex, source: str, files: set[str]) -> Unreached:
-    key = (source, frozenset(files))
-    if key not in index.reach:
-        index.reach[key] = unreached_declarations(index.files, source, sorted(files))
-    return index.reach[key]
-
-
 def _include_chain(parents: dict[str, tuple[str, int] | None], path: str) -> tuple[Evidence, ...]:
     hops: list[Evidence] = []
     current = path
-    while parents.get(current) is not None:
-        parent, line = parents[current]
-        hops.append(Evidence(Location(parent, line), f"includes {current}"))
+    while (including := parents.get(current)) is not None:
+        parent, line = including
+        hops.append(Evidence(Location(parent, line), f"includes {current}", EvidenceKind.INCLUDE, source=current))
         current = parent
-    hops.append(Evidence(Location(current, 1), f"compiles {current}"))
+    hops.append(Evidence(Location(current, 1), f"compiles {current}", EvidenceKind.COMPILES, source=current))
     return tuple(reversed(hops))
 
 
@@ -259,7 +288,7 @@ def _unresolved_includes(view: TargetView, facts: CudaFacts, chain, out: list[Hi
     for resolved in view.index.resolved(facts.path):
         if resolved.target is None and not resolved.external and view.truth(facts.path, resolved.include.region) != 0:
             location = Location(facts.path, resolved.include.line)
-            out.append(Hit("unresolved", location, f"#include \"{resolved.include.target}\" not found in the scanned trees", chain, False))
+            out.append(Hit(HitKind.UNRESOLVED, location, f"#include \"{resolved.include.target}\" not found in the scanned trees", chain, False))
 
 
 def _code_holes(facts: CudaFacts, chain, unresolved: list[Hit], assumed: list[Hit]) -> None:
@@ -270,10 +299,11 @@ def _code_holes(facts: CudaFacts, chain, unresolved: list[Hit], assumed: list[Hi
         placeholder = f"template placeholder `{{{{ {hole.name} }}}}`"
         if hole.kind == "filled":
             message = f"{placeholder} {hole.why}"
-            assumed.append(Hit("assumed", location, message, chain + (Evidence(location, message),), True))
+            hop = Evidence(location, message, EvidenceKind.TEMPLATE)
+            assumed.append(Hit(HitKind.ASSUMED, location, message, chain + (hop,), True))
         else:
             message = f"{placeholder} stands for code the JIT renders in" + (f" ({hole.why})" if hole.why else "")
-            unresolved.append(Hit("unresolved", location, message, chain, False))
+            unresolved.append(Hit(HitKind.UNRESOLVED, location, message, chain, False))
 
 
 def emits_instruction(construct: Construct) -> bool:
@@ -283,24 +313,12 @@ def emits_instruction(construct: Construct) -> bool:
     return construct.kind != "tag" and not construct.in_constexpr_branch
 
 
-_REQUIREMENTS: dict[tuple[int, str, str], object] = {}
-
-
-def requirement_for(kb: KnowledgeBase, construct: Construct):
-    """The KB row a construct needs (memoised: the same opcodes recur millions of times in CUTLASS)."""
-    key = (id(kb), construct.kind, construct.name)
-    if key not in _REQUIREMENTS:
-        is_ptx = construct.kind == "ptx"
-        _REQUIREMENTS[key] = kb.match_ptx(construct.name) if is_ptx else kb.match_identifier(construct.name)
-    return _REQUIREMENTS[key]
-
-
 def _judge_construct(view, facts, construct: Construct, reach, source, chain, blockers, possible) -> None:
     """A construct at a site the unit compiles. `reach`: the functions compiled for the target, and
     those compiled whatever undecided conditions say; an instruction reached only through an
     undecided call is a possible blocker."""
     reached, surely = reach
-    requirement = requirement_for(view.kb, construct)
+    requirement = view.kb.requirement(construct.kind, construct.name)
     if requirement is None or requirement.supports(view.target) or _shadowed(view, construct, reached):
         return
     state = view.truth(facts.path, construct.region)
@@ -313,7 +331,8 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
     message = f"`{construct.name}`{where} {requirement.describe()}; {view.target} lacks it [{requirement.id}]"
     sure_site = (facts.path, construct.function) in surely if construct.function else facts.path == source
     certain = state == 1 and sure_site and emits_instruction(construct)
-    hit = Hit("instruction", location, message, chain + (Evidence(location, message),), certain)
+    hop = Evidence(location, message, EvidenceKind.CONSTRUCT, name=construct.name)
+    hit = Hit(HitKind.INSTRUCTION, location, message, chain + (hop,), certain)
     (blockers if certain else possible).append(hit)
 
 
@@ -344,11 +363,12 @@ def _judge_smem(view, facts, request: SmemRequest, reached, source, chain, block
     limit = smem_limit(view.kb, view.target, request)
     location = Location(facts.path, request.line, request.col)
     message = f"shared memory request of {request.nbytes:,} bytes ({request.text}) exceeds {view.target}'s limit of {limit:,} bytes"
-    hit = Hit("smem", location, message, chain + (Evidence(location, message),), state == 1)
+    hit = Hit(HitKind.SMEM, location, message, chain + (Evidence(location, message, EvidenceKind.SMEM),), state == 1)
     (blockers if state == 1 else possible).append(hit)
 
 
-def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, references: tuple[TargetView, ...] = (), chain=()) -> Hit | None:
+def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, references: tuple[TargetView, ...] = (),
+                 chain: tuple[Evidence, ...] = ()) -> Hit | None:
     """A kernel that compiles for the target with no code left in its body (or only a trap)."""
     if not function.body or view.truth(facts.path, function.region) == 0:
         return None
@@ -361,16 +381,20 @@ def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, referen
         return None  # empty on every admitted build too: not what the gate decides
     dropped = [line.region for line in code if line.region >= 0 and view.truth(facts.path, line.region) == 0]
     region = facts.regions[dropped[0]] if dropped else None
-    kind = "trap-kernel" if live else "empty-kernel"
+    kind = HitKind.TRAP_KERNEL if live else HitKind.EMPTY_KERNEL
     where = Location(facts.path, region.line if region else function.line)
     reason = view.why_false(facts.path, region.index) if region else "no code left"
     what = "only traps" if live else "compiles to an empty body"
     message = f"kernel `{function.name}` (line {function.line}) {what} for {view.target}: {reason}"
-    return Hit(kind, where, message, tuple(chain) + (Evidence(Location(facts.path, function.line, function.col), f"kernel `{function.name}`"), Evidence(where, message)), True)
+    said = EvidenceKind.TRAP_KERNEL if live else EvidenceKind.EMPTY_KERNEL
+    kernel = Location(facts.path, function.line, function.col)
+    hops = (Evidence(kernel, f"kernel `{function.name}`", EvidenceKind.KERNEL, name=function.name),
+            Evidence(where, message, said, name=function.name))
+    return Hit(kind, where, message, chain + hops, True)
 
 
 def fallback_trap(view: TargetView, facts: CudaFacts, function: Function, references: tuple[TargetView, ...],
-                  chain, surely_reached: bool) -> Hit | None:
+                  chain: tuple[Evidence, ...], surely_reached: bool) -> Hit | None:
     """A device function whose arch `#else` traps for the target while an admitted build compiles its
     real branch (FlashInfer's `fp32_vec_to_e2m1`: `cvt ... e2m1x2` from 10.0 on, `__trap()` below):
     every kernel that calls it builds with a body and traps when it gets there."""
@@ -388,9 +412,10 @@ def fallback_trap(view: TargetView, facts: CudaFacts, function: Function, refere
                f"{_directive_text(region)} branch is compiled here, where an admitted build compiles the real one; "
                "kernels that call it trap when they get there")
     certain = surely_reached and view.truth(facts.path, traps[0].region) == 1
-    hops = (Evidence(Location(facts.path, function.line, function.col), f"`{function.name}` is called from a kernel"),
-            Evidence(where, message))
-    return Hit("trap-call", where, message, tuple(chain) + hops, certain)
+    called = Evidence(Location(facts.path, function.line, function.col), f"`{function.name}` is called from a kernel",
+                      EvidenceKind.DEVICE_FUNCTION, name=function.name)
+    hops = (called, Evidence(where, message, EvidenceKind.TRAP_CALL, name=function.name))
+    return Hit(HitKind.TRAP_CALL, where, message, chain + hops, certain)
 
 
 def _in_arch_fallback(facts: CudaFacts, region: int, stop: int) -> bool:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import defaultdict, deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from archlint.model.cuda import Declaration
+from archlint.model.cuda import CudaFacts, Declaration
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Unreached:
         return index >= 0 and spans[index][0] <= (line, col) <= spans[index][1]
 
 
-def unreached_declarations(files: dict, source: str, closure) -> Unreached:
+def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure: Iterable[str]) -> Unreached:
     """`files`: path -> CudaFacts; `closure`: the paths the unit compiles, `source` among them."""
     by_name: dict[str, list[tuple[str, int]]] = defaultdict(list)
     named: set[str] = set()

@@ -8,12 +8,15 @@ every include inside the scanned trees resolved, no blocker, no possible blocker
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from archlint.judge.analysis import Analysis, analyze_units, view_for
+from archlint.judge.analysis import Analysis, Defines, Judging, analyze_units
 from archlint.knowledge.arch import Target, known_ccs
-from archlint.model.gates import TargetVerdict
-from archlint.model.findings import Evidence, Location, Verdict
+from archlint.link.python import PyIndex
+from archlint.model.gates import Gate, TargetVerdict
+from archlint.model.findings import Evidence, EvidenceKind, Location, Verdict
+from archlint.model.python import ResolvedSource
 
 _MAX_CALL_DEPTH = 8
 # A function called by this many source-naming functions is build machinery shared by all of them.
@@ -24,19 +27,19 @@ _MACHINERY_CALLERS = 5
 class GuardedUnits:
     sources: tuple[str, ...]  # root-relative CUDA files the gate's builds compile
     unresolved: tuple[str, ...]  # source references that could not be resolved, as written
-    evidence: dict  # source path -> evidence hops from the gate to it
+    evidence: Mapping[str, tuple[Evidence, ...]]  # source path -> evidence hops from the gate to it
 
 
-def gate_location(gate) -> Location:
+def gate_location(gate: Gate) -> Location:
     return Location(gate.path, gate.line, gate.col, gate.end_line, gate.end_col)
 
 
-def guarded_units(pyindex, gate) -> GuardedUnits:
+def guarded_units(pyindex: PyIndex, gate: Gate) -> GuardedUnits:
     """The CUDA sources a gate guards: the gate's own JIT spec, or what its guarded functions build."""
     sources: dict[str, tuple[Evidence, ...]] = {}
     unresolved: list[str] = []
-    head = (Evidence(gate_location(gate), f"gate `{gate.text}`"),)
-    for ref in getattr(gate, "resolved_sources", ()) or ():
+    head: tuple[Evidence, ...] = (Evidence(gate_location(gate), f"gate `{gate.text}`", EvidenceKind.GATE),)
+    for ref in gate.resolved_sources:
         _add_source(ref, head, gate.path, sources, unresolved)
     functions = list(gate.guards)
     seen = set(functions)
@@ -47,7 +50,7 @@ def guarded_units(pyindex, gate) -> GuardedUnits:
         function = pyindex.functions.get(name)
         hop, path = chain, _module_path(module_paths, name)
         if function is not None and name != gate.function:
-            hop = chain + (Evidence(Location(path, function.span.line), f"calls `{name}`"),)
+            hop = chain + (Evidence(Location(path, function.span.line), f"calls `{name}`", EvidenceKind.CALL, name=name),)
         for ref in pyindex.sources(name):
             if machinery and not ref.path:
                 continue  # a file the shared build code names for every spec, not one this gate builds
@@ -61,7 +64,7 @@ def guarded_units(pyindex, gate) -> GuardedUnits:
     return GuardedUnits(tuple(sorted(sources)), tuple(sorted(set(unresolved))), sources)
 
 
-def _is_machinery(pyindex, qualname: str) -> bool:
+def _is_machinery(pyindex: PyIndex, qualname: str) -> bool:
     """Shared JIT build code (SGLang's `load_jit`, FlashInfer's `gen_jit_spec`): a function that many
     functions naming their own sources call. What it and its callees name without resolving
     (a generated `compatible_wrapper.h` for another platform's compiler) belongs to no one gate."""
@@ -79,21 +82,23 @@ def _module_path(module_paths: dict[str, str], qualname: str) -> str:
     return ""
 
 
-def _add_source(resolved, chain, where: str, sources: dict, unresolved: list) -> None:
+def _add_source(resolved: ResolvedSource, chain: tuple[Evidence, ...], where: str,
+                sources: dict[str, tuple[Evidence, ...]], unresolved: list[str]) -> None:
     if resolved.path:
         what = f"`{resolved.ref.text}`, {resolved.reason}" if resolved.how == "generated" else resolved.path
-        hop = Evidence(Location(where, resolved.ref.line, resolved.ref.col), f"builds {what}")
+        location = Location(where, resolved.ref.line, resolved.ref.col)
+        hop = Evidence(location, f"builds {what}", EvidenceKind.BUILDS, source=resolved.path)
         sources.setdefault(resolved.path, chain + (hop,))
     else:
         unresolved.append(resolved.ref.text)
 
 
-def excluded_targets(gate, targets: tuple[Target, ...]) -> tuple[Target, ...]:
+def excluded_targets(gate: Gate, targets: tuple[Target, ...]) -> tuple[Target, ...]:
     admits = set(gate.admits)
     return tuple(t for t in targets if t.cc not in admits)
 
 
-def build_target(gate, target: Target) -> tuple[Target, ...]:
+def build_target(gate: Gate, target: Target) -> tuple[Target, ...]:
     """The target(s) the gate's build would compile for, the project's own suffix first.
 
     Where the project's flag code could not be read for this target, the suffix its admitted
@@ -110,14 +115,14 @@ def build_target(gate, target: Target) -> tuple[Target, ...]:
     return (Target(target.cc, "a"), target)
 
 
-def _project_suffix(gate, cc: int) -> str:
-    by_cc = dict(getattr(gate, "suffix_by_cc", ()) or ())
+def _project_suffix(gate: Gate, cc: int) -> str:
+    by_cc = dict(gate.suffix_by_cc)
     if by_cc.get(cc, "?") != "?":
         return by_cc[cc]
     known = {s for c, s in by_cc.items() if c >= 90 and s != "?"}
-    if len(known) == 1 and getattr(gate, "suffix", "?") in ("?", *known):
+    if len(known) == 1 and gate.suffix in ("?", *known):
         return "?"  # decided by verdict_for: the admitted targets' suffix first, plain too
-    return getattr(gate, "suffix", "?")
+    return gate.suffix
 
 
 def _suffix_allowed(cc: int, suffix: str) -> bool:
@@ -157,17 +162,18 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
     return Verdict.POLICY, reason, ()
 
 
-def verdict_for(gate, units: GuardedUnits, index, kb, target: Target, defines: dict[str, int], references: tuple[Target, ...]) -> TargetVerdict:
+def verdict_for(gate: Gate, units: GuardedUnits, judging: Judging, target: Target, defines: Defines,
+                references: tuple[Target, ...]) -> TargetVerdict:
     """The verdict for one excluded target. With two candidate builds (suffix not readable), the
     first (arch-specific) build's verdict stands, but POLICY needs both builds to agree."""
     verdicts = []
     for build in build_target(gate, target):
-        view = view_for(index, kb, build, _with_arch(gate, defines, build))
-        ref_views = tuple(view_for(index, kb, ref, _with_arch(gate, defines, ref)) for ref in references)
-        head = (Evidence(gate_location(gate), f"gate `{gate.text}` excludes {build}"),)
+        view = judging.view(build, _with_arch(gate, defines, build))
+        ref_views = tuple(judging.view(ref, _with_arch(gate, defines, ref)) for ref in references)
+        head = (Evidence(gate_location(gate), f"gate `{gate.text}` excludes {build}", EvidenceKind.GATE),)
         analysis = analyze_units(view, units.sources, ref_views, head)
-        verdict, reason, evidence = judge(analysis, units, getattr(gate, "exact", True))
-        empties = tuple(h.message for h in analysis.empty)
+        verdict, reason, evidence = judge(analysis, units, gate.exact)
+        empties = tuple(hit.chain[-1] for hit in analysis.empty)
         verdicts.append(TargetVerdict(build.name, verdict, reason, _join(units, evidence), empties))
     chosen = verdicts[0]
     if len(verdicts) > 1:
@@ -180,12 +186,11 @@ def verdict_for(gate, units: GuardedUnits, index, kb, target: Target, defines: d
     return chosen
 
 
-def _with_arch(gate, defines: dict, build: Target) -> dict:
+def _with_arch(gate: Gate, defines: Defines, build: Target) -> Defines:
     """The gate's -D values plus the project's arch macros, set to this build's number."""
-    macros = getattr(gate, "arch_macros", ())
-    if not macros:
+    if not gate.arch_macros:
         return defines
-    return {**defines, **{name: build.cuda_arch for name in macros if name not in defines}}
+    return {**defines, **{name: build.cuda_arch for name in gate.arch_macros if name not in defines}}
 
 
 def _join(units: GuardedUnits, evidence: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
@@ -193,12 +198,12 @@ def _join(units: GuardedUnits, evidence: tuple[Evidence, ...]) -> tuple[Evidence
     if not evidence:
         return evidence
     for hop in evidence:
-        if hop.message.startswith("compiles "):
-            prefix = units.evidence.get(hop.location.path, ())
-            return (*prefix, *[h for h in evidence if not h.message.startswith("gate ")])
+        if hop.kind is EvidenceKind.COMPILES:
+            prefix = units.evidence.get(hop.source, ())
+            return (*prefix, *[h for h in evidence if h.kind is not EvidenceKind.GATE])
     return evidence
 
 
-def reference_targets(gate) -> tuple[Target, ...]:
+def reference_targets(gate: Gate) -> tuple[Target, ...]:
     """The builds the gate admits: a kernel empty on all of them too is not the gate's doing."""
     return tuple(build_target(gate, Target(cc, ""))[0] for cc in sorted(set(gate.admits)) if cc in known_ccs())

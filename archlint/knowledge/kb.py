@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from archlint.knowledge.arch import Target
 from archlint.knowledge.resources import load_toml
@@ -96,6 +96,24 @@ class KnowledgeBase:
         matches = [r.match for r in requirements if r.kind == "intrinsic"]
         self.intrinsic_names = frozenset(name for match in matches for name in _plain_names(match))
         self.intrinsic_prefixes = _prefixes([match for match in matches if not _plain_names(match)])
+        self._requirements: dict[tuple[str, str], Requirement | None] = {}
+
+    def requirement(self, kind: str, name: str) -> Requirement | None:
+        """The row a construct of this kind ('ptx' or an identifier's) and name needs (memoised: the
+        same opcodes recur millions of times in CUTLASS)."""
+        key = (kind, name)
+        if key not in self._requirements:
+            self._requirements[key] = self.match_ptx(name) if kind == "ptx" else self.match_identifier(name)
+        return self._requirements[key]
+
+    @cached_property
+    def identifier_pattern(self) -> re.Pattern[bytes] | None:
+        """One pattern for every intrinsic name and tag prefix, to find them in masked source bytes."""
+        names = sorted(self.intrinsic_names, key=len, reverse=True)
+        alternatives = [re.escape(n) for n in names] + [re.escape(p) + r"\w+" for p in self.intrinsic_prefixes]
+        if not alternatives:
+            return None
+        return re.compile(rb"(?<![\w.])(?:" + "|".join(alternatives).encode() + rb")\b")
 
     def match_ptx(self, opcode: str) -> Requirement | None:
         return next((req for regex, req in self._ptx if regex.search(opcode)), None)

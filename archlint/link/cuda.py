@@ -46,8 +46,6 @@ class CudaIndex:
 
     macro_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
     links: tuple["FileLinks", ...] = ()  # per file, in path order: what the tables above were built from
-    views: dict = field(default_factory=dict)  # analysis.view_for's cache of per-target views
-    reach: dict = field(default_factory=dict)  # analysis's cache of declaration reach per unit closure
 
     def resolved(self, path: str) -> tuple[ResolvedInclude, ...]:
         return self.includes.get(path, ())

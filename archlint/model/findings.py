@@ -63,12 +63,40 @@ class Suppression:
 # ---------------------------------------------------------------- findings
 
 
+class EvidenceKind(Enum):
+    """What one hop of an evidence chain is. Consumers read a hop's kind and typed fields, never its
+    message; the message is for people (text, JSON, SARIF)."""
+
+    GATE = "gate"  # the gate's condition, or the gate excluding one build
+    CALL = "call"  # a Python call on the way from the gate to a build; name: the callee
+    BUILDS = "builds"  # a JIT spec naming a source; source: the file (for one the JIT renders: its template)
+    COMPILES = "compiles"  # the translation unit that is compiled; source: its path
+    INCLUDE = "include"  # an #include on the way to a file; source: the file included
+    CONSTRUCT = "construct"  # an instruction or intrinsic the target lacks; name: the construct
+    SMEM = "smem"  # a shared-memory request above the target's limit
+    ASSERT = "assert"  # a static assertion that fails for the target
+    TEMPLATE = "template"  # a template placeholder filled in from the Python
+    KERNEL = "kernel"  # a kernel's definition; name: the kernel
+    EMPTY_KERNEL = "empty-kernel"  # a kernel compiled to an empty body; name: the kernel
+    TRAP_KERNEL = "trap-kernel"  # a kernel compiled to traps only; name: the kernel
+    DEVICE_FUNCTION = "device-function"  # a device function kernels call; name: the function
+    TRAP_CALL = "trap-call"  # a device function that traps for the target; name: the function
+    CONDITION = "condition"  # an arch condition and the targets it is true for
+    REQUIREMENT = "requirement"  # the targets a construct compiles for and the source of its requirement
+    LIMIT = "limit"  # a device's shared-memory limits
+    VERDICT = "verdict"  # the static verdict a finding rests on
+
+
 @dataclass(frozen=True)
 class Evidence:
-    """One hop of an evidence chain: a place and what it says."""
+    """One hop of an evidence chain: a place, what it says, and what kind of hop it is. `source` and
+    `name` are set for the kinds that say so (EvidenceKind); empty otherwise."""
 
     location: Location
     message: str
+    kind: EvidenceKind
+    source: str = ""  # root-relative path of the file a BUILDS, COMPILES or INCLUDE hop names
+    name: str = ""  # the callee, construct, kernel or function a hop is about
 
 
 @dataclass(frozen=True)

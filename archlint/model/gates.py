@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from archlint.model.findings import Evidence, Location, Verdict
-from archlint.model.python import SourceRef
+from archlint.model.python import ResolvedSource, SourceRef
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Gate:
     majors_literal: tuple[int, ...] | None
     unit: str  # 'major' | 'cc'
     suffix_by_cc: tuple[tuple[int, str], ...] = ()  # the suffix the build uses for each admitted CC
-    resolved_sources: tuple = ()  # ResolvedSource of `sources`, in the same order
+    resolved_sources: tuple[ResolvedSource, ...] = ()  # `sources` resolved, in the same order
     arch_macros: tuple[str, ...] = ()  # -D names the project sets to the target's __CUDA_ARCH__ value
     flags_complete: bool = False  # every flag list of its spec is read
     absent_defines: tuple[str, ...] = ()  # variant macros sibling specs pass and this one does not
@@ -42,7 +42,9 @@ class TargetVerdict:
     verdict: Verdict
     reason: str
     evidence: tuple[Evidence, ...] = ()
-    empty_kernels: tuple[str, ...] = ()  # kernels left empty for this target, also when GENUINE
+    # the hop saying so, for each kernel left empty or trapping on this target (also when GENUINE):
+    # EMPTY_KERNEL, TRAP_KERNEL or TRAP_CALL, named
+    empty_kernels: tuple[Evidence, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -131,6 +131,17 @@ class SourceRef:
 
 
 @dataclass(frozen=True)
+class ResolvedSource:
+    """A SourceRef with the file it names, once linking has followed its path expression."""
+
+    ref: SourceRef
+    function: str  # full qualname of the function that names it ('' at module level)
+    path: str | None  # posix path relative to the scan root, None when unresolved
+    how: str  # 'root' (definition chain followed) | 'basename' (unique name match) | 'generated' | 'unresolved'
+    reason: str = ""  # why it is unresolved, or what the basename fallback matched on
+
+
+@dataclass(frozen=True)
 class FlagList:
     function: str
     line: int
@@ -209,10 +220,3 @@ class PythonFacts:
     partial_parse: bool = False
 
 
-@dataclass(frozen=True)
-class ResolvedSource:
-    ref: SourceRef
-    function: str  # full qualname of the function that names it ('' at module level)
-    path: str | None  # posix path relative to the scan root, None when unresolved
-    how: str  # 'root' (definition chain followed) | 'basename' (unique name match) | 'unresolved'
-    reason: str = ""  # why it is unresolved, or what the basename fallback matched on

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from archlint.knowledge.rules import RuleInfo
 from archlint.model.findings import Finding, Level, Location, Suppression
 
 
@@ -40,7 +41,7 @@ class _Entry:
 def apply_suppressions(
     findings: Iterable[Finding],
     suppressions_by_path: Mapping[str, Sequence[Suppression]],
-    registry: Mapping,
+    registry: Mapping[str, RuleInfo],
     *,
     active_rules: Iterable[str] | None = None,
 ) -> tuple[list[Finding], list[Finding]]:
@@ -65,8 +66,8 @@ def apply_suppressions(
     return marked, sorted(meta, key=Finding.sort_key)
 
 
-def _entries(suppressions_by_path: Mapping[str, Sequence[Suppression]], registry: Mapping) -> list[_Entry]:
-    names = {getattr(info, "name", rule_id): rule_id for rule_id, info in registry.items()}
+def _entries(suppressions_by_path: Mapping[str, Sequence[Suppression]], registry: Mapping[str, RuleInfo]) -> list[_Entry]:
+    names = {info.name: rule_id for rule_id, info in registry.items()}
     entries = []
     for path in sorted(suppressions_by_path):
         ordered = sorted(suppressions_by_path[path], key=lambda s: (s.comment_line, s.line, s.file_level))
@@ -85,7 +86,7 @@ def _mark(finding: Finding, entries: Sequence[_Entry], used: set[int]) -> Findin
     return finding
 
 
-def _meta(rule: str, entry: _Entry, registry: Mapping) -> Finding:
+def _meta(rule: str, entry: _Entry, registry: Mapping[str, RuleInfo]) -> Finding:
     info = registry.get(rule)
     level = info.severity if info is not None else Level.WARNING
     kind = "file-ignore" if entry.suppression.file_level else "ignore"

@@ -12,8 +12,6 @@ from typing import Iterable
 
 import networkx as nx
 
-from archlint.judge.analysis import requirement_for
-
 
 def build_graph(linked, gate_filter: str = "") -> nx.MultiDiGraph:
     graph = nx.MultiDiGraph()
@@ -75,7 +73,7 @@ def _add_cuda(graph: nx.MultiDiGraph, index, kb, paths: set[str]) -> None:
                            label=function.name, path=path, line=function.line)
             graph.add_edge(node, fnode, kind="contains", line=function.line)
         for construct in facts.constructs:
-            requirement = requirement_for(kb, construct)
+            requirement = kb.requirement(construct.kind, construct.name)
             if requirement is None:
                 continue
             cnode = f"construct:{path}:{construct.line}:{construct.col}:{construct.name}"

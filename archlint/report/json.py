@@ -74,7 +74,7 @@ def gate_dict(gate: GateReport) -> dict:
                 "verdict": v.verdict.value,
                 "reason": v.reason,
                 "evidence": [evidence_dict(hop) for hop in v.evidence],
-                "empty_kernels": list(v.empty_kernels),
+                "empty_kernels": [hop.message for hop in v.empty_kernels],
             }
             for v in sorted(gate.verdicts, key=lambda v: v.target)
         ],

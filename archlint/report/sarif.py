@@ -206,8 +206,8 @@ def _result(om, finding: Finding, rule_ids: list[str], hashes: "_LineHashes"):
 
 
 def _code_flow(om, finding: Finding, hops: tuple[Evidence, ...]):
-    start = Evidence(finding.location, finding.message)
-    steps = [om.ThreadFlowLocation(location=_location(om, hop.location, hop.message)) for hop in (start, *hops)]
+    places = [(finding.location, finding.message), *((hop.location, hop.message) for hop in hops)]
+    steps = [om.ThreadFlowLocation(location=_location(om, location, message)) for location, message in places]
     return om.CodeFlow(thread_flows=[om.ThreadFlow(locations=steps)])
 
 

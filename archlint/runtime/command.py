@@ -19,7 +19,8 @@ from pathlib import Path
 import click
 
 from archlint.config import ConfigError, Settings, read_settings
-from archlint.model.findings import Evidence, Finding, Level, Location, Verdict
+from archlint.model.findings import Evidence, EvidenceKind, Finding, Level, Location, Verdict
+from archlint.model.gates import GateReport, TargetVerdict
 from archlint.model.scan import ScanOptions, ScanResult
 from archlint.postprocess import PostprocessSettings, postprocess
 
@@ -202,20 +203,20 @@ def device_report(info, target: str, result: ScanResult, chosen: PostprocessSett
     )
 
 
-def excluded_gates(result, target: str, cc: int) -> list[DeviceGate]:
+def excluded_gates(result: ScanResult, target: str, cc: int) -> list[DeviceGate]:
     gates = []
     for gate in result.gates:
         verdict = verdict_for_device(gate.verdicts, target, cc)
         if verdict is None:
             continue
         units = gate_units(gate, result.root)
+        empty = tuple(hop.message for hop in verdict.empty_kernels)
         gates.append(DeviceGate(gate.gate_id, gate.text, gate.location, verdict.target, verdict.verdict, verdict.reason,
-                                tuple(verdict.evidence), tuple(getattr(verdict, "empty_kernels", ())), units,
-                                tuple(gate.admits)))
+                                verdict.evidence, empty, units, gate.admits))
     return gates
 
 
-def verdict_for_device(verdicts, target: str, cc: int):
+def verdict_for_device(verdicts: tuple[TargetVerdict, ...], target: str, cc: int) -> TargetVerdict | None:
     """The verdict for the device's target; a verdict for another build suffix of the same CC stands in."""
     exact = [v for v in verdicts if v.target == target]
     if exact:
@@ -231,18 +232,17 @@ def _cc_of(name: str) -> int | None:
 
 _TU_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx")
 _HEADER_SUFFIXES = (".cuh", ".h", ".hpp", ".inl", ".cuinl")
-_SOURCE_HOP = re.compile(r"^(?:builds|compiles)\s+`?([^`\s]+)`?")
+_SOURCE_HOPS = (EvidenceKind.BUILDS, EvidenceKind.COMPILES)
 
 
-def gate_units(gate, root: str) -> tuple[str, ...]:
+def gate_units(gate: GateReport, root: str) -> tuple[str, ...]:
     """Translation units a gate guards: the report's `sources` if it lists them, else those its
-    evidence names ('builds x.cu' hops and locations in translation units)."""
-    named = list(getattr(gate, "sources", None) or ())
+    evidence names (the sources its hops build or compile, and locations in translation units)."""
+    named = list(gate.sources)
     for verdict in gate.verdicts:
         for hop in verdict.evidence:
-            match = _SOURCE_HOP.match(hop.message)
-            if match:
-                named.append(match.group(1))
+            if hop.kind in _SOURCE_HOPS:
+                named.append(hop.source)
             if hop.location.path.endswith(_TU_SUFFIXES):
                 named.append(hop.location.path)
     for verdict in gate.verdicts:  # headers stand in (wrapped in a one-line unit) when no unit is named
@@ -265,7 +265,7 @@ def policy_finding(gate: DeviceGate, info) -> Finding:
         message = load_rules()["AL301"].format_message(**fields)
     except Exception:  # the rule table is optional here; the message above is its text
         pass
-    why = Evidence(gate.location, f"static verdict for {gate.target}: POLICY: {gate.reason}")
+    why = Evidence(gate.location, f"static verdict for {gate.target}: POLICY: {gate.reason}", EvidenceKind.VERDICT)
     return Finding(
         rule="AL301", level=Level.WARNING, message=message, location=gate.location, targets=(gate.target,),
         evidence=(why, *gate.evidence), symbol=gate.gate_id,
@@ -273,32 +273,25 @@ def policy_finding(gate: DeviceGate, info) -> Finding:
     )
 
 
-_NEEDS_RE = re.compile(r"needs ([\d,]+) bytes")
-_ALLOWS_RE = re.compile(r"allows at most ([\d,]+)")
 _STATIC_DEFAULT = 48 * 1024
 
 
-def request_bytes(finding: Finding) -> int | None:
-    props = dict(finding.properties)
-    for key in ("nbytes", "bytes", "smem_bytes"):
-        if key in props:
-            return int(str(props[key]).replace(",", ""))
-    match = _NEEDS_RE.search(finding.message)
-    return int(match.group(1).replace(",", "")) if match else None
+def _int_property(finding: Finding, key: str) -> int | None:
+    value = dict(finding.properties).get(key)
+    return int(value) if value is not None else None
 
 
-def recheck_smem(findings, info, target: str) -> tuple[tuple[SmemCheck, ...], tuple[Finding, ...]]:
+def recheck_smem(findings: tuple[Finding, ...], info, target: str) -> tuple[tuple[SmemCheck, ...], tuple[Finding, ...]]:
     """Hold each AL204 request against the device's own limit: the opt-in maximum, or the 48 KB
     default when the KB's limit was the default (static arrays on a non-`a` target)."""
     checks, kept = [], []
     for finding in findings:
         if finding.rule != "AL204":
             continue
-        nbytes = request_bytes(finding)
+        nbytes = _int_property(finding, "nbytes")  # the bytes the request needs
         if nbytes is None:
             continue
-        allows = _ALLOWS_RE.search(finding.message)
-        kb_limit = int(allows.group(1).replace(",", "")) if allows else None
+        kb_limit = _int_property(finding, "limit")  # what the KB allows the first target it is over on
         limit = info.smem_per_block if kb_limit == _STATIC_DEFAULT else info.smem_per_block_optin
         fits = None if limit is None else nbytes <= limit
         checks.append(SmemCheck(finding.location, nbytes, kb_limit, limit, fits))
@@ -449,7 +442,7 @@ def _location_dict(location: Location) -> dict:
     return {"path": location.path, "line": location.line, "col": location.col}
 
 
-def _evidence_list(evidence) -> list[dict]:
+def _evidence_list(evidence: tuple[Evidence, ...]) -> list[dict]:
     return [{"location": _location_dict(hop.location), "message": hop.message} for hop in evidence]
 
 

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from archlint.lang.cpp.declarations import read_declarations
 from archlint.lang.cpp.directives import Structure, comment_spans, scan_directives
-from archlint.lang.cpp.lexical import closing_bracket, guarded_calls
+from archlint.lang.cpp.lexical import FileCalls, closing_bracket
 from archlint.extract.cuda.functions import find_functions
 from archlint.model.cuda import Construct, CudaFacts, Function
 from archlint.lang.cpp.ptx import PtxError, _literals_from, opcodes
@@ -41,7 +41,8 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
 
         kb = load_kb()
     structure = scan_directives(path, data)
-    functions, partial = find_functions(data, structure, parse_limit)
+    calls = FileCalls(structure)
+    functions, partial = find_functions(data, structure, calls, parse_limit)
     spans = _FunctionSpans(functions)
     text = data.decode("utf-8", "replace")
     constructs = sorted(
@@ -61,7 +62,7 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         suppressions=tuple(_suppressions(data, structure)),
         diagnostics=structure.diagnostics,
         partial_parse=partial,
-        calls=guarded_calls(structure, 0, len(structure.masked)),
+        calls=calls.guarded(0, len(structure.masked)),
         declarations=read_declarations(structure.masked, structure.line_starts),
         arch_constants=arch_constants(structure),
         static_asserts=static_asserts(structure, spans.enclosing),
@@ -108,7 +109,7 @@ def _ptx_constructs(data: bytes, text: str, structure: Structure, spans: _Functi
 
 
 def _identifier_constructs(kb: KnowledgeBase, structure: Structure, spans: _FunctionSpans) -> list[Construct]:
-    pattern = _identifier_pattern(kb)
+    pattern = kb.identifier_pattern
     found: list[Construct] = []
     if pattern is None:
         return found
@@ -121,20 +122,6 @@ def _identifier_constructs(kb: KnowledgeBase, structure: Structure, spans: _Func
         kind = "attribute" if name.startswith("__cluster_dims__") else "tag" if name.startswith(kb.intrinsic_prefixes) else "intrinsic"
         found.append(Construct(kind, name, line, col, structure.region_at(line), spans.enclosing(line)))
     return found
-
-
-_PATTERNS: dict[int, re.Pattern | None] = {}
-
-
-def _identifier_pattern(kb: KnowledgeBase) -> re.Pattern | None:
-    key = id(kb)
-    if key not in _PATTERNS:
-        names = sorted(kb.intrinsic_names, key=len, reverse=True)
-        alternatives = [re.escape(n) for n in names] + [re.escape(p) + r"\w+" for p in kb.intrinsic_prefixes]
-        _PATTERNS[key] = (
-            re.compile(rb"(?<![\w.])(?:" + "|".join(alternatives).encode() + rb")\b") if alternatives else None
-        )
-    return _PATTERNS[key]
 
 
 _IF_CONSTEXPR_RE = re.compile(rb"\bif\s+constexpr\s*\(")

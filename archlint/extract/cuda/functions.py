@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from archlint.lang.cpp.directives import Structure
 from archlint.model.cuda import BodyLine, Function
-from archlint.lang.cpp.lexical import closing_bracket, guarded_calls
+from archlint.lang.cpp.lexical import FileCalls, closing_bracket
 
 _QUALIFIER_RE = re.compile(rb"\b(__global__|__device__|__host__)\b")
 _TRAP_RE = re.compile(r'__trap\s*\(\s*\)|\basm\s*(?:volatile\s*|__volatile__\s*)?\(\s*"\s*trap\s*;?\s*(?:\\n)?\s*"|\bassert\s*\(\s*(?:false|0)\s*\)')
@@ -31,18 +31,19 @@ def _parser():
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
 
 
-def find_functions(data: bytes, structure: Structure, parse_limit: int) -> tuple[list[Function], bool]:
-    """All function definitions with a CUDA qualifier, and whether the C++ parse was partial."""
+def find_functions(data: bytes, structure: Structure, calls: FileCalls, parse_limit: int) -> tuple[list[Function], bool]:
+    """All function definitions with a CUDA qualifier, and whether the C++ parse was partial.
+    `calls`: the file's calls, read for each body."""
     found: dict[int, Function] = {}
     covered: list[tuple[int, int]] = []
     partial = False
     if len(data) <= parse_limit and _QUALIFIER_RE.search(structure.masked):
         tree = _parser().parse(data)
         partial = tree.root_node.has_error
-        for function, start, end in _tree_functions(tree.root_node, structure):
+        for function, start, end in _tree_functions(tree.root_node, structure, calls):
             found[function.line] = function
             covered.append((start, end))
-    for function in _lexical_functions(structure, set(found), _Covered(covered)):
+    for function in _lexical_functions(structure, calls, set(found), _Covered(covered)):
         found.setdefault(function.line, function)
     return sorted(found.values(), key=lambda f: (f.line, f.col)), partial
 
@@ -50,12 +51,12 @@ def find_functions(data: bytes, structure: Structure, parse_limit: int) -> tuple
 # ------------------------------------------------------------------ tree-sitter
 
 
-def _tree_functions(root, structure: Structure):
+def _tree_functions(root, structure: Structure, calls: FileCalls):
     stack: list[tuple[Any, tuple[str, ...]]] = [(root, ())]  # (tree-sitter node, enclosing scope)
     while stack:
         node, scope = stack.pop()
         if node.type == "function_definition":
-            function = _from_definition(node, scope, structure)
+            function = _from_definition(node, scope, structure, calls)
             if function is not None:
                 yield function, node.start_byte, node.end_byte
             continue
@@ -67,7 +68,7 @@ def _tree_functions(root, structure: Structure):
         stack.extend((child, child_scope) for child in reversed(node.children))
 
 
-def _from_definition(node, scope: tuple[str, ...], structure: Structure) -> Function | None:
+def _from_definition(node, scope: tuple[str, ...], structure: Structure, calls: FileCalls) -> Function | None:
     declarator = node.child_by_field_name("declarator")
     body = node.child_by_field_name("body")
     while declarator is not None and declarator.type not in ("function_declarator",):
@@ -81,9 +82,8 @@ def _from_definition(node, scope: tuple[str, ...], structure: Structure) -> Func
     name = re.split(r"::", re.sub(r"<.*", "", qualified))[-1].strip() or qualified
     kind = _kind(structure, name_node.start_byte)
     line = name_node.start_point.row + 1
-    calls = guarded_calls(structure, body.start_byte, body.end_byte)
     return _function(structure, name, "::".join((*scope, qualified)), kind, line, name_node.start_point.column + 1,
-                     body.start_byte, body.end_byte, calls, _is_template(node))
+                     body.start_byte, body.end_byte, calls.guarded(body.start_byte, body.end_byte), _is_template(node))
 
 
 def _is_template(node) -> bool:
@@ -106,7 +106,7 @@ class _Covered:
         return index >= 0 and self.spans[index][0] <= offset < self.spans[index][1]
 
 
-def _lexical_functions(structure: Structure, known_lines: set[int], covered: _Covered):
+def _lexical_functions(structure: Structure, calls: FileCalls, known_lines: set[int], covered: _Covered):
     masked = structure.masked
     for match in _QUALIFIER_RE.finditer(masked):
         if match.group(1) == b"__host__" or match.start() in covered:
@@ -127,9 +127,8 @@ def _lexical_functions(structure: Structure, known_lines: set[int], covered: _Co
         name = re.sub(r"\s+", "", name_match.group(1).decode())
         kind = _kind(structure, name_offset)
         col = name_offset - structure.line_starts[line - 1] + 1
-        calls = guarded_calls(structure, body[0], body[1])
         known_lines.add(line)
-        yield _function(structure, name, name, kind, line, col, body[0], body[1], calls, False)
+        yield _function(structure, name, name, kind, line, col, body[0], body[1], calls.guarded(body[0], body[1]), False)
 
 
 def _signature_paren(masked: bytes, start: int) -> int | None:

@@ -13,7 +13,7 @@ from archlint.extract.suppressions import suppression_of
 from archlint.model.findings import Diagnostic
 from archlint.extract.python.flags import flag_lists
 from archlint.lang.python.strings import ARCH_STRING_RE, STATEMENTS, is_path_expr, same_node, source_ref, string_context
-from archlint.lang.python.expr import dotted, fstring_parts, memoised, node_text, short, string_value, to_expr
+from archlint.lang.python.expr import ExprBuilder, dotted, fstring_parts, node_text, short, string_value
 
 _EXITS = frozenset({"raise_statement", "return_statement", "continue_statement", "break_statement"})
 _MAX_PATH = 24
@@ -55,11 +55,16 @@ class _Out:
 
 
 class _Walker:
+    """One module's walk. It owns the walk's memos: the expressions built, and the callees found
+    under each node (exit tests re-read the statements after them)."""
+
     def __init__(self, path: str, data: bytes, idioms: Idioms):
         self.path = path
         self.lines = data.split(b"\n")
         self.idioms = idioms
         self.out = _Out()
+        self.exprs = ExprBuilder()
+        self._callees: dict[int, tuple[str, ...]] = {}
 
     def col(self, point) -> int:
         row, byte = point
@@ -110,7 +115,7 @@ class _Walker:
 
     def decorator(self, node) -> pf.Decorator:
         expression = node.named_children[0] if node.named_children else node
-        expr = to_expr(expression)
+        expr = self.exprs.build(expression)
         name = expr.text if expr.kind in ("call", "name") else short(node_text(expression))
         return pf.Decorator(name, self.span(node), expr, short(node_text(node)))
 
@@ -145,7 +150,7 @@ class _Walker:
                     self.record_exit_test(child, cond, frame, children[index + 1 :])
                 if leaves:
                     if len(path) < _MAX_PATH:
-                        path = path + ((to_expr(cond), child.type == "assert_statement"),)
+                        path = path + ((self.exprs.build(cond), child.type == "assert_statement"),)
         return frames
 
     def record_exit_test(self, statement, cond, frame: _Frame, rest) -> None:
@@ -154,13 +159,13 @@ class _Walker:
         self.out.tests.append(
             pf.Test(
                 kind,
-                to_expr(cond),
+                self.exprs.build(cond),
                 self.span(cond),
                 frame.function,
                 short(node_text(cond)),
-                _callees(body) if body is not None else (),
+                self.callees(body) if body is not None else (),
                 True,
-                tuple(sorted(set().union(*(_callees(node) for node in rest)))) if rest else (),
+                tuple(sorted(set().union(*(self.callees(node) for node in rest)))) if rest else (),
             )
         )
 
@@ -168,7 +173,7 @@ class _Walker:
         node = frame.node
         cond = node.child_by_field_name("condition")
         body = node.child_by_field_name("consequence")
-        cond_expr = to_expr(cond)
+        cond_expr = self.exprs.build(cond)
         if not (_raises(node) and not _alternatives(node)):
             self.add_test("if", cond, cond_expr, body, frame)
         frames = [_child(frame, cond)]
@@ -179,7 +184,7 @@ class _Walker:
             if clause.type == "elif_clause":
                 elif_cond = clause.child_by_field_name("condition")
                 elif_body = clause.child_by_field_name("consequence")
-                elif_expr = to_expr(elif_cond)
+                elif_expr = self.exprs.build(elif_cond)
                 self.add_test("elif", elif_cond, elif_expr, elif_body, frame)
                 frames.append(_child(frame, elif_cond, _extend(frame.path, negations)))
                 frames.append(_child(frame, elif_body, _extend(frame.path, negations + ((elif_expr, True),))))
@@ -191,7 +196,7 @@ class _Walker:
     def add_test(self, kind, cond, cond_expr, body, frame: _Frame) -> None:
         if cond is None:
             return
-        calls = _callees(body) if body is not None else ()
+        calls = self.callees(body) if body is not None else ()
         self.out.tests.append(
             pf.Test(kind, cond_expr, self.span(cond), frame.function, short(node_text(cond)), calls, False, ())
         )
@@ -199,19 +204,19 @@ class _Walker:
     def while_statement(self, frame: _Frame):
         node = frame.node
         cond = node.child_by_field_name("condition")
-        self.add_test("while", cond, to_expr(cond), node.child_by_field_name("body"), frame)
+        self.add_test("while", cond, self.exprs.build(cond), node.child_by_field_name("body"), frame)
         return None
 
     def conditional_expression(self, frame: _Frame):
         parts = [child for child in frame.node.named_children if child.type != "comment"]
         if len(parts) == 3:
-            self.add_test("ternary", parts[1], to_expr(parts[1]), parts[0], frame)
+            self.add_test("ternary", parts[1], self.exprs.build(parts[1]), parts[0], frame)
         return None
 
     def return_statement(self, frame: _Frame):
         node = frame.node
         value = node.named_children[0] if node.named_children else None
-        expr = to_expr(value) if value is not None and value.type != "comment" else None
+        expr = self.exprs.build(value) if value is not None and value.type != "comment" else None
         self.out.returns.append(pf.PyReturn(frame.function, node.start_point[0] + 1, expr, frame.path))
         return None
 
@@ -228,7 +233,7 @@ class _Walker:
             unpack = False
         if any(targets):
             line = node.start_point[0] + 1
-            self.out.assigns.append(pf.PyAssign(targets, to_expr(right), line, frame.function, unpack, self.span(right)))
+            self.out.assigns.append(pf.PyAssign(targets, self.exprs.build(right), line, frame.function, unpack, self.span(right)))
         return None
 
     def as_pattern(self, frame: _Frame):
@@ -238,7 +243,7 @@ class _Walker:
         value = node.named_children[0] if node.named_children else None
         target = dotted(alias.named_children[0]) if alias is not None and alias.named_children else None
         if node.parent is not None and node.parent.type == "with_item" and value is not None and target:
-            self.out.assigns.append(pf.PyAssign((target,), to_expr(value), node.start_point[0] + 1, frame.function,
+            self.out.assigns.append(pf.PyAssign((target,), self.exprs.build(value), node.start_point[0] + 1, frame.function,
                                                 False, self.span(value)))
         return None
 
@@ -251,14 +256,14 @@ class _Walker:
         if left is not None and right is not None and operator is not None and operator.type == "+=":
             name = dotted(left)
             if name:
-                self.out.extends.append((frame.function, name, to_expr(right), _conditional(node)))
+                self.out.extends.append((frame.function, name, self.exprs.build(right), _conditional(node)))
         return None
 
     # ---------------------------------------------------------------- expressions
 
     def call(self, frame: _Frame):
         node = frame.node
-        expr = to_expr(node)
+        expr = self.exprs.build(node)
         spans = self.list_spans(node.child_by_field_name("arguments"))
         self.out.calls.append(pf.PyCall(expr.text, self.span(node), frame.function, expr, short(node_text(node)), spans))
         return None
@@ -286,8 +291,8 @@ class _Walker:
         if value is None:
             return None
         if is_cuda_name(value):
-            self.out.sources.append(source_ref(node, value, dynamic, frame.function, self.col(node.start_point),
-                                               self.idioms.join_calls))
+            self.out.sources.append(source_ref(self.exprs, node, value, dynamic, frame.function,
+                                               self.col(node.start_point), self.idioms.join_calls))
         elif not dynamic and ARCH_STRING_RE.search(value):
             self.out.arch_strings.append(pf.ArchString(value, self.span(node), frame.function, string_context(node)))
         if node.type == "concatenated_string":
@@ -329,6 +334,13 @@ class _Walker:
         line = node.start_point[0] + 1
         self.out.imports.append(pf.PyImport(module, tuple(names), tuple(aliases), level, line, frame.function))
         return []
+
+    def callees(self, node) -> tuple[str, ...]:
+        """Dotted callees of the calls inside `node` (bounded: gate bodies are read, not whole trees)."""
+        found = self._callees.get(node.id)
+        if found is None:
+            found = self._callees[node.id] = _find_callees(node)
+        return found
 
     def comment(self, frame: _Frame):
         node = frame.node
@@ -402,22 +414,9 @@ def _alternatives(if_node) -> bool:
     return bool(if_node.children_by_field_name("alternative"))
 
 
-def _callees(node) -> tuple[str, ...]:
-    """Dotted callees of the calls inside `node` (bounded: gate bodies are read, not whole trees)."""
-    memo = _callee_memo
-    if memo is None:
-        return _find_callees(node)
-    found = memo.get(node.id)
-    if found is None:
-        found = memo[node.id] = _find_callees(node)
-    return found
-
-
-_callee_memo: dict | None = None  # per module walk: exit tests re-read the statements after them
-
-
 def _find_callees(node) -> tuple[str, ...]:
-    found, stack = set(), [node]
+    found: set[str] = set()
+    stack = [node]
     while stack and len(found) < _MAX_CALLEES:
         current = stack.pop()
         if current.type == "call":
@@ -439,15 +438,9 @@ def _subscript_target(node) -> str:
 
 
 def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple, idioms: Idioms) -> pf.PythonFacts:
-    global _callee_memo
     tree = _parser().parse(data)
     walker = _Walker(path, data, idioms)
-    _callee_memo = {}
-    try:
-        with memoised():
-            walker.run(tree.root_node)
-    finally:
-        _callee_memo = None
+    walker.run(tree.root_node)
     out = walker.out
     if tree.root_node.has_error and not out.errors:
         out.errors.append(_first_error_line(tree.root_node))

@@ -54,7 +54,7 @@ class Evaluator:
 
     target: Target | None
     bindings: Mapping[str, tuple[Binding, ...]] = field(default_factory=dict)
-    defines: Mapping[str, int] = field(default_factory=dict)  # from -D flags / config
+    defines: Mapping[str, object] = field(default_factory=dict)  # -D flags: int, UNKNOWN_DEFINE or NOT_PASSED
     _in_progress: set[str] = field(default_factory=set)
     _defined_cache: dict[str, Value] = field(default_factory=dict)
     _value_cache: dict[str, Value] = field(default_factory=dict)
@@ -64,7 +64,7 @@ class Evaluator:
         self._known = dict(TOOLKIT_MACROS)
         if self.target is not None:
             self._known.update(self.target.device_macros())
-        self._known.update({k: v for k, v in self.defines.items() if v is not UNKNOWN_DEFINE and v is not NOT_PASSED})
+        self._known.update({k: v for k, v in self.defines.items() if isinstance(v, int)})
         # Passed with -D but with a value archlint cannot read: defined, value unknown.
         self._unknown = {k for k, v in self.defines.items() if v is UNKNOWN_DEFINE}
         self._not_passed = {k for k, v in self.defines.items() if v is NOT_PASSED}

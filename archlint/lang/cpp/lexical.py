@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Iterator
 from archlint.lang.cpp.directives import Structure
 
 
@@ -28,43 +29,43 @@ _PAIR_RES = {b"(": re.compile(rb"[()]"), b"{": re.compile(rb"[{}]")}
 
 def lexical_calls(masked: bytes, start: int, end: int) -> tuple[str, ...]:
     """Names called (or launched, or passed as an argument, as kernels are to launchers) in a body."""
-    return tuple(sorted({name for name, _ in _call_matches(masked, start, end)}))
+    return tuple(sorted({name for name, _ in _scan_matches(masked[start:end], start)}))
 
 
-def guarded_calls(structure: Structure, start: int, end: int) -> tuple[tuple[str, int], ...]:
-    """(name, region) of each call, so a call compiled only for some targets is followed only for them."""
-    pairs = {(name, structure.region_at(structure.line_of(offset))) for name, offset in _call_matches(structure.masked, start, end)}
-    return tuple(sorted(pairs))
+class FileCalls:
+    """The calls of one file's masked text, by span. No match of any pattern can hold a brace, so a
+    braced body's matches are exactly the whole file's matches inside it: the file is scanned once,
+    when a braced body or the whole file is first asked for, not once per enclosing body."""
+
+    def __init__(self, structure: Structure) -> None:
+        self.structure = structure
+        self._offsets: list[int] | None = None
+        self._matches: list[tuple[str, int]] = []
+
+    def guarded(self, start: int, end: int) -> tuple[tuple[str, int], ...]:
+        """(name, region) of each call in the span, so a call compiled only for some targets is
+        followed only for them."""
+        structure = self.structure
+        pairs = {(name, structure.region_at(structure.line_of(offset))) for name, offset in self._matches_in(start, end)}
+        return tuple(sorted(pairs))
+
+    def _matches_in(self, start: int, end: int) -> list[tuple[str, int]]:
+        masked = self.structure.masked
+        if (start, end) == (0, len(masked)) or (masked[start : start + 1] == b"{" and masked[end - 1 : end] == b"}"):
+            if self._offsets is None:
+                self._matches = sorted(_scan_matches(masked, 0), key=lambda pair: pair[1])
+                self._offsets = [offset for _, offset in self._matches]
+            return self._matches[bisect_left(self._offsets, start) : bisect_left(self._offsets, end)]
+        return list(_scan_matches(masked[start:end], start))
 
 
-def _call_matches(masked: bytes, start: int, end: int):
-    if (start, end) == (0, len(masked)) or (masked[start : start + 1] == b"{" and masked[end - 1 : end] == b"}"):
-        # No match of either pattern can hold a brace, so a braced body's matches are exactly the
-        # whole file's matches inside it: scan each file once, not once per enclosing body.
-        offsets, matches = _call_index(masked)
-        return matches[bisect_left(offsets, start) : bisect_left(offsets, end)]
-    return list(_scan_matches(masked[start:end], start))
-
-
-def _scan_matches(text: bytes, base: int):
+def _scan_matches(text: bytes, base: int) -> Iterator[tuple[str, int]]:
     body = text.replace(b"\\\n", b"  ")  # macro bodies continue lines with a backslash (same length)
     for pattern in (_CALL_RE, _ARG_NAME_RE, _ASSIGNED_RE):
         for match in pattern.finditer(body):
             name = match.group(1).decode()
             if name not in _KEYWORD_NAMES:
                 yield name, base + match.start(1)
-
-
-_last_index: tuple[bytes, list[int], list[tuple[str, int]]] | None = None
-
-
-def _call_index(masked: bytes) -> tuple[list[int], list[tuple[str, int]]]:
-    """(offsets, (name, offset) pairs) of every call match in the file, by offset; the last file's is kept."""
-    global _last_index
-    if _last_index is None or _last_index[0] is not masked:
-        matches = sorted(_scan_matches(masked, 0), key=lambda pair: pair[1])
-        _last_index = (masked, [offset for _, offset in matches], matches)
-    return _last_index[1], _last_index[2]
 
 
 def closing_bracket(masked: bytes, start: int, open_char: bytes, close_char: bytes, limit: int = 4_000_000) -> int | None:

@@ -6,7 +6,9 @@ Gates, path roots and flag lists are all judged from expressions; keeping them a
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from collections.abc import Callable
+from typing import Any
+
 from archlint.model.python import PyExpr
 
 # Deeper sub-expressions become 'other' leaves: bounded recursion, bounded cache size.
@@ -81,68 +83,145 @@ _SEQ = {"list": "list", "tuple": "tuple", "set": "set", "expression_list": "tupl
 _LEAF = {"true": ("bool", "True"), "false": ("bool", "False"), "none": ("none", "None")}
 
 
-# Within one module walk, nested calls would otherwise rebuild the same sub-expressions once per
-# enclosing call. A memoised expression is reused only at a depth no deeper than the one it was
-# built at, and only if no MAX_DEPTH cut happened below it: then it is exactly what a fresh build
-# would give.
-_memo: dict | None = None
-_cuts = 0
+class ExprBuilder:
+    """Builds PyExprs from the nodes of one syntax tree. Nested calls would otherwise rebuild the same
+    sub-expressions once per enclosing call, so each is memoised by node; a memoised expression is
+    reused only at a depth no deeper than the one it was built at, and only if no MAX_DEPTH cut
+    happened below it: then it is exactly what a fresh build would give. One builder per tree walk."""
 
+    def __init__(self) -> None:
+        self._memo: dict[int, tuple[PyExpr, int]] = {}
+        self._cuts = 0
 
-@contextmanager
-def memoised():
-    global _memo
-    saved, _memo = _memo, {}
-    try:
-        yield
-    finally:
-        _memo = saved
+    def build(self, node, depth: int = 0) -> PyExpr:
+        hit = self._memo.get(node.id)
+        if hit is not None and depth <= hit[1]:
+            return hit[0]
+        before = self._cuts
+        expr = self._build(node, depth)
+        if self._cuts == before:
+            self._memo[node.id] = (expr, depth)
+        return expr
 
-
-def to_expr(node, depth: int = 0) -> PyExpr:
-    memo = _memo
-    if memo is None:
-        return _build(node, depth)
-    hit = memo.get(node.id)
-    if hit is not None and depth <= hit[1]:
-        return hit[0]
-    before = _cuts
-    expr = _build(node, depth)
-    if _cuts == before:
-        memo[node.id] = (expr, depth)
-    return expr
-
-
-def _build(node, depth: int) -> PyExpr:
-    if depth > MAX_DEPTH:
-        global _cuts
-        _cuts += 1
+    def _build(self, node, depth: int) -> PyExpr:
+        if depth > MAX_DEPTH:
+            self._cuts += 1
+            return PyExpr("other", short(node_text(node)))
+        kind = node.type
+        if kind == "parenthesized_expression" and node.named_child_count == 1:
+            return self.build(node.named_children[0], depth + 1)
+        name = dotted(node) if kind in ("identifier", "attribute") else None
+        if name is not None:
+            return PyExpr("name", name)
+        if kind == "integer":
+            return _integer(node)
+        if kind in _LEAF:
+            return PyExpr(*_LEAF[kind])
+        if kind in ("string", "concatenated_string"):
+            value = string_value(node)
+            if value is not None:
+                return PyExpr("str", value)
+            if kind == "string":
+                text, holes = fstring_parts(node)
+                return PyExpr("fstr", text, None, tuple(self.build(h, depth + 1) for h in holes))
+            return PyExpr("other", short(node_text(node)))
+        builder = _BUILDERS.get(kind)
+        if builder is not None:
+            return builder(self, node, depth + 1)
+        if kind in _SEQ:
+            items = tuple(self.build(child, depth + 1) for child in node.named_children if child.type != "comment")
+            return PyExpr("seq", _SEQ[kind], None, items)
         return PyExpr("other", short(node_text(node)))
-    kind = node.type
-    if kind == "parenthesized_expression" and node.named_child_count == 1:
-        return to_expr(node.named_children[0], depth + 1)
-    name = dotted(node) if kind in ("identifier", "attribute") else None
-    if name is not None:
-        return PyExpr("name", name)
-    if kind == "integer":
-        return _integer(node)
-    if kind in _LEAF:
-        return PyExpr(*_LEAF[kind])
-    if kind in ("string", "concatenated_string"):
-        value = string_value(node)
-        if value is not None:
-            return PyExpr("str", value)
-        if kind == "string":
-            text, holes = fstring_parts(node)
-            return PyExpr("fstr", text, None, tuple(to_expr(h, depth + 1) for h in holes))
-        return PyExpr("other", short(node_text(node)))
-    builder = _BUILDERS.get(kind)
-    if builder is not None:
-        return builder(node, depth + 1)
-    if kind in _SEQ:
-        items = tuple(to_expr(child, depth + 1) for child in node.named_children if child.type != "comment")
-        return PyExpr("seq", _SEQ[kind], None, items)
-    return PyExpr("other", short(node_text(node)))
+
+    def _call(self, node, depth: int) -> PyExpr:
+        function = node.child_by_field_name("function")
+        arguments = node.child_by_field_name("arguments")
+        args = [self.build(function, depth)]
+        for child in arguments.named_children if arguments is not None else ():
+            if child.type == "keyword_argument":
+                key = child.child_by_field_name("name")
+                value = child.child_by_field_name("value")
+                args.append(PyExpr("kw", node_text(key), None, (self.build(value, depth),)))
+            elif child.type in ("list_splat", "dictionary_splat"):
+                args.append(PyExpr("splat", short(node_text(child))))
+            elif child.type != "comment":
+                args.append(self.build(child, depth))
+        if args[0].kind == "name" and function.type in ("identifier", "attribute"):
+            callee = args[0].text  # what dotted(function) gives, without a second walk
+        else:
+            callee = dotted(function) or ""
+        return PyExpr("call", callee, None, tuple(args))
+
+    def _attribute(self, node, depth: int) -> PyExpr:
+        obj = node.child_by_field_name("object")
+        attr = node.child_by_field_name("attribute")
+        return PyExpr("attr", node_text(attr), None, (self.build(obj, depth),))
+
+    def _subscript(self, node, depth: int) -> PyExpr:
+        value = node.child_by_field_name("value")
+        index = [child for child in node.children_by_field_name("subscript")]
+        index_expr = self.build(index[0], depth) if len(index) == 1 else PyExpr("other", "")
+        return PyExpr("subscript", "", None, (self.build(value, depth), index_expr))
+
+    def _compare(self, node, depth: int) -> PyExpr:
+        operands: list[PyExpr] = []
+        ops: list[str] = []
+        pending: list[str] = []
+        for child in node.children:
+            if child.is_named:
+                if pending:
+                    ops.append(" ".join(pending))
+                    pending = []
+                operands.append(self.build(child, depth))
+            else:
+                pending.append(node_text(child))
+        return PyExpr("compare", ",".join(ops), None, tuple(operands))
+
+    def _boolean(self, node, depth: int) -> PyExpr:
+        operator = node.child_by_field_name("operator")
+        left = self.build(node.child_by_field_name("left"), depth)
+        right = self.build(node.child_by_field_name("right"), depth)
+        return PyExpr(node_text(operator), "", None, (left, right))
+
+    def _not(self, node, depth: int) -> PyExpr:
+        return PyExpr("not", "", None, (self.build(node.child_by_field_name("argument"), depth),))
+
+    def _binary(self, node, depth: int) -> PyExpr:
+        operator = node.child_by_field_name("operator")
+        left = self.build(node.child_by_field_name("left"), depth)
+        right = self.build(node.child_by_field_name("right"), depth)
+        return PyExpr("binop", node_text(operator), None, (left, right))
+
+    def _unary(self, node, depth: int) -> PyExpr:
+        operator = node.child_by_field_name("operator")
+        argument = self.build(node.child_by_field_name("argument"), depth)
+        if node_text(operator) == "-" and argument.kind == "int" and argument.value is not None:
+            return PyExpr("int", "-" + argument.text, -argument.value)
+        return PyExpr("unary", node_text(operator), None, (argument,))
+
+    def _conditional(self, node, depth: int) -> PyExpr:
+        parts = [child for child in node.named_children if child.type != "comment"]
+        if len(parts) != 3:
+            return PyExpr("other", short(node_text(node)))
+        return PyExpr("cond", "", None, tuple(self.build(part, depth) for part in parts))
+
+    def _dictionary(self, node, depth: int) -> PyExpr:
+        items = []
+        for pair in node.named_children:
+            key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+            if pair.type != "pair" or key is None or value is None:
+                return PyExpr("other", short(node_text(node)))
+            text = string_value(key) if key.type == "string" else None
+            if text is None:
+                return PyExpr("other", short(node_text(node)))
+            items.append(PyExpr("kw", text, None, (self.build(value, depth),)))
+        return PyExpr("dict", "", None, tuple(items))
+
+    def _comprehension(self, node, depth: int) -> PyExpr:
+        body = node.child_by_field_name("body")
+        if body is None:
+            return PyExpr("other", short(node_text(node)))
+        return PyExpr("comp", node.type.split("_")[0], None, (self.build(body, depth),))
 
 
 def _integer(node) -> PyExpr:
@@ -153,119 +232,20 @@ def _integer(node) -> PyExpr:
         return PyExpr("other", text)
 
 
-def _call(node, depth: int) -> PyExpr:
-    function = node.child_by_field_name("function")
-    arguments = node.child_by_field_name("arguments")
-    args = [to_expr(function, depth)]
-    for child in arguments.named_children if arguments is not None else ():
-        if child.type == "keyword_argument":
-            key = child.child_by_field_name("name")
-            value = child.child_by_field_name("value")
-            args.append(PyExpr("kw", node_text(key), None, (to_expr(value, depth),)))
-        elif child.type in ("list_splat", "dictionary_splat"):
-            args.append(PyExpr("splat", short(node_text(child))))
-        elif child.type != "comment":
-            args.append(to_expr(child, depth))
-    if args[0].kind == "name" and function.type in ("identifier", "attribute"):
-        callee = args[0].text  # what dotted(function) gives, without a second walk
-    else:
-        callee = dotted(function) or ""
-    return PyExpr("call", callee, None, tuple(args))
-
-
-def _attribute(node, depth: int) -> PyExpr:
-    obj = node.child_by_field_name("object")
-    attr = node.child_by_field_name("attribute")
-    return PyExpr("attr", node_text(attr), None, (to_expr(obj, depth),))
-
-
-def _subscript(node, depth: int) -> PyExpr:
-    value = node.child_by_field_name("value")
-    index = [child for child in node.children_by_field_name("subscript")]
-    index_expr = to_expr(index[0], depth) if len(index) == 1 else PyExpr("other", "")
-    return PyExpr("subscript", "", None, (to_expr(value, depth), index_expr))
-
-
-def _compare(node, depth: int) -> PyExpr:
-    operands, ops, pending = [], [], []
-    for child in node.children:
-        if child.is_named:
-            if pending:
-                ops.append(" ".join(pending))
-                pending = []
-            operands.append(to_expr(child, depth))
-        else:
-            pending.append(node_text(child))
-    return PyExpr("compare", ",".join(ops), None, tuple(operands))
-
-
-def _boolean(node, depth: int) -> PyExpr:
-    operator = node.child_by_field_name("operator")
-    left = to_expr(node.child_by_field_name("left"), depth)
-    right = to_expr(node.child_by_field_name("right"), depth)
-    return PyExpr(node_text(operator), "", None, (left, right))
-
-
-def _not(node, depth: int) -> PyExpr:
-    return PyExpr("not", "", None, (to_expr(node.child_by_field_name("argument"), depth),))
-
-
-def _binary(node, depth: int) -> PyExpr:
-    operator = node.child_by_field_name("operator")
-    left = to_expr(node.child_by_field_name("left"), depth)
-    right = to_expr(node.child_by_field_name("right"), depth)
-    return PyExpr("binop", node_text(operator), None, (left, right))
-
-
-def _unary(node, depth: int) -> PyExpr:
-    operator = node.child_by_field_name("operator")
-    argument = to_expr(node.child_by_field_name("argument"), depth)
-    if node_text(operator) == "-" and argument.kind == "int":
-        return PyExpr("int", "-" + argument.text, -argument.value)
-    return PyExpr("unary", node_text(operator), None, (argument,))
-
-
-def _conditional(node, depth: int) -> PyExpr:
-    parts = [child for child in node.named_children if child.type != "comment"]
-    if len(parts) != 3:
-        return PyExpr("other", short(node_text(node)))
-    return PyExpr("cond", "", None, tuple(to_expr(part, depth) for part in parts))
-
-
-def _dictionary(node, depth: int) -> PyExpr:
-    items = []
-    for pair in node.named_children:
-        key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
-        if pair.type != "pair" or key is None or value is None:
-            return PyExpr("other", short(node_text(node)))
-        text = string_value(key) if key.type == "string" else None
-        if text is None:
-            return PyExpr("other", short(node_text(node)))
-        items.append(PyExpr("kw", text, None, (to_expr(value, depth),)))
-    return PyExpr("dict", "", None, tuple(items))
-
-
-def _comprehension(node, depth: int) -> PyExpr:
-    body = node.child_by_field_name("body")
-    if body is None:
-        return PyExpr("other", short(node_text(node)))
-    return PyExpr("comp", node.type.split("_")[0], None, (to_expr(body, depth),))
-
-
-_BUILDERS = {
-    "dictionary": _dictionary,
-    "list_comprehension": _comprehension,
-    "generator_expression": _comprehension,
-    "set_comprehension": _comprehension,
-    "call": _call,
-    "attribute": _attribute,
-    "subscript": _subscript,
-    "comparison_operator": _compare,
-    "boolean_operator": _boolean,
-    "not_operator": _not,
-    "binary_operator": _binary,
-    "unary_operator": _unary,
-    "conditional_expression": _conditional,
+_BUILDERS: dict[str, Callable[[ExprBuilder, Any, int], PyExpr]] = {
+    "dictionary": ExprBuilder._dictionary,
+    "list_comprehension": ExprBuilder._comprehension,
+    "generator_expression": ExprBuilder._comprehension,
+    "set_comprehension": ExprBuilder._comprehension,
+    "call": ExprBuilder._call,
+    "attribute": ExprBuilder._attribute,
+    "subscript": ExprBuilder._subscript,
+    "comparison_operator": ExprBuilder._compare,
+    "boolean_operator": ExprBuilder._boolean,
+    "not_operator": ExprBuilder._not,
+    "binary_operator": ExprBuilder._binary,
+    "unary_operator": ExprBuilder._unary,
+    "conditional_expression": ExprBuilder._conditional,
 }
 
 

@@ -8,7 +8,7 @@ import re
 
 from archlint.model import python as pf
 from archlint.model.python import PyExpr
-from archlint.lang.python.expr import dotted, fstring_parts, node_text, short, string_value, to_expr, walk
+from archlint.lang.python.expr import ExprBuilder, dotted, fstring_parts, node_text, short, string_value, walk
 
 ARCH_STRING_RE = re.compile(
     r"(?:sm|compute)_\d{2,3}[af]?\b|^\d{2,3}[af]$|^\d{1,2}\.\d[af]?(?:\+PTX)?(?:[ ;,]+\d{1,2}\.\d[af]?(?:\+PTX)?)*$"
@@ -25,10 +25,10 @@ def same_node(a, b) -> bool:
     return b is not None and a.start_byte == b.start_byte and a.end_byte == b.end_byte and a.type == b.type
 
 
-def source_ref(node, value: str, dynamic: bool, function: str, col: int,
+def source_ref(exprs: ExprBuilder, node, value: str, dynamic: bool, function: str, col: int,
                join_calls: tuple[str, ...]) -> pf.SourceRef:
-    """The source a string names, with the `/`-chain or join call around it. `join_calls`: ends of
-    the dotted callees that join path parts (`path.join`, `Path`)."""
+    """The source a string names, with the `/`-chain or join call around it (its root built by
+    `exprs`). `join_calls`: ends of the dotted callees that join path parts (`path.join`, `Path`)."""
     top = node
     while top.parent is not None and top.parent.type == "binary_operator" and _op(top.parent) == "/":
         top = top.parent
@@ -42,7 +42,7 @@ def source_ref(node, value: str, dynamic: bool, function: str, col: int,
         root,
         parts,
         short(node_text(whole)),
-        to_expr(root_node) if root_node is not None else None,
+        exprs.build(root_node) if root_node is not None else None,
         template=value.endswith(".jinja"),
         dynamic=dynamic,
     )
