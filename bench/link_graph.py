@@ -25,8 +25,9 @@ from pathlib import Path
 
 import networkx as nx
 
-from archlint.engine.pipeline import link, relative_dirs
-from archlint.judge.analysis import view_for
+from archlint.engine.pipeline import link
+from archlint.engine.steps import relative_dirs
+from archlint.judge.analysis import Judging
 from archlint.link.cuda import CudaIndex, build_index
 from archlint.model.scan import ScanOptions
 
@@ -116,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     m_graph = allocated(to_graph, index)
     print(f"memory: CudaIndex {m_index / 2**20:.0f} MiB; networkx graph {m_graph / 2**20:.0f} MiB (x{m_graph / m_index:.1f})")
     sources = sorted({s for r in linked.context.gate_results for s in r.sources if s in index.files})
-    views = [view_for(index, linked.context.kb, t, {}) for t in linked.context.targets]
+    judging = Judging(index, linked.context.kb)
+    views = [judging.view(t) for t in linked.context.targets]
     pairs = [(v, s) for v in views for s in sources]
     a, t_dict = timed(lambda: [closure_dict(v, s) for v, s in pairs])
     b, t_nx = timed(lambda: [closure_graph(v, graph, s) for v, s in pairs])

@@ -13,6 +13,7 @@ from archlint.knowledge.kb import KnowledgeBase
 from archlint.link.cuda import CudaIndex
 from archlint.model.findings import Evidence, Finding, Fix, Location, Verdict
 from archlint.knowledge.rules import RuleInfo, effective_level, load_rules
+from archlint.judge.verdicts import gate_location
 
 # (path, function qualname, '' for file scope) -> the admitted builds that compile it
 LiveTable = Mapping[tuple[str, str], frozenset[Target]]
@@ -103,8 +104,6 @@ def target_list(names: Iterable[str]) -> str:
 
 def verdict_findings(ctx: Context, rule_id: str, verdict: Verdict) -> list[Finding]:
     """One finding per gate for all the excluded targets that got `verdict`, with the first's reason."""
-    from archlint.judge.verdicts import gate_location
-
     findings = []
     for result in ctx.gate_results:
         matching = [v for v in result.excluded if v.verdict is verdict]

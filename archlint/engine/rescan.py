@@ -22,6 +22,7 @@ from archlint.extract.files import extract_all, extract_file
 from archlint.knowledge.kb import load_kb
 from archlint.link.cuda import assemble, file_links, resolver_for
 from archlint.engine.store import ScanState
+from archlint.engine.steps import assemble_result, findings_by_file, include_closure, judge_gate, relative_dirs, run_checks, scan_targets, suppressions_of
 from archlint.engine.timing import stage
 
 
@@ -80,7 +81,7 @@ class _LazyFunctions(Mapping):
 
 def rescan(options, discovery, cache, store):
     """(result, state) of the scan, or None when a full scan is needed."""
-    from archlint.engine.pipeline import assemble_result, findings_by_file, include_closure, judge_gate, run_checks, scan_targets, suppressions_of
+
 
     previous = store.previous_state()
     if previous is None:
@@ -133,7 +134,7 @@ def rescan(options, discovery, cache, store):
 
 def _updated_links(state: ScanState, fresh: list[FileFacts], options, discovery):
     """Every file's links with the changed files' replaced, or None if a scan-wide table changed."""
-    from archlint.engine.pipeline import relative_dirs
+
 
     stored = {links.path: links for links in state.links}
     resolver = resolver_for(stored, relative_dirs(options.include_dirs, discovery.root), state.generated)

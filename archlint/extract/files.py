@@ -14,6 +14,8 @@ from archlint.lang.cpp.jinja import TemplateHole, stub_template
 from archlint.model.files import SourceFile
 from archlint.model.findings import Diagnostic
 from archlint.model.files import FileFacts
+from archlint.extract.cuda.facts import extract_cuda
+from archlint.extract.python.facts import extract_python
 
 # Files above this size get the directive scan and lexical extraction only, not a C++ parse.
 PARSE_LIMIT = 1 << 20
@@ -47,12 +49,8 @@ def _extract(file: SourceFile, data: bytes, notes: tuple[Diagnostic, ...]) -> Fi
     if b"\x00" in data[:8192]:
         return FileFacts(file, diagnostics=(*notes, Diagnostic(file.path, "binary content (NUL bytes); skipped")))
     if file.language == "python":
-        from archlint.extract.python.facts import extract_python
-
         python = extract_python(file.path, data)
         return FileFacts(file, python=python, diagnostics=notes + python.diagnostics)
-    from archlint.extract.cuda.facts import extract_cuda
-
     holes: tuple[TemplateHole, ...] = ()
     if file.language == "template":
         data, holes = stub_template(data)

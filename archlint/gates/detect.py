@@ -14,6 +14,7 @@ from archlint.model.python import PyExpr
 from archlint.lang.python.expr import int_values, walk
 from archlint.model.python import ResolvedSource, SourceRef, Span, split_define
 from archlint.model.gates import Gate
+from archlint.gates.capability import Scope
 
 _TARGET_RE = re.compile(r"(?:compute|sm)_(\d{2,3})([af]?)")
 _BARE_RE = re.compile(r"^(\d{2,3})([af]?)$")
@@ -221,8 +222,6 @@ def _span4(span):
 
 
 def _scope(module, function, line):
-    from archlint.gates.capability import Scope
-
     return Scope(module, function, line)
 
 

@@ -19,6 +19,13 @@ from pathlib import Path
 import click
 
 from archlint.config import ConfigError, Settings, read_settings
+from archlint.knowledge.arch import TargetError, parse_target
+from archlint.knowledge.rules import load_rules
+from archlint.runtime import compile_probe, launch_probe
+from archlint.runtime.compile_probe import ProbeOptions, probe_units
+from archlint.runtime.device import device_dict, format_bytes, format_device, profile_device, read_device
+from archlint.runtime.driver import DriverError
+from archlint.runtime.launch_probe import limit_sizes, probe_smem
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Level, Location, Verdict
 from archlint.model.gates import GateReport, TargetVerdict
 from archlint.model.scan import ScanOptions, ScanResult
@@ -136,9 +143,6 @@ def build_report(paths, device_index, device_profile, target_suffix, compile_pro
 
 
 def resolve_device(device_index: int | None, device_profile: str | None):
-    from archlint.runtime.device import profile_device, read_device
-    from archlint.runtime.driver import DriverError
-
     if device_index is not None and device_profile:
         raise UsageError("choose one of --device and --device-profile")
     if device_profile:
@@ -153,8 +157,6 @@ def resolve_device(device_index: int | None, device_profile: str | None):
 
 
 def target_for(info, suffix: str | None) -> str:
-    from archlint.knowledge.arch import TargetError, parse_target
-
     if suffix is None:
         suffix = "a" if info.cc >= 90 else "plain"
     name = f"sm_{info.cc}{'' if suffix == 'plain' else suffix}"
@@ -260,8 +262,6 @@ def policy_finding(gate: DeviceGate, info) -> Finding:
     fields = {"device": info.name, "arch": gate.target, "gate": gate.text}
     message = f"This machine's {info.name} ({gate.target}) is shut out by gate `{gate.text}`, which is policy for {gate.target}"
     try:
-        from archlint.knowledge.rules import load_rules
-
         message = load_rules()["AL301"].format_message(**fields)
     except Exception:  # the rule table is optional here; the message above is its text
         pass
@@ -308,8 +308,6 @@ def recheck_smem(findings: tuple[Finding, ...], info, target: str) -> tuple[tupl
 
 
 def run_compile_probes(report: RuntimeReport, paths, include_dirs, defines, units, timeout: float, use_cache: bool):
-    from archlint.runtime.compile_probe import ProbeOptions, probe_units
-
     base = ProbeOptions(include_dirs=tuple(include_dirs) + probe_include_dirs(paths), defines=tuple(defines),
                         timeout_s=timeout, use_cache=use_cache)
     probes = []
@@ -343,9 +341,6 @@ def probe_include_dirs(paths) -> tuple[str, ...]:
 
 
 def run_launch_probe(info, smem: tuple[SmemCheck, ...]):
-    from archlint.runtime.driver import DriverError
-    from archlint.runtime.launch_probe import limit_sizes, probe_smem
-
     if info.smem_per_block_optin is None:
         raise UsageError("the device did not report its opt-in shared-memory limit (attribute 97); cannot probe")
     try:
@@ -369,8 +364,6 @@ def _where(location: Location) -> str:
 
 
 def render_text(report: RuntimeReport) -> str:
-    from archlint.runtime.device import format_bytes, format_device
-
     info = report.device
     lines = [format_device(info), "", f"target {report.target}: {report.files_scanned} files scanned"]
     lines += _gate_section(report)
@@ -411,23 +404,19 @@ def _gate_section(report: RuntimeReport) -> list[str]:
 def _probe_section(report: RuntimeReport) -> list[str]:
     if not report.probes:
         return []
-    from archlint.runtime.compile_probe import format_probe
-
     lines = ["", f"Compile probe ({report.target})"]
     for gate_id, results in report.probes:
         lines.append(f"{gate_id}:" if results else f"{gate_id}: no translation unit known for this gate (name one with --unit)")
-        lines += [f"    {format_probe(r, report.root)}" for r in results]
+        lines += [f"    {compile_probe.format_probe(r, report.root)}" for r in results]
     return lines
 
 
 def _launch_section(report: RuntimeReport) -> list[str]:
     if not report.launches:
         return []
-    from archlint.runtime.launch_probe import format_probe
-
     info = report.device
     lines = ["", f"Launch probe (device {info.index}, dynamic shared memory)"]
-    return lines + [f"    {format_probe(r, info.smem_per_block_optin)}" for r in report.launches]
+    return lines + [f"    {launch_probe.format_probe(r, info.smem_per_block_optin)}" for r in report.launches]
 
 
 def _summary(report: RuntimeReport) -> str:
@@ -448,8 +437,6 @@ def _evidence_list(evidence: tuple[Evidence, ...]) -> list[dict]:
 
 def render_json(report: RuntimeReport) -> str:
     from dataclasses import asdict
-
-    from archlint.runtime.device import device_dict
 
     data = {
         "device": device_dict(report.device),

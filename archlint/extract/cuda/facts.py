@@ -9,8 +9,6 @@ partial parse never hides one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import hashlib
 import re
 from bisect import bisect_right
@@ -26,9 +24,7 @@ from archlint.extract.cuda.smem import smem_requests
 from archlint.extract.cuda.asserts import arch_constants, static_asserts
 from archlint.extract.suppressions import parse_suppression_text
 from archlint.model.findings import Suppression
-
-if TYPE_CHECKING:
-    from archlint.knowledge.kb import KnowledgeBase
+from archlint.knowledge.kb import KnowledgeBase, load_kb
 
 _ASM_RE = re.compile(rb"\b(?:asm|__asm__)\s*(?:volatile|__volatile__)?\s*(?:goto\s*)?\(")
 _DECLARES_RE = re.compile(rb"\b(?:struct|class)\s+$")
@@ -37,8 +33,6 @@ _DECLARES_RE = re.compile(rb"\b(?:struct|class)\s+$")
 def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_limit: int = 1 << 20) -> CudaFacts:
     """Facts of one C/C++/CUDA file. `path` is root-relative posix; `data` its bytes."""
     if kb is None:
-        from archlint.knowledge.kb import load_kb
-
         kb = load_kb()
     structure = scan_directives(path, data)
     calls = FileCalls(structure)

@@ -12,6 +12,7 @@ import hashlib
 from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.model.findings import Diagnostic
 from archlint.model.python import PythonFacts
+from archlint.extract.python.walk import walk_module
 
 
 def decode_source(path: str, data: bytes) -> tuple[str | None, str, tuple[Diagnostic, ...]]:
@@ -29,8 +30,6 @@ def decode_source(path: str, data: bytes) -> tuple[str | None, str, tuple[Diagno
 def extract_python(path: str, data: bytes, idioms: Idioms | None = None) -> PythonFacts:
     """Facts of one Python file. `path` is posix, relative to the scan root; `idioms` is the gate
     vocabulary flag lists and path expressions are read with (the shipped one by default)."""
-    from archlint.extract.python.walk import walk_module
-
     sha = hashlib.sha256(data).hexdigest()
     text, encoding, notes = decode_source(path, data)
     if text is None:

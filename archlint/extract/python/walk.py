@@ -14,6 +14,7 @@ from archlint.model.findings import Diagnostic
 from archlint.extract.python.flags import flag_lists
 from archlint.lang.python.strings import ARCH_STRING_RE, STATEMENTS, is_path_expr, same_node, source_ref, string_context
 from archlint.lang.python.expr import ExprBuilder, dotted, fstring_parts, node_text, short, string_value
+from archlint.lang.python.expr import int_values
 
 _EXITS = frozenset({"raise_statement", "return_statement", "continue_statement", "break_statement"})
 _MAX_PATH = 24
@@ -482,8 +483,6 @@ def _first_error_line(root) -> int:
 
 
 def _constants(assigns) -> tuple[pf.PyConstant, ...]:
-    from archlint.lang.python.expr import int_values
-
     found = []
     for assign in assigns:
         if assign.function or assign.unpack:

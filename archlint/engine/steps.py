@@ -1,0 +1,135 @@
+"""The steps a full scan and a partial re-scan share: judging a gate, running the checks, putting the
+result together. Both end in assemble_result, so they agree."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pathlib import Path
+
+from archlint.judge.analysis import Defines, Judging, analyze_units
+from archlint.knowledge.arch import Target, default_targets, parse_target
+from archlint.checks import FILE_RULES, all_checks
+from archlint.lang.cpp.evaluate import NOT_PASSED, UNKNOWN_DEFINE
+from archlint.checks.context import Context, GateResult
+from archlint.model.gates import Gate, GateReport
+from archlint.model.scan import ScanOptions, ScanResult
+from archlint.model.files import FileFacts
+from archlint.link.cuda import CudaIndex
+from archlint.link.python import PyIndex
+from archlint.model.findings import Finding, Suppression
+from archlint.model.python import split_define
+from archlint.engine.store import ScanState
+from archlint.judge.verdicts import GuardedUnits, build_target, excluded_targets, gate_location, reference_targets, verdict_for
+from archlint.knowledge.rules import resolve_all
+
+
+def assemble_result(root: str, files_scanned: int, ctx: Context, gate_findings: list[Finding], state: ScanState) -> ScanResult:
+    """The result from its parts; a full scan and a partial re-scan both end here, so they agree."""
+    findings = list(gate_findings)
+    for rule in FILE_RULES:
+        for path in sorted(p for r, p in state.file_findings if r == rule):
+            findings.extend(state.file_findings[(rule, path)])
+    diagnostics = {d for group in state.file_diagnostics.values() for d in group} | set(state.discovery_diagnostics)
+    return ScanResult(
+        root=root,
+        findings=tuple(sorted(findings, key=Finding.sort_key)),
+        diagnostics=tuple(sorted(diagnostics, key=lambda d: (d.path, d.line, d.message))),
+        gates=tuple(_gate_report(r, ctx.targets) for r in ctx.gate_results),
+        files_scanned=files_scanned,
+        targets=tuple(t.name for t in ctx.targets),
+        suppressions=tuple(sorted(state.suppressions.items())),
+    )
+
+
+def findings_by_file(findings: list[Finding]) -> dict[tuple[str, str], tuple[Finding, ...]]:
+    """(rule, path) -> that file's findings of the rule, in the order the check made them."""
+    out: dict[tuple[str, str], list[Finding]] = {}
+    for finding in findings:
+        out.setdefault((finding.rule, finding.location.path), []).append(finding)
+    return {key: tuple(values) for key, values in out.items()}
+
+
+def scan_targets(options: ScanOptions) -> tuple[Target, ...]:
+    return tuple(parse_target(t) for t in options.targets) or default_targets()
+
+
+def relative_dirs(dirs: tuple[str, ...], root: str) -> tuple[str, ...]:
+    out = []
+    for folder in dirs:
+        try:
+            out.append(Path(folder).resolve().relative_to(root).as_posix())
+        except ValueError:
+            continue
+    return tuple(out)
+
+
+def suppressions_of(facts: FileFacts) -> tuple[Suppression, ...]:
+    if facts.cuda is not None:
+        return facts.cuda.suppressions
+    if facts.python is not None:
+        return facts.python.suppressions
+    return ()
+
+
+def generated_files(pyindex: PyIndex | None) -> dict[str, str]:
+    return dict(pyindex.generated) if pyindex is not None else {}
+
+
+def _defines(gate: Gate) -> Defines:
+    """-D flags of the gate's JIT spec. A name given two values (flag lists built in branches)
+    or a value that is not a number is defined with an unknown value: never guessed."""
+    values: dict[str, set[object]] = {}
+    for flag in gate.defines:
+        name, value = split_define(flag)
+        try:
+            parsed: object = int(value, 0) if value else 1
+        except ValueError:
+            parsed = UNKNOWN_DEFINE
+        values.setdefault(name, set()).add(parsed)
+    defines = {name: next(iter(v)) if len(v) == 1 else UNKNOWN_DEFINE for name, v in values.items()}
+    # Variant macros the specs of sibling gates pass and this one's (fully read) flags do not.
+    defines.update({name: NOT_PASSED for name in gate.absent_defines if name not in defines})
+    return defines
+
+
+def judge_gate(gate: Gate, units: GuardedUnits, judging: Judging, targets: tuple[Target, ...]) -> GateResult:
+    defines = _defines(gate)
+    references = reference_targets(gate)
+    excluded = tuple(verdict_for(gate, units, judging, t, defines, references) for t in excluded_targets(gate, targets))
+    admitted = []
+    admitted_builds = sorted({build_target(gate, t)[0] for t in targets if t.cc in set(gate.admits)})
+    for build in admitted_builds:
+        analysis = analyze_units(judging.view(build, defines), units.sources, (), ())
+        # Of an admitted build only its blockers (AL105) and what it compiles (the live table) are
+        # read; the rest would only weigh on the stored scan state.
+        admitted.append(replace(analysis, possible=(), empty=(), unresolved=()))
+    return GateResult(gate, units.sources, excluded, tuple(admitted))
+
+
+def include_closure(index: CudaIndex, sources: tuple[str, ...]) -> frozenset[str]:
+    """Every file the sources can include, for any target: what a gate's verdicts can read."""
+    seen, stack = set(sources), list(sources)
+    while stack:
+        for resolved in index.resolved(stack.pop()):
+            if resolved.target is not None and resolved.target not in seen:
+                seen.add(resolved.target)
+                stack.append(resolved.target)
+    return frozenset(seen)
+
+
+def run_checks(ctx: Context, options: ScanOptions, *, file_rules: bool) -> list[Finding]:
+    selected = set(resolve_all(options.select)) if options.select else None
+    ignored = set(resolve_all(options.ignore)) if options.ignore else set()
+    findings: list[Finding] = []
+    for rule_id, check in all_checks().items():
+        if (selected is not None and rule_id not in selected) or rule_id in ignored or (rule_id in FILE_RULES) != file_rules:
+            continue
+        findings.extend(check(ctx))
+    return findings
+
+
+def _gate_report(result: GateResult, targets: tuple[Target, ...]) -> GateReport:
+    gate = result.gate
+    admits = tuple(t.name for t in targets if t.cc in set(gate.admits))
+    return GateReport(gate.id, gate.text, gate_location(gate), admits, result.excluded, result.sources)
