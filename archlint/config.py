@@ -133,7 +133,12 @@ def _level(value: object, key: str, path: Path) -> str | None:
 def _levels(value: object, path: Path) -> tuple[tuple[str, str], ...]:
     if not isinstance(value, dict):
         raise ConfigError(f"{path}: `levels` must be a table of rule = level")
-    return tuple((rule, _level(level, f"levels.{rule}", path)) for rule, level in sorted(value.items()))
+    levels = []
+    for rule, level in sorted(value.items()):
+        checked = _level(level, f"levels.{rule}", path)
+        if checked is not None:  # TOML has no null: a level is always given
+            levels.append((rule, checked))
+    return tuple(levels)
 
 
 def _positive_int(value: object, path: Path) -> int | None:

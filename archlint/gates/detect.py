@@ -5,7 +5,9 @@ calls, decorators, flag keywords, nvcc options) are the index's gate vocabulary,
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from archlint.knowledge.arch import known_ccs
 from archlint.knowledge.idioms import Idioms, load_idioms
@@ -22,15 +24,15 @@ _DOTTED_RE = re.compile(r"(\d{1,2})\.(\d)([af]?)")
 _MAX_FLAG_HOPS = 6
 
 
-def _gate(kind, text, path, span: Span, function, admits, exact, **extra) -> Gate:
-    fields = dict(
+def _gate(kind: str, text: str, path: str, span: Span, function: str, admits: Iterable[int], exact: bool,
+          **extra: Any) -> Gate:
+    """A gate with the fields every kind has; `extra` sets those its kind knows."""
+    gate = Gate(
+        f"{path}:{span.line}:{span.col}", kind, text, path, span.line, span.col, span.end_line, span.end_col,
+        function, tuple(sorted(admits)), exact,
         suffix="?", guards=(), sources=(), defines=(), list_span=None, majors_literal=None, unit="cc",
     )
-    fields.update(extra)
-    return Gate(
-        f"{path}:{span.line}:{span.col}", kind, text, path, span.line, span.col, span.end_line, span.end_col,
-        function, tuple(sorted(admits)), exact, **fields,
-    )
+    return replace(gate, **extra)
 
 
 def find_gates(index) -> tuple[Gate, ...]:

@@ -167,7 +167,7 @@ class TargetView:
             for f in self.index.files[path].functions if f.kind == "global" and (any_kernel or not f.template)
         ]
         seen = {(path, f.qualname) for path, f in start}
-        queue = deque([(source, None)] + start)
+        queue: deque[tuple[str, Function | None]] = deque([(source, None), *start])
         while queue:
             caller, function = queue.popleft()
             calls = unit.calls if function is None else function.calls

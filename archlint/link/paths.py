@@ -145,9 +145,9 @@ def resolve_sources(index) -> tuple[dict, dict, tuple]:
                 generated[output].update(templates)
         for ref in facts.sources:
             qualname = index.qualify(module, ref.function)
-            templates = outputs.get((ref.function, output_pattern(ref.name)))
-            if templates and None not in templates:
-                for template in sorted(templates):
+            rendered_from = outputs.get((ref.function, output_pattern(ref.name)))
+            if rendered_from and None not in rendered_from:
+                for template in sorted(rendered_from):
                     found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", template, "generated",
                                                           f"rendered from {template}"))
                 continue

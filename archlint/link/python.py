@@ -120,7 +120,8 @@ class PyIndex:
                 return Binding("module", submodule)
             return self.scopes.get(binding.module, {}).get(name)
         if binding.kind == "class":
-            seen, queue = set(), [binding]
+            seen: set[Binding] = set()
+            queue = [binding]
             while queue and len(seen) < 16:
                 cls = queue.pop(0)
                 if cls in seen:
@@ -250,7 +251,7 @@ def link_python(facts: Sequence[PythonFacts], roots: Sequence[str], files: Colle
     assigns = {name: _assign_table(item) for name, item in modules.items()}
     index = PyIndex(modules, module_of_path, functions, scopes, files, _assigns=assigns,
                     idioms=idioms or load_idioms())
-    callees, sources = defaultdict(set), {}
+    callees: defaultdict[str, set[str]] = defaultdict(set)
     for name, item in modules.items():
         for call in item.calls:
             target = index.function_of(name, call.callee, call.function)

@@ -76,7 +76,7 @@ def plan_edits(findings: Iterable[Finding], root: str | Path) -> list[FileEdit]:
 
 
 def unified_diff(edits: Iterable[FileEdit]) -> str:
-    chunks = []
+    chunks: list[str] = []
     for edit in edits:
         chunks.extend(
             difflib.unified_diff(

@@ -23,7 +23,7 @@ from archlint.knowledge.arch import TargetError, parse_target
 from archlint.knowledge.rules import load_rules
 from archlint.runtime import compile_probe, launch_probe
 from archlint.runtime.compile_probe import ProbeOptions, probe_units
-from archlint.runtime.device import device_dict, format_bytes, format_device, profile_device, read_device
+from archlint.runtime.device import DeviceInfo, device_dict, format_bytes, format_device, profile_device, read_device
 from archlint.runtime.driver import DriverError
 from archlint.runtime.launch_probe import limit_sizes, probe_smem
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Level, Location, Verdict
@@ -64,7 +64,7 @@ class SmemCheck:
 
 @dataclass(frozen=True)
 class RuntimeReport:
-    device: object  # device.DeviceInfo
+    device: DeviceInfo
     target: str
     root: str
     files_scanned: int

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable
 
 from archlint.knowledge.resources import load_toml
@@ -78,7 +79,7 @@ def _read_optional(api: Any, handle: Any) -> tuple[dict[str, int | None], list[s
     values: dict[str, int | None] = {}
     notes: list[str] = []
     for field_name, attribute in _OPTIONAL_ATTRIBUTES:
-        values[field_name], note = _optional(lambda a=attribute: api.attribute(a, handle))
+        values[field_name], note = _optional(partial(api.attribute, attribute, handle))
         if note:
             notes.append(f"attribute {attribute} ({field_name}): {note}")
     return values, notes

@@ -226,7 +226,7 @@ def import_bindings() -> Any | None:
     except Exception:
         pass
     try:
-        from cuda import cuda  # type: ignore[import-not-found,attr-defined]
+        from cuda import cuda  # type: ignore[import-not-found]
 
         return cuda
     except Exception:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+from tree_sitter import Node
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -31,7 +32,7 @@ def _parser():
 
 @dataclass
 class _Frame:
-    node: object
+    node: Node
     function: str = ""
     scope: str = ""  # qualname prefix for definitions
     cls: str = ""
@@ -103,7 +104,7 @@ class _Walker:
         node = frame.node
         name = node_text(node.child_by_field_name("name"))
         qualname = f"{frame.scope}.{name}" if frame.scope else name
-        decorators = ()
+        decorators: tuple[pf.Decorator, ...] = ()
         if node.parent is not None and node.parent.type == "decorated_definition":
             decorators = tuple(self.decorator(d) for d in node.parent.named_children if d.type == "decorator")
         params = _params(node.child_by_field_name("parameters"))
@@ -179,7 +180,7 @@ class _Walker:
             self.add_test("if", cond, cond_expr, body, frame)
         frames = [_child(frame, cond)]
         frames += [_child(frame, c) for c in node.named_children if c.type == "comment"]
-        negations = ((cond_expr, False),)
+        negations: tuple[tuple[pf.PyExpr, bool], ...] = ((cond_expr, False),)
         frames.append(_child(frame, body, _extend(frame.path, ((cond_expr, True),))))
         for clause in node.children_by_field_name("alternative"):
             if clause.type == "elif_clause":

@@ -41,11 +41,12 @@ def dotted(node) -> str | None:
 def string_value(node) -> str | None:
     """The value of a plain string literal (implicit concatenation included), else None."""
     if node.type == "concatenated_string":
-        pieces = [string_value(child) for child in node.named_children]
-        return None if any(piece is None for piece in pieces) else "".join(pieces)
+        values = [string_value(child) for child in node.named_children]
+        known = [value for value in values if value is not None]
+        return "".join(known) if len(known) == len(values) else None
     if node.type != "string":
         return None
-    pieces = []
+    pieces: list[str] = []
     for child in node.named_children:
         if child.type == "string_content":
             pieces.append(node_text(child))
@@ -257,9 +258,8 @@ def int_values(expr: PyExpr | None) -> tuple[int, ...] | None:
         expr = expr.args[1]
     if expr.kind != "seq" or not expr.args:
         return None
-    if all(item.kind == "int" for item in expr.args):
-        return tuple(item.value for item in expr.args)
-    return None
+    values = tuple(item.value for item in expr.args if item.kind == "int" and item.value is not None)
+    return values if len(values) == len(expr.args) else None
 
 
 def str_values(expr: PyExpr | None) -> tuple[str, ...] | None:
