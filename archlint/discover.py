@@ -7,9 +7,13 @@ import os
 import stat
 from pathlib import Path
 
-from archlint.model.findings import Diagnostic
-from archlint.knowledge.languages import CUDA_SUFFIXES, PYTHON_SUFFIXES, TEMPLATE_SUFFIXES
+from archlint.knowledge.languages import (
+    CUDA_SUFFIXES,
+    PYTHON_SUFFIXES,
+    TEMPLATE_SUFFIXES,
+)
 from archlint.model.files import Discovery, SourceFile
+from archlint.model.findings import Diagnostic
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", ".nox",
                        ".venv", "node_modules", "build", "dist", ".eggs", "_skbuild", "CMakeFiles"})

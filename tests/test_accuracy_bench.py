@@ -16,7 +16,13 @@ if str(ROOT) not in sys.path:  # bench/ is run from the checkout, not installed
     sys.path.insert(0, str(ROOT))
 
 from bench.accuracy.builds import (  # noqa: E402
-    _traps_against, aggregate, pair_flags, pair_includes, plan, probe_options)
+    _traps_against,
+    aggregate,
+    pair_flags,
+    pair_includes,
+    plan,
+    probe_options,
+)
 from bench.accuracy.generated import enclosing_function, generated_units  # noqa: E402
 from bench.accuracy.pairs import Pair, gate_units, load_pairs, sample  # noqa: E402
 from bench.accuracy.projects import FLASHINFER, sglang_unit  # noqa: E402

@@ -9,10 +9,15 @@ import pytest
 from click.testing import CliRunner
 
 import archlint.engine
-from archlint.postprocess.baseline import BaselineError, filter_new, fingerprint, load_baseline
 from archlint.cli.commands import cli
-from archlint.model.scan import ScanResult
 from archlint.model.findings import Finding, Level, Location
+from archlint.model.scan import ScanResult
+from archlint.postprocess.baseline import (
+    BaselineError,
+    filter_new,
+    fingerprint,
+    load_baseline,
+)
 
 
 def gate(line=2, symbol="gen_comm_module", snippet="flags = get_nvcc_flags_list(supported_major_versions=[9, 10])",

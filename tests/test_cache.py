@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from archlint.engine import cache as cache_module
-from archlint.engine.cache import FactsCache, cache_dir, clear
 from archlint.cli.commands import cli
 from archlint.discover import discover
-from archlint.model.scan import ScanOptions
+from archlint.engine import cache as cache_module
 from archlint.engine import scan
+from archlint.engine.cache import FactsCache, cache_dir, clear
 from archlint.extract.files import extract_file
-from archlint.report import Report, render
 from archlint.knowledge.rules import load_rules
+from archlint.model.scan import ScanOptions
+from archlint.report import Report, render
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 OLD = time.time() - 3600  # older than the racy window, so the cache may trust the file

@@ -15,9 +15,18 @@ from click.testing import CliRunner
 
 import archlint.engine
 from archlint.cli.commands import cli
+from archlint.model.findings import (
+    Evidence,
+    EvidenceKind,
+    Finding,
+    Fix,
+    Level,
+    Location,
+    Suppression,
+    Verdict,
+)
 from archlint.model.gates import GateReport, TargetVerdict
 from archlint.model.scan import ScanResult
-from archlint.model.findings import Evidence, EvidenceKind, Finding, Fix, Level, Location, Suppression, Verdict
 
 GATE_LINE = "    flags = get_nvcc_flags_list(supported_major_versions=[9, 10])\n"
 

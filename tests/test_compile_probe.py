@@ -7,9 +7,21 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from archlint.runtime.compile_probe import ProbeOptions, ProbeResult, arch_traps, unmatched_traps, body_kind, classify_failure, find_nvcc, probe_unit, probe_units, ptx_entries
+from archlint.runtime.compile_probe import (
+    ProbeOptions,
+    ProbeResult,
+    arch_traps,
+    body_kind,
+    classify_failure,
+    find_nvcc,
+    probe_unit,
+    probe_units,
+    ptx_entries,
+    unmatched_traps,
+)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "runtime-probe"
 needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed here; the compile probe runs it")

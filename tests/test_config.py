@@ -7,10 +7,16 @@ from click.testing import CliRunner
 
 import archlint.engine
 from archlint.cli.commands import cli
-from archlint.config import Config, ConfigError, find_config, load_config, merge_settings
-from archlint.postprocess.per_file_ignores import path_matches
-from archlint.model.scan import ScanResult
+from archlint.config import (
+    Config,
+    ConfigError,
+    find_config,
+    load_config,
+    merge_settings,
+)
 from archlint.model.findings import Finding, Level, Location
+from archlint.model.scan import ScanResult
+from archlint.postprocess.per_file_ignores import path_matches
 
 
 def write(path, text):

@@ -11,10 +11,10 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+from archlint.engine import scan
 from archlint.lang.cpp.declarations import read_declarations
 from archlint.lang.cpp.directives import scan_directives
 from archlint.model.scan import ScanOptions
-from archlint.engine import scan
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-cutlass-builders"
 TARGETS = ("sm_80", "sm_100a", "sm_110a", "sm_120a")

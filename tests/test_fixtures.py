@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from archlint.model.scan import ScanOptions
 from archlint.engine import scan
+from archlint.model.scan import ScanOptions
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ANNOTATION = re.compile(r"^\s*(?://|#)\s*(expect|ok|todo-expect):\s*([A-Z0-9, ]+)")

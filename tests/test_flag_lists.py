@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from archlint.model.scan import ScanOptions
 from archlint.engine import scan
+from archlint.model.scan import ScanOptions
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures" / "gate-flag-lists"
 

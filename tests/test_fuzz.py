@@ -5,11 +5,11 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from archlint.extract.suppressions import parse_suppression_text
 from archlint.lang.cpp.directives import scan_directives
 from archlint.lang.cpp.evaluate import Evaluator
 from archlint.lang.cpp.expr import ExprError, parse_condition, parse_strict, render
 from archlint.model.cexpr import Binary, Defined, Name, Num, Ternary, Unary
-from archlint.extract.suppressions import parse_suppression_text
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 KNOWN = {"KA": 7, "KB": 0, "KC": 1000, "KD": 3}

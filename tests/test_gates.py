@@ -2,8 +2,8 @@ import pathlib
 
 import pytest
 
-from archlint.gates.detect import find_gates, parse_arch_string
 from archlint.extract.python.facts import extract_python
+from archlint.gates.detect import find_gates, parse_arch_string
 from archlint.link.python import link_python
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "py-jitgate"

@@ -5,11 +5,11 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from archlint.lang.cpp.jinja import stub_template
-from archlint.model.scan import ScanOptions
 from archlint.engine import scan
 from archlint.extract.python.facts import extract_python
+from archlint.lang.cpp.jinja import stub_template
 from archlint.link.generated import renderings
+from archlint.model.scan import ScanOptions
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-jinja-generated"
 

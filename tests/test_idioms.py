@@ -12,7 +12,14 @@ import pytest
 
 from archlint.extract.python.facts import extract_python
 from archlint.gates.detect import find_gates
-from archlint.knowledge.idioms import TABLES, ArchFlagsCall, Idioms, IdiomsError, load_idioms, read_idioms
+from archlint.knowledge.idioms import (
+    TABLES,
+    ArchFlagsCall,
+    Idioms,
+    IdiomsError,
+    load_idioms,
+    read_idioms,
+)
 from archlint.knowledge.resources import rules_dir, tree_hash
 from archlint.link.python import link_python
 

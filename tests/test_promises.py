@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from archlint.engine import cache as cache_module
 from archlint.cli.commands import cli
+from archlint.engine import cache as cache_module
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-flashinfer"
 POLICY_GATE = "flashinfer.jit.comm.gen_vec_dequant_module"

@@ -5,9 +5,19 @@ import tomllib
 
 import pytest
 
-from archlint.model.findings import Level
-from archlint.knowledge.rules import ID_RE, NAME_RE, REQUIRED_HEADINGS, STATUSES, effective_levels, load_rules, resolve, resolve_all, retired_ids
 from archlint.knowledge.resources import rules_dir
+from archlint.knowledge.rules import (
+    ID_RE,
+    NAME_RE,
+    REQUIRED_HEADINGS,
+    STATUSES,
+    effective_levels,
+    load_rules,
+    resolve,
+    resolve_all,
+    retired_ids,
+)
+from archlint.model.findings import Level
 
 EXPECTED = {
     "AL101": "policy-gate",

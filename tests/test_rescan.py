@@ -12,8 +12,8 @@ import pytest
 
 import archlint.engine.pipeline as pipeline
 import archlint.engine.rescan as rescan_module
-from archlint.model.scan import ScanOptions
 from archlint.engine import scan
+from archlint.model.scan import ScanOptions
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-flashinfer"
 CSRC = "flashinfer/data/csrc"

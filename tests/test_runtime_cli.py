@@ -8,16 +8,22 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_runtime_driver import FakeLaunchDriver
 
 import archlint.engine as engine
+from archlint.model.findings import (
+    Evidence,
+    EvidenceKind,
+    Finding,
+    Level,
+    Location,
+    Verdict,
+)
 from archlint.model.gates import GateReport, TargetVerdict
 from archlint.model.scan import ScanResult
-from archlint.model.findings import Evidence, EvidenceKind, Finding, Level, Location, Verdict
 from archlint.runtime import driver as drv
 from archlint.runtime.command import runtime_command
 from archlint.runtime.compile_probe import find_nvcc
-
-from test_runtime_driver import FakeLaunchDriver
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "runtime-major9"
 MODULES = "mylib/jit/modules.py"

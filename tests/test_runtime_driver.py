@@ -5,10 +5,18 @@ from __future__ import annotations
 import ctypes
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from archlint.runtime import driver as drv
-from archlint.runtime.device import DeviceInfo, format_bytes, format_device, parse_profile_cc, profile_device, read_device
+from archlint.runtime.device import (
+    DeviceInfo,
+    format_bytes,
+    format_device,
+    parse_profile_cc,
+    profile_device,
+    read_device,
+)
 
 H200 = {
     drv.ATTR_COMPUTE_CAPABILITY_MAJOR: 9,

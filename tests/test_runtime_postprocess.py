@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+from test_gate_fix_cli import policy_tree
 
 from archlint.cli.commands import cli
-
-from test_gate_fix_cli import policy_tree
 
 SUPPRESSION = "  // archlint: ignore[AL204] -- this build only runs on the 227 KB parts\n"
 LAUNCHER = """#include <cuda_runtime.h>

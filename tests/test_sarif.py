@@ -9,9 +9,17 @@ from importlib import resources
 
 import pytest
 
-from archlint.postprocess.baseline import line_hashes
-from archlint.model.findings import Diagnostic, Evidence, EvidenceKind, Finding, Fix, Level, Location
 from archlint.knowledge.rules import effective_levels, load_rules
+from archlint.model.findings import (
+    Diagnostic,
+    Evidence,
+    EvidenceKind,
+    Finding,
+    Fix,
+    Level,
+    Location,
+)
+from archlint.postprocess.baseline import line_hashes
 from archlint.report import Report, render
 
 SOURCE = "x = 2\nx = 1\nprint(x)\nx = 3\nprint(x)\nx = 4\nprint(x)\n"

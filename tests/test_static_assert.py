@@ -9,10 +9,10 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from archlint.lang.cpp.directives import scan_directives
-from archlint.model.scan import ScanOptions
 from archlint.engine import scan
 from archlint.extract.cuda.asserts import arch_constants, static_asserts
+from archlint.lang.cpp.directives import scan_directives
+from archlint.model.scan import ScanOptions
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-arch-constant"
 

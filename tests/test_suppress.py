@@ -1,9 +1,9 @@
 import pytest
 
-from archlint.model.findings import Finding, Level, Location, Suppression
-from archlint.knowledge.rules import load_rules
-from archlint.postprocess.suppress import apply_suppressions
 from archlint.extract.suppressions import parse_suppression_text
+from archlint.knowledge.rules import load_rules
+from archlint.model.findings import Finding, Level, Location, Suppression
+from archlint.postprocess.suppress import apply_suppressions
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from archlint.model.scan import ScanOptions
 from archlint.engine import scan
 from archlint.extract.python.facts import extract_python
+from archlint.model.scan import ScanOptions
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-variant-macros"
 

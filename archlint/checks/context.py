@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from archlint.judge.analysis import Analysis, Judging, TargetView
+from archlint.judge.verdicts import gate_location
 from archlint.knowledge.arch import Target
-from archlint.model.gates import Gate, TargetVerdict
 from archlint.knowledge.kb import KnowledgeBase
+from archlint.knowledge.rules import RuleInfo, effective_level, load_rules
 from archlint.link.cuda import CudaIndex
 from archlint.model.findings import Evidence, Finding, Fix, Location, Verdict
-from archlint.knowledge.rules import RuleInfo, effective_level, load_rules
-from archlint.judge.verdicts import gate_location
+from archlint.model.gates import Gate, TargetVerdict
 
 # (path, function qualname, '' for file scope) -> the admitted builds that compile it
 LiveTable = Mapping[tuple[str, str], frozenset[Target]]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from archlint.model.findings import Evidence, EvidenceKind, Finding, Verdict
-from archlint.judge.verdicts import gate_location
 from archlint.checks.context import Context, target_list
+from archlint.judge.verdicts import gate_location
+from archlint.model.findings import Evidence, EvidenceKind, Finding, Verdict
 
 
 def check(ctx: Context) -> Iterator[Finding]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from archlint.checks.context import Context, target_list
 from archlint.knowledge.arch import Target, known_ccs
 from archlint.lang.cpp.evaluate import Evaluator
 from archlint.model.cexpr import Binary, Expr
-from archlint.model.findings import Evidence, EvidenceKind, Finding, Location
 from archlint.model.cuda import Region
-from archlint.checks.context import Context, target_list
+from archlint.model.findings import Evidence, EvidenceKind, Finding, Location
 
 
 def check(ctx: Context) -> Iterator[Finding]:

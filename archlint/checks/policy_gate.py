@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from archlint.checks.context import Context, target_list
+from archlint.judge.verdicts import gate_location
 from archlint.knowledge.arch import parse_target
 from archlint.model.findings import Finding, Fix, Location, Verdict
 from archlint.model.gates import Gate
-from archlint.judge.verdicts import gate_location
-from archlint.checks.context import Context, target_list
 
 
 def check(ctx: Context) -> Iterator[Finding]:

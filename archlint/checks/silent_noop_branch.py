@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from archlint.checks.context import Context, target_list
 from archlint.judge.analysis import Hit, HitKind, empty_kernel
 from archlint.knowledge.arch import Target
 from archlint.model.cuda import CudaFacts, Function
 from archlint.model.findings import Finding
-from archlint.checks.context import Context, target_list
 
 
 def check(ctx: Context) -> Iterator[Finding]:

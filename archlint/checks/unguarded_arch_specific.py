@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from archlint.checks.context import Context, target_list
 from archlint.judge.analysis import emits_instruction
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Location
-from archlint.checks.context import Context, target_list
 
 
 def check(ctx: Context) -> Iterator[Finding]:

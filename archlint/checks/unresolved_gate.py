@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from archlint.model.findings import Finding, Verdict
 from archlint.checks.context import Context, verdict_findings
+from archlint.model.findings import Finding, Verdict
 
 
 def check(ctx: Context) -> Iterator[Finding]:

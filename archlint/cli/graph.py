@@ -27,7 +27,10 @@ from archlint.cli.commands import UserError
               help="Use this config file instead of the nearest archlint.toml or pyproject.toml.")
 def graph_command(paths, fmt, gate_filter, targets, output, no_cache, config_file):
     """Draw what each gate guards, from the Python gate to the instructions its kernels use."""
-    from archlint.config import ConfigError, read_settings  # deferred: loaded only when the command runs
+    from archlint.config import (  # deferred: loaded only when the command runs
+        ConfigError,
+        read_settings,
+    )
     from archlint.engine.pipeline import link  # deferred: as above
     from archlint.report.graph import build_graph, export  # deferred: as above
 

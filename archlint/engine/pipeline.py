@@ -4,26 +4,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-
-from archlint.judge.analysis import Judging
 from archlint.checks.context import Context
 from archlint.discover import discover
-from archlint.model.gates import Gate
-from archlint.model.scan import ScanOptions, ScanResult
-from archlint.model.files import Discovery, FileFacts
-from archlint.extract.files import extract_all
-from archlint.link.templates import fill_holes, read_templates
-from archlint.knowledge.kb import load_kb
-from archlint.link.cuda import CudaIndex, build_index
-from archlint.link.python import PyIndex
+from archlint.engine.cache import FactsCache
+from archlint.engine.rescan import rescan
+from archlint.engine.steps import (
+    assemble_result,
+    findings_by_file,
+    generated_files,
+    include_closure,
+    judge_gate,
+    relative_dirs,
+    run_checks,
+    scan_targets,
+    suppressions_of,
+)
 from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import stage
-from archlint.engine.rescan import rescan
-from archlint.engine.cache import FactsCache
-from archlint.engine.steps import assemble_result, findings_by_file, generated_files, include_closure, judge_gate, relative_dirs, run_checks, scan_targets, suppressions_of
+from archlint.extract.files import extract_all
 from archlint.gates.detect import find_gates, variant_macros, with_absent_variant_macros
-from archlint.link.python import link_python
+from archlint.judge.analysis import Judging
 from archlint.judge.verdicts import guarded_units
+from archlint.knowledge.kb import load_kb
+from archlint.link.cuda import CudaIndex, build_index
+from archlint.link.python import PyIndex, link_python
+from archlint.link.templates import fill_holes, read_templates
+from archlint.model.files import Discovery, FileFacts
+from archlint.model.gates import Gate
+from archlint.model.scan import ScanOptions, ScanResult
 
 
 @dataclass(frozen=True)

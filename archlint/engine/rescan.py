@@ -16,14 +16,23 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from archlint.checks.context import Context, LiveTable, live_table
-from archlint.judge.analysis import Judging
-from archlint.model.files import FileFacts
+from archlint.engine.steps import (
+    assemble_result,
+    findings_by_file,
+    include_closure,
+    judge_gate,
+    relative_dirs,
+    run_checks,
+    scan_targets,
+    suppressions_of,
+)
+from archlint.engine.store import ScanState
+from archlint.engine.timing import stage
 from archlint.extract.files import extract_all, extract_file
+from archlint.judge.analysis import Judging
 from archlint.knowledge.kb import load_kb
 from archlint.link.cuda import assemble, file_links, resolver_for
-from archlint.engine.store import ScanState
-from archlint.engine.steps import assemble_result, findings_by_file, include_closure, judge_gate, relative_dirs, run_checks, scan_targets, suppressions_of
-from archlint.engine.timing import stage
+from archlint.model.files import FileFacts
 
 
 class _LazyFacts(Mapping):

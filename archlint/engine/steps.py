@@ -4,24 +4,30 @@ result together. Both end in assemble_result, so they agree."""
 from __future__ import annotations
 
 from dataclasses import replace
-
 from pathlib import Path
 
-from archlint.judge.analysis import Defines, Judging, analyze_units
-from archlint.knowledge.arch import Target, default_targets, parse_target
 from archlint.checks import FILE_RULES, all_checks
-from archlint.lang.cpp.evaluate import NOT_PASSED, UNKNOWN_DEFINE
 from archlint.checks.context import Context, GateResult
-from archlint.model.gates import Gate, GateReport
-from archlint.model.scan import ScanOptions, ScanResult
-from archlint.model.files import FileFacts
+from archlint.engine.store import ScanState
+from archlint.judge.analysis import Defines, Judging, analyze_units
+from archlint.judge.verdicts import (
+    GuardedUnits,
+    build_target,
+    excluded_targets,
+    gate_location,
+    reference_targets,
+    verdict_for,
+)
+from archlint.knowledge.arch import Target, default_targets, parse_target
+from archlint.knowledge.rules import resolve_all
+from archlint.lang.cpp.evaluate import NOT_PASSED, UNKNOWN_DEFINE
 from archlint.link.cuda import CudaIndex
 from archlint.link.python import PyIndex
+from archlint.model.files import FileFacts
 from archlint.model.findings import Finding, Suppression
+from archlint.model.gates import Gate, GateReport
 from archlint.model.python import split_define
-from archlint.engine.store import ScanState
-from archlint.judge.verdicts import GuardedUnits, build_target, excluded_targets, gate_location, reference_targets, verdict_for
-from archlint.knowledge.rules import resolve_all
+from archlint.model.scan import ScanOptions, ScanResult
 
 
 def assemble_result(root: str, files_scanned: int, ctx: Context, gate_findings: list[Finding], state: ScanState) -> ScanResult:

@@ -15,14 +15,14 @@ import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
-from archlint.engine.cache import read_entry, write_entry
 from archlint.checks.context import GateResult
+from archlint.engine.cache import read_entry, write_entry
 from archlint.judge.verdicts import GuardedUnits
+from archlint.link.cuda import FileLinks
 from archlint.model.files import SourceFile
+from archlint.model.findings import Diagnostic, Finding, Suppression
 from archlint.model.gates import Gate
 from archlint.model.scan import ScanOptions, ScanResult
-from archlint.link.cuda import FileLinks
-from archlint.model.findings import Diagnostic, Finding, Suppression
 
 FOLDER = "scans"  # inside the facts cache folder: pruned and cleared with it
 

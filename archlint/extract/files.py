@@ -10,12 +10,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from typing import Iterable
 
-from archlint.lang.cpp.jinja import TemplateHole, stub_template
-from archlint.model.files import SourceFile
-from archlint.model.findings import Diagnostic
-from archlint.model.files import FileFacts
 from archlint.extract.cuda.facts import extract_cuda
 from archlint.extract.python.facts import extract_python
+from archlint.lang.cpp.jinja import TemplateHole, stub_template
+from archlint.model.files import FileFacts, SourceFile
+from archlint.model.findings import Diagnostic
 
 # Files above this size get the directive scan and lexical extraction only, not a C++ parse.
 PARSE_LIMIT = 1 << 20

@@ -12,8 +12,8 @@ tree-sitter and call `parse_suppression_text` on each node's text.
 from __future__ import annotations
 
 import re
-from archlint.model.findings import Suppression
 
+from archlint.model.findings import Suppression
 
 _DIRECTIVE_RE = re.compile(r"(?<![\w-])archlint:[ \t]*(ignore|file-ignore)\[([^\]\n]*)\]")
 

@@ -9,14 +9,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from archlint.gates.capability import UNKNOWN, Evaluator, Scope, Trace
 from archlint.knowledge.arch import known_ccs
 from archlint.knowledge.idioms import Idioms, load_idioms
-from archlint.gates.capability import UNKNOWN, Evaluator, Trace
-from archlint.model.python import PyExpr
 from archlint.lang.python.expr import int_values, walk
-from archlint.model.python import ResolvedSource, SourceRef, Span, split_define
 from archlint.model.gates import Gate
-from archlint.gates.capability import Scope
+from archlint.model.python import PyExpr, ResolvedSource, SourceRef, Span, split_define
 
 _TARGET_RE = re.compile(r"(?:compute|sm)_(\d{2,3})([af]?)")
 _BARE_RE = re.compile(r"^(\d{2,3})([af]?)$")

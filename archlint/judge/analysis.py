@@ -11,16 +11,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
 
+from archlint.judge.asserts import assert_hits
+from archlint.judge.reach import Unreached, unreached_declarations
 from archlint.knowledge.arch import Target
+from archlint.knowledge.kb import KnowledgeBase
 from archlint.lang.cpp.directives import guard_chain
 from archlint.lang.cpp.evaluate import Evaluator, Value
 from archlint.lang.cpp.expr import render
-from archlint.knowledge.kb import KnowledgeBase
 from archlint.link.cuda import CudaIndex
-from archlint.judge.reach import Unreached, unreached_declarations
-from archlint.judge.asserts import assert_hits
 from archlint.model.cexpr import Binary, Expr
-from archlint.model.cuda import CudaFacts, Function, Region, SmemRequest, Construct
+from archlint.model.cuda import Construct, CudaFacts, Function, Region, SmemRequest
 from archlint.model.findings import Evidence, EvidenceKind, Location
 
 HOST_SMEM_KINDS = ("dynamic-attr", "launch")

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import re
 from itertools import product
+
 from archlint.knowledge.arch import ARCH_MACRO_RE
-from archlint.lang.cpp.evaluate import Evaluator
+from archlint.lang.cpp.evaluate import NOT_PASSED, TOOLKIT_MACROS, Evaluator
 from archlint.lang.cpp.expr import render
-
-from archlint.model.cuda import ArchConstant
 from archlint.model.cexpr import Defined, MacroCall, Name, Opaque
+from archlint.model.cuda import ArchConstant
 from archlint.model.findings import Location
-from archlint.lang.cpp.evaluate import NOT_PASSED, TOOLKIT_MACROS
-
 
 _NAME_RE = re.compile(rb"[A-Za-z_]\w*")
 _MAX_FREE = 2  # macros compared under every way of passing them (3 ** 2 evaluations per build)

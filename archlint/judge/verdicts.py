@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from archlint.judge.analysis import Analysis, Defines, Judging, analyze_units
 from archlint.knowledge.arch import Target, known_ccs
 from archlint.link.python import PyIndex
-from archlint.model.gates import Gate, TargetVerdict
 from archlint.model.findings import Evidence, EvidenceKind, Location, Verdict
+from archlint.model.gates import Gate, TargetVerdict
 from archlint.model.python import ResolvedSource
 
 _MAX_CALL_DEPTH = 8

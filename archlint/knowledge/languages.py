@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 CUDA_SUFFIXES = frozenset({".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".inl", ".inc", ".cc", ".cpp", ".cxx", ".cuinl"})
 
 

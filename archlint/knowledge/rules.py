@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from archlint.model.findings import Level
 from archlint.knowledge.resources import load_toml, rules_dir
+from archlint.model.findings import Level
 
 DOCS_URL = "https://github.com/archlint/archlint/blob/main/rules/{id}.toml"
 ID_RE = re.compile(r"^AL\d{3}$")

@@ -19,8 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from archlint.knowledge.idioms import Idioms, load_idioms
-from archlint.model.python import PyExpr
-from archlint.model.python import PythonFacts
+from archlint.model.python import PyExpr, PythonFacts
 
 _MAX_HOPS = 16
 _HOLE = re.compile(r"\{[^{}]*\}")

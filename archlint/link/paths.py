@@ -7,9 +7,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from archlint.knowledge.idioms import Idioms
-from archlint.model.python import PyExpr
-from archlint.model.python import ResolvedSource, SourceRef
 from archlint.link.generated import output_pattern, renderings
+from archlint.model.python import PyExpr, ResolvedSource, SourceRef
 
 _MAX_DEPTH = 12
 

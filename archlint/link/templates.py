@@ -13,8 +13,8 @@ import re
 from dataclasses import replace
 
 from archlint.lang.cpp.lexical import lexical_calls
-from archlint.model.cuda import CudaFacts, Include
 from archlint.link.values import Reader, Texts
+from archlint.model.cuda import CudaFacts, Include
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]\s*$')
 _NOT_PLAIN = re.compile(r"[{}]|\basm\b|__global__|__device__|^\s*#", re.M)

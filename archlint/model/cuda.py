@@ -4,8 +4,9 @@ arch-sensitive constructs, shared-memory requests and namespace-scope declaratio
 from __future__ import annotations
 
 from dataclasses import dataclass
-from archlint.model.findings import Diagnostic, Suppression
+
 from archlint.model.cexpr import Expr
+from archlint.model.findings import Diagnostic, Suppression
 
 
 @dataclass(frozen=True)

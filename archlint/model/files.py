@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
 from archlint.model.cuda import CudaFacts
 from archlint.model.findings import Diagnostic
 

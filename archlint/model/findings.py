@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 
-
 class Level(str, Enum):
     ERROR = "error"
     WARNING = "warning"

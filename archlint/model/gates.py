@@ -4,6 +4,7 @@ the verdict for every target a gate shuts out."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from archlint.model.findings import Evidence, Location, Verdict
 from archlint.model.python import ResolvedSource, SourceRef
 

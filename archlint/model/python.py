@@ -4,6 +4,7 @@ imported or executed to get it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from archlint.model.findings import Diagnostic, Suppression
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from archlint.model.findings import Diagnostic, Finding, Suppression
 from archlint.model.gates import GateReport
 

@@ -12,9 +12,9 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from itertools import islice
 from operator import countOf
-from dataclasses import replace
 from pathlib import Path
 
 from archlint.model.findings import Finding

@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 from archlint.knowledge.rules import RuleInfo
 from archlint.model.findings import Finding, Level, Location, Suppression
 
-
 UNUSED = "AL900"
 UNKNOWN = "AL901"
 META_RULES = (UNUSED, UNKNOWN)

@@ -6,8 +6,8 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from archlint.model.gates import GateReport
 from archlint.model.findings import Diagnostic, Finding, Level
+from archlint.model.gates import GateReport
 
 FORMATS = ("text", "json", "sarif", "github")
 

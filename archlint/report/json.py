@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from archlint.postprocess.baseline import fingerprint
-from archlint.model.gates import GateReport
 from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Location
+from archlint.model.gates import GateReport
+from archlint.postprocess.baseline import fingerprint
 from archlint.report import Report
 
 SCHEMA_VERSION = 1

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from archlint.postprocess.baseline import FINGERPRINT_KEY, LineHasher, fingerprint
 from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Level, Location
+from archlint.postprocess.baseline import FINGERPRINT_KEY, LineHasher, fingerprint
 from archlint.report import Report
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -21,15 +21,29 @@ import click
 from archlint.config import ConfigError, Settings, read_settings
 from archlint.knowledge.arch import TargetError, parse_target
 from archlint.knowledge.rules import load_rules
-from archlint.runtime import compile_probe, launch_probe
-from archlint.runtime.compile_probe import ProbeOptions, probe_units
-from archlint.runtime.device import DeviceInfo, device_dict, format_bytes, format_device, profile_device, read_device
-from archlint.runtime.driver import DriverError
-from archlint.runtime.launch_probe import limit_sizes, probe_smem
-from archlint.model.findings import Evidence, EvidenceKind, Finding, Level, Location, Verdict
+from archlint.model.findings import (
+    Evidence,
+    EvidenceKind,
+    Finding,
+    Level,
+    Location,
+    Verdict,
+)
 from archlint.model.gates import GateReport, TargetVerdict
 from archlint.model.scan import ScanOptions, ScanResult
 from archlint.postprocess import PostprocessSettings, postprocess
+from archlint.runtime import compile_probe, launch_probe
+from archlint.runtime.compile_probe import ProbeOptions, probe_units
+from archlint.runtime.device import (
+    DeviceInfo,
+    device_dict,
+    format_bytes,
+    format_device,
+    profile_device,
+    read_device,
+)
+from archlint.runtime.driver import DriverError
+from archlint.runtime.launch_probe import limit_sizes, probe_smem
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 _LEVELS = ("error", "warning", "note", "none")

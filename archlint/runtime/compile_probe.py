@@ -15,9 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time

@@ -35,7 +35,13 @@ from pathlib import Path
 
 from .builds import classify, execute, import_records, is_cached, plan
 from .pairs import Pair, gate_units, load_pairs, sample
-from .projects import FLASHINFER, SGLANG, flashinfer_includes, project_of, sglang_includes
+from .projects import (
+    FLASHINFER,
+    SGLANG,
+    flashinfer_includes,
+    project_of,
+    sglang_includes,
+)
 from .scoring import render
 
 REPO = Path(__file__).resolve().parents[2]

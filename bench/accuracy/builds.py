@@ -170,7 +170,12 @@ def execute(jobs: list[dict], budget_s: float, workers: int, timeout_s: float, c
 
 def is_cached(job: dict, timeout_s: float, cache_dir: str | None) -> bool:
     """Whether this machine's compile cache already answers the job (its target build)."""
-    from archlint.runtime.compile_probe import cache_key, cache_load, default_cache_dir, find_nvcc
+    from archlint.runtime.compile_probe import (
+        cache_key,
+        cache_load,
+        default_cache_dir,
+        find_nvcc,
+    )
 
     nvcc, unit = find_nvcc(), Path(job["unit"]).resolve()
     if nvcc is None or not unit.is_file():
@@ -193,7 +198,13 @@ def _needs_references(result) -> bool:
 def import_records(records: list[dict], timeout_s: float, cache_dir: str | None) -> int:
     """Store builds done elsewhere (same paths, same nvcc release) in this machine's compile cache; none
     without an nvcc here, whose release is part of every cache key."""
-    from archlint.runtime.compile_probe import ProbeResult, cache_key, cache_store, default_cache_dir, find_nvcc
+    from archlint.runtime.compile_probe import (
+        ProbeResult,
+        cache_key,
+        cache_store,
+        default_cache_dir,
+        find_nvcc,
+    )
 
     nvcc = find_nvcc()
     if nvcc is None:
@@ -224,7 +235,13 @@ def import_records(records: list[dict], timeout_s: float, cache_dir: str | None)
 def classify(pairs: list, includes_by_release: dict[str, tuple[str, ...]], timeout_s: float,
              cache_dir: str | None, packages: dict[str, str] | None = None) -> list:
     """Fill in each pair's compiler answer from the compile cache (builds not in it: `not-run`)."""
-    from archlint.runtime.compile_probe import cache_key, cache_load, default_cache_dir, find_nvcc, kernel_key
+    from archlint.runtime.compile_probe import (
+        cache_key,
+        cache_load,
+        default_cache_dir,
+        find_nvcc,
+        kernel_key,
+    )
 
     nvcc = find_nvcc()
     directory = Path(cache_dir) if cache_dir else default_cache_dir()

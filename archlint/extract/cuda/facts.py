@@ -14,17 +14,17 @@ import re
 from bisect import bisect_right
 from dataclasses import replace
 
+from archlint.extract.cuda.asserts import arch_constants, static_asserts
+from archlint.extract.cuda.functions import find_functions
+from archlint.extract.cuda.smem import smem_requests
+from archlint.extract.suppressions import parse_suppression_text
+from archlint.knowledge.kb import KnowledgeBase, load_kb
 from archlint.lang.cpp.declarations import read_declarations
 from archlint.lang.cpp.directives import Structure, comment_spans, scan_directives
 from archlint.lang.cpp.lexical import FileCalls, closing_bracket
-from archlint.extract.cuda.functions import find_functions
-from archlint.model.cuda import Construct, CudaFacts, Function
 from archlint.lang.cpp.ptx import PtxError, _literals_from, opcodes
-from archlint.extract.cuda.smem import smem_requests
-from archlint.extract.cuda.asserts import arch_constants, static_asserts
-from archlint.extract.suppressions import parse_suppression_text
+from archlint.model.cuda import Construct, CudaFacts, Function
 from archlint.model.findings import Suppression
-from archlint.knowledge.kb import KnowledgeBase, load_kb
 
 _ASM_RE = re.compile(rb"\b(?:asm|__asm__)\s*(?:volatile|__volatile__)?\s*(?:goto\s*)?\(")
 _DECLARES_RE = re.compile(rb"\b(?:struct|class)\s+$")

@@ -9,13 +9,13 @@ definition it misses is recovered lexically: name, parenthesised parameters, bal
 from __future__ import annotations
 
 import re
-from typing import Any
 from bisect import bisect_right
 from functools import lru_cache
+from typing import Any
 
 from archlint.lang.cpp.directives import Structure
-from archlint.model.cuda import BodyLine, Function
 from archlint.lang.cpp.lexical import FileCalls, closing_bracket
+from archlint.model.cuda import BodyLine, Function
 
 _QUALIFIER_RE = re.compile(rb"\b(__global__|__device__|__host__)\b")
 _TRAP_RE = re.compile(r'__trap\s*\(\s*\)|\basm\s*(?:volatile\s*|__volatile__\s*)?\(\s*"\s*trap\s*;?\s*(?:\\n)?\s*"|\bassert\s*\(\s*(?:false|0)\s*\)')

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 
+from archlint.extract.python.walk import walk_module
 from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.model.findings import Diagnostic
 from archlint.model.python import PythonFacts
-from archlint.extract.python.walk import walk_module
 
 
 def decode_source(path: str, data: bytes) -> tuple[str | None, str, tuple[Diagnostic, ...]]:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from archlint.knowledge.idioms import Idioms
+from archlint.lang.python.expr import walk
 from archlint.model import python as pf
 from archlint.model.python import PyExpr
-from archlint.lang.python.expr import walk
 
 _MAX_HOPS = 3
 

@@ -3,19 +3,34 @@
 from __future__ import annotations
 
 import bisect
-from tree_sitter import Node
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from archlint.model import python as pf
+from tree_sitter import Node
+
+from archlint.extract.python.flags import flag_lists
+from archlint.extract.suppressions import suppression_of
 from archlint.knowledge.idioms import Idioms
 from archlint.knowledge.languages import is_cuda_name
-from archlint.extract.suppressions import suppression_of
+from archlint.lang.python.expr import (
+    ExprBuilder,
+    dotted,
+    fstring_parts,
+    int_values,
+    node_text,
+    short,
+    string_value,
+)
+from archlint.lang.python.strings import (
+    ARCH_STRING_RE,
+    STATEMENTS,
+    is_path_expr,
+    same_node,
+    source_ref,
+    string_context,
+)
+from archlint.model import python as pf
 from archlint.model.findings import Diagnostic
-from archlint.extract.python.flags import flag_lists
-from archlint.lang.python.strings import ARCH_STRING_RE, STATEMENTS, is_path_expr, same_node, source_ref, string_context
-from archlint.lang.python.expr import ExprBuilder, dotted, fstring_parts, node_text, short, string_value
-from archlint.lang.python.expr import int_values
 
 _EXITS = frozenset({"raise_statement", "return_statement", "continue_statement", "break_statement"})
 _MAX_PATH = 24

@@ -13,10 +13,10 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from archlint.model.cexpr import TRUE_EXPR, Binary, Defined, Expr, Unary
-from archlint.model.findings import Diagnostic
-from archlint.model.cuda import Include, MacroDef, Region
 from archlint.lang.cpp.expr import parse_condition
+from archlint.model.cexpr import TRUE_EXPR, Binary, Defined, Expr, Unary
+from archlint.model.cuda import Include, MacroDef, Region
+from archlint.model.findings import Diagnostic
 
 # Comments and literals, earliest match first, so `"/*"` in a string or `// /*` is not a comment.
 _MASK_RE = re.compile(

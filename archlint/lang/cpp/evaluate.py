@@ -15,8 +15,18 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from archlint.knowledge.arch import ARCH_MACRO_RE, Target
-from archlint.model.cexpr import Binary, Defined, Expr, MacroCall, Name, Num, Opaque, Ternary, Unary
 from archlint.lang.cpp.expr import parse_condition
+from archlint.model.cexpr import (
+    Binary,
+    Defined,
+    Expr,
+    MacroCall,
+    Name,
+    Num,
+    Opaque,
+    Ternary,
+    Unary,
+)
 
 Value = int | None
 

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 import re
 
-from archlint.model.cexpr import Binary, Defined, Expr, MacroCall, Name, Num, Opaque, Ternary, Unary
+from archlint.model.cexpr import (
+    Binary,
+    Defined,
+    Expr,
+    MacroCall,
+    Name,
+    Num,
+    Opaque,
+    Ternary,
+    Unary,
+)
 
 
 class ExprError(ValueError):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Iterator
-from archlint.lang.cpp.directives import Structure
 
+from archlint.lang.cpp.directives import Structure
 
 _CALL_RE = re.compile(rb"(?:(?<=[^\w])|^)(~?[A-Za-z_]\w*)\s*(?:<[^;{}()]{0,200}?>\s*)?(?:\(|<<<)")
 

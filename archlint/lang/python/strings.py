@@ -6,9 +6,17 @@ from __future__ import annotations
 
 import re
 
+from archlint.lang.python.expr import (
+    ExprBuilder,
+    dotted,
+    fstring_parts,
+    node_text,
+    short,
+    string_value,
+    walk,
+)
 from archlint.model import python as pf
 from archlint.model.python import PyExpr
-from archlint.lang.python.expr import ExprBuilder, dotted, fstring_parts, node_text, short, string_value, walk
 
 ARCH_STRING_RE = re.compile(
     r"(?:sm|compute)_\d{2,3}[af]?\b|^\d{2,3}[af]$|^\d{1,2}\.\d[af]?(?:\+PTX)?(?:[ ;,]+\d{1,2}\.\d[af]?(?:\+PTX)?)*$"
