@@ -146,10 +146,8 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_baseline, no_suppress,
          show_suppressed, no_cache, jobs, include_dirs, category, show_diff, apply_fix, config_file, quiet, debug) -> int:
     """Scan PATHS (default: .) and report gates, verdicts and arch hazards."""
-    from archlint.config import (  # deferred: keeps `archlint --version` light
-        ConfigError,
-        read_settings,
-    )
+    # deferred: keeps `archlint --version` light
+    from archlint.config import ConfigError, read_settings
 
     try:
         plan = _plan(paths or (".",))
@@ -165,12 +163,8 @@ def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_b
     chosen = replace(chosen, active=_reported_by_scan(chosen.active))
     outcome = _scan_once(options, settings, chosen, view)
     if show_diff or apply_fix:
-        from archlint.postprocess.fixes import (  # deferred: as above
-            FixError,
-            apply_edits,
-            plan_edits,
-            unified_diff,
-        )
+        # deferred: as above
+        from archlint.postprocess.fixes import FixError, apply_edits, plan_edits, unified_diff
 
         try:
             edits = plan_edits(outcome.processed.new, outcome.result.root)
@@ -198,9 +192,8 @@ def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_b
 @cli.command()
 def rules() -> None:
     """List every rule: id, name, default level, status."""
-    from archlint.knowledge.rules import (
-        load_rules,  # deferred: keeps `archlint --version` light
-    )
+    # deferred: keeps `archlint --version` light
+    from archlint.knowledge.rules import load_rules
 
     table = load_rules()
     width = max(len(info.name) for info in table.values())
@@ -212,10 +205,8 @@ def rules() -> None:
 @click.argument("rule")
 def explain(rule: str) -> None:
     """Print the documentation of RULE (an id such as AL101 or a name such as policy-gate)."""
-    from archlint.knowledge.rules import (  # deferred: keeps `archlint --version` light
-        load_rules,
-        resolve,
-    )
+    # deferred: keeps `archlint --version` light
+    from archlint.knowledge.rules import load_rules, resolve
 
     try:
         info = load_rules()[resolve(rule)]
@@ -288,9 +279,8 @@ def _plan(paths: tuple[str, ...]) -> _Plan:
 def _reported_by_scan(active: frozenset[str]) -> frozenset[str]:
     """The active rules less those only `archlint runtime` reports (tagged `runtime`, as AL301 is):
     a suppression of one is there for runtime, not unused in every scan."""
-    from archlint.knowledge.rules import (
-        load_rules,  # deferred: keeps `archlint --version` light
-    )
+    # deferred: keeps `archlint --version` light
+    from archlint.knowledge.rules import load_rules
 
     rules = load_rules()
     return frozenset(rule for rule in active if "runtime" not in rules[rule].tags)
@@ -300,10 +290,8 @@ def _baseline(path: Path | None) -> Counter[str] | None:
     """The fingerprints of an earlier report, read before the scan so a bad file stops it at once."""
     if path is None:
         return None
-    from archlint.postprocess.baseline import (  # deferred: keeps `archlint --version` light
-        BaselineError,
-        load_baseline,
-    )
+    # deferred: keeps `archlint --version` light
+    from archlint.postprocess.baseline import BaselineError, load_baseline
 
     try:
         return load_baseline(path)
@@ -320,11 +308,12 @@ def _run_engine(options: ScanOptions) -> ScanResult:
 
 
 def _scan_once(options: ScanOptions, settings: Settings, chosen: PostprocessSettings, view: _View) -> _Outcome:
-    from archlint.knowledge.rules import (
-        load_rules,  # deferred: keeps `archlint --version` light
-    )
-    from archlint.postprocess import postprocess  # deferred: as above
-    from archlint.report import Report, render  # deferred: as above
+    # deferred: keeps `archlint --version` light
+    from archlint.knowledge.rules import load_rules
+    # deferred: as above
+    from archlint.postprocess import postprocess
+    # deferred: as above
+    from archlint.report import Report, render
 
     rules = load_rules()
     result = _run_engine(options)
@@ -350,7 +339,8 @@ def _scan_once(options: ScanOptions, settings: Settings, chosen: PostprocessSett
 
 
 def _write_baseline(path: Path, outcome: _Outcome) -> None:
-    from archlint.report import render  # deferred: keeps `archlint --version` light
+    # deferred: keeps `archlint --version` light
+    from archlint.report import render
 
     report = replace(outcome.report, findings=outcome.processed.unsuppressed, baselined=0, colour=False)
     fmt = "sarif" if path.suffix.lower() == ".sarif" else "json"
@@ -361,9 +351,8 @@ def _emit(text: str, output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
         return
-    from archlint.postprocess.fixes import (
-        write_atomic,  # deferred: keeps `archlint --version` light
-    )
+    # deferred: keeps `archlint --version` light
+    from archlint.postprocess.fixes import write_atomic
 
     try:
         write_atomic(output, text)
