@@ -300,11 +300,10 @@ def _baseline(path: Path | None) -> Counter[str] | None:
 
 
 def _run_engine(options: ScanOptions) -> ScanResult:
-    engine = importlib.import_module("archlint.engine")
-    scan_function = getattr(engine, "scan", None)
-    if scan_function is None:
-        raise UserError("the scan engine is not available in this installation")
-    return scan_function(options)
+    # deferred: keeps `archlint --version` light
+    from archlint.engine import scan as run_scan
+
+    return run_scan(options)
 
 
 def _scan_once(options: ScanOptions, settings: Settings, chosen: PostprocessSettings, view: _View) -> _Outcome:

@@ -8,7 +8,6 @@ the driver launches (`--launch-probe`).
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import re
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import click
 
+from archlint import engine
 from archlint.config import ConfigError, Settings, read_settings
 from archlint.knowledge.arch import TargetError, parse_target
 from archlint.knowledge.rules import load_rules
@@ -190,11 +190,7 @@ def read_runtime_settings(paths, target: str, include_dirs: tuple[str, ...], con
 
 
 def run_scan(options: ScanOptions) -> ScanResult:
-    engine = importlib.import_module("archlint.engine")
-    scan = getattr(engine, "scan", None)
-    if scan is None:
-        raise UsageError("the static scan is not available in this build of archlint")
-    return scan(options)
+    return engine.scan(options)
 
 
 # ---------------------------------------------------------------- from the scan to the device's terms
