@@ -52,7 +52,7 @@ class ScanState:
 @dataclass(frozen=True)
 class _Stored:
     digests: tuple[tuple[str, str, str], ...]  # (path, language, sha256) of every file scanned, sorted
-    payload: object  # ScanResult or ScanState
+    payload: ScanResult | ScanState
 
 
 class ScanStore:

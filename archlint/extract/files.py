@@ -12,7 +12,8 @@ from typing import Iterable
 
 from archlint.extract.cuda.facts import extract_cuda
 from archlint.extract.python.facts import extract_python
-from archlint.lang.cpp.jinja import TemplateHole, stub_template
+from archlint.lang.cpp.jinja import stub_template
+from archlint.model.cuda import TemplateHole
 from archlint.model.files import FileFacts, SourceFile
 from archlint.model.findings import Diagnostic
 

@@ -138,6 +138,14 @@ class SmemRequest:
 
 
 @dataclass(frozen=True)
+class TemplateHole:
+    line: int
+    name: str  # the placeholder's expression, as written ('variant_decl')
+    kind: str  # 'code' | 'kernel' | 'filled' (code whose value the scanned Python spells out)
+    why: str = ""  # for code: why its value stays unknown, once the scanned Python has been read
+
+
+@dataclass(frozen=True)
 class CudaFacts:
     path: str
     sha256: str
@@ -151,7 +159,7 @@ class CudaFacts:
     diagnostics: tuple[Diagnostic, ...] = ()
     partial_parse: bool = False  # tree-sitter produced ERROR nodes
     calls: tuple[tuple[str, int], ...] = ()  # (name, region) of every call in the file: a unit's entry points
-    template_holes: tuple = ()  # cpp.jinja.TemplateHole: a template's placeholders that are not plain values
+    template_holes: tuple[TemplateHole, ...] = ()  # a template's placeholders that are not plain values
     declarations: Declarations = Declarations()  # namespace-scope definitions, for declaration reach
     arch_constants: tuple[ArchConstant, ...] = ()
     static_asserts: tuple[StaticAssert, ...] = ()

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
 
 from archlint.model.cuda import CudaFacts
+from archlint.model.python import PythonFacts
 from archlint.model.findings import Diagnostic
 
 
@@ -27,5 +28,5 @@ class Discovery:
 class FileFacts:
     file: SourceFile
     cuda: CudaFacts | None = None
-    python: Any = None  # pyfacts.PythonFacts
+    python: PythonFacts | None = None
     diagnostics: tuple[Diagnostic, ...] = ()

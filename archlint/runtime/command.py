@@ -88,7 +88,7 @@ class RuntimeReport:
     other_findings: int
     diagnostics: int
     probes: tuple[tuple[str, tuple], ...] = ()  # (gate id or '--unit', ProbeResults)
-    launches: tuple = ()  # launch_probe.SmemProbe
+    launches: tuple[launch_probe.SmemProbe, ...] = ()
     fail_on: Level = Level.WARNING  # the lowest level that fails the run: --fail-on, else the config's
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from functools import lru_cache
-from typing import Any
+from tree_sitter import Node
 
 from archlint.lang.cpp.directives import Structure
 from archlint.lang.cpp.lexical import FileCalls, closing_bracket
@@ -52,7 +52,7 @@ def find_functions(data: bytes, structure: Structure, calls: FileCalls, parse_li
 
 
 def _tree_functions(root, structure: Structure, calls: FileCalls):
-    stack: list[tuple[Any, tuple[str, ...]]] = [(root, ())]  # (tree-sitter node, enclosing scope)
+    stack: list[tuple[Node, tuple[str, ...]]] = [(root, ())]  # (node, enclosing scope)
     while stack:
         node, scope = stack.pop()
         if node.type == "function_definition":
@@ -64,7 +64,7 @@ def _tree_functions(root, structure: Structure, calls: FileCalls):
         if node.type in ("namespace_definition", "struct_specifier", "class_specifier"):
             name = node.child_by_field_name("name")
             if name is not None:
-                child_scope = (*scope, name.text.decode("utf-8", "replace"))
+                child_scope = (*scope, (name.text or b"").decode("utf-8", "replace"))
         stack.extend((child, child_scope) for child in reversed(node.children))
 
 

@@ -18,19 +18,12 @@ stubbed out, keeping every offset:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from archlint.model.cuda import TemplateHole
 
 _TAG = re.compile(rb"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
 _GLOBAL = re.compile(rb"\b__global__\b")
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.]*")
-
-
-@dataclass(frozen=True)
-class TemplateHole:
-    line: int
-    name: str  # the placeholder's expression, as written ('variant_decl')
-    kind: str  # 'code' | 'kernel' | 'filled' (code whose value the scanned Python spells out)
-    why: str = ""  # for code: why its value stays unknown, once the scanned Python has been read
 
 
 def stub_template(data: bytes) -> tuple[bytes, tuple[TemplateHole, ...]]:
