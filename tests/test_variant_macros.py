@@ -87,7 +87,8 @@ def test_a_project_function_named_like_a_library_one_is_judged_by_its_body():
 
 def test_a_macro_a_shared_builder_may_add_is_no_variant():
     """`_gen` adds -DV_SM100 on some paths: a build whose own flags lack it may still get it."""
-    from archlint.gates.detect import find_gates, variant_macros
+    from archlint.gates.detect import find_gates
+    from archlint.gates.variants import variant_macros
     from archlint.link.python import link_python
 
     source = b'''

@@ -22,7 +22,8 @@ from archlint.engine.steps import (
 from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import stage
 from archlint.extract.files import extract_all
-from archlint.gates.detect import find_gates, variant_macros, with_absent_variant_macros
+from archlint.gates.detect import find_gates
+from archlint.gates.variants import variant_macros, with_absent_variant_macros
 from archlint.judge.analysis import Judging
 from archlint.judge.verdicts import guarded_units
 from archlint.knowledge.kb import load_kb
@@ -72,7 +73,8 @@ def _link(options: ScanOptions, discovery, cache) -> Linked:
         # a capability test with no kernel build behind it has nothing to judge
         gated = [(gate, units) for gate in gates
                  if (units := guarded_units(pyindex, gate)).sources or units.unresolved] if pyindex is not None else []
-        for gate, units in with_absent_variant_macros(gated, variant_macros(pyindex, gates)):
+        variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
+        for gate, units in with_absent_variant_macros(gated, variants):
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, judging, targets))
         ctx = Context.judged(judging, targets, tuple(results))

@@ -11,7 +11,6 @@ from archlint.checks.context import Context, GateResult
 from archlint.engine.store import ScanState
 from archlint.judge.analysis import Defines, Judging, analyze_units
 from archlint.judge.verdicts import (
-    GuardedUnits,
     build_target,
     excluded_targets,
     gate_location,
@@ -25,7 +24,7 @@ from archlint.link.cuda import CudaIndex
 from archlint.link.python import PyIndex
 from archlint.model.files import FileFacts
 from archlint.model.findings import Finding, Suppression
-from archlint.model.gates import Gate, GateReport
+from archlint.model.gates import Gate, GateReport, GuardedUnits
 from archlint.model.python import split_define
 from archlint.model.scan import ScanOptions, ScanResult
 

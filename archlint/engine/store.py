@@ -17,7 +17,7 @@ from pathlib import Path
 
 from archlint.checks.context import GateResult
 from archlint.engine.cache import read_entry, write_entry
-from archlint.judge.verdicts import GuardedUnits
+from archlint.model.gates import GuardedUnits
 from archlint.link.cuda import FileLinks
 from archlint.model.files import SourceFile
 from archlint.model.findings import Diagnostic, Finding, Suppression

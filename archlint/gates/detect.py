@@ -14,7 +14,7 @@ from archlint.knowledge.arch import known_ccs
 from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.lang.python.expr import int_values, walk
 from archlint.model.gates import Gate
-from archlint.model.python import PyExpr, ResolvedSource, SourceRef, Span, split_define
+from archlint.model.python import PyExpr, ResolvedSource, SourceRef, Span
 
 _TARGET_RE = re.compile(r"(?:compute|sm)_(\d{2,3})([af]?)")
 _BARE_RE = re.compile(r"^(\d{2,3})([af]?)$")
@@ -52,42 +52,6 @@ def find_gates(index) -> tuple[Gate, ...]:
 
 
 # ---------------------------------------------------------------- variant macros
-
-
-def _macro(define: str) -> str:
-    return split_define(define)[0]
-
-
-def variant_macros(index, gates) -> frozenset[str]:
-    """Macros only the specs that hold gates pass with -D (`-DFLASHINFER_MAMBA_ENABLE_SM100`): each
-    picks a variant of sources several specs build. A macro some other function passes (a flag all
-    builds get) is not one."""
-    owners = {owner for gate in gates for owner in gate.guards}
-    if not owners:
-        return frozenset()
-    passed_by: dict[str, set[str]] = {}
-    for module, facts in index.modules.items():
-        for flags in facts.flags:
-            for define in (*flags.defines, *flags.maybe_defines):
-                passed_by.setdefault(_macro(define), set()).add(index.qualify(module, flags.function))
-    return frozenset(name for name, functions in passed_by.items() if functions <= owners)
-
-
-def with_absent_variant_macros(gated: list[tuple], variants: frozenset[str]) -> list[tuple]:
-    """(gate, guarded units) pairs, each gate told which variant macros its build lacks: those the
-    specs of gates guarding some of the same sources pass and its own spec, whose flags are all read,
-    does not. They are undefined in its build."""
-    sources = [set(units.sources) for _, units in gated]
-    out = []
-    for index, (gate, units) in enumerate(gated):
-        absent: set[str] = set()
-        if gate.flags_complete and units.sources:
-            for other_index, (other, _) in enumerate(gated):
-                if other_index != index and sources[other_index] & sources[index]:
-                    absent.update(_macro(d) for d in other.defines)
-            absent = (absent & variants) - {_macro(d) for d in gate.defines}
-        out.append((replace(gate, absent_defines=tuple(sorted(absent))) if absent else gate, units))
-    return out
 
 
 # ---------------------------------------------------------------- JIT context shared by flag gates

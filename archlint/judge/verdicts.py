@@ -8,26 +8,17 @@ every include inside the scanned trees resolved, no blocker, no possible blocker
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
-from dataclasses import dataclass
 
 from archlint.judge.analysis import Analysis, Defines, Judging, analyze_units
 from archlint.knowledge.arch import Target, known_ccs
 from archlint.link.python import PyIndex
 from archlint.model.findings import Evidence, EvidenceKind, Location, Verdict
-from archlint.model.gates import Gate, TargetVerdict
+from archlint.model.gates import Gate, GuardedUnits, TargetVerdict
 from archlint.model.python import ResolvedSource
 
 _MAX_CALL_DEPTH = 8
 # A function called by this many source-naming functions is build machinery shared by all of them.
 _MACHINERY_CALLERS = 5
-
-
-@dataclass(frozen=True)
-class GuardedUnits:
-    sources: tuple[str, ...]  # root-relative CUDA files the gate's builds compile
-    unresolved: tuple[str, ...]  # source references that could not be resolved, as written
-    evidence: Mapping[str, tuple[Evidence, ...]]  # source path -> evidence hops from the gate to it
 
 
 def gate_location(gate: Gate) -> Location:

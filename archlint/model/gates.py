@@ -3,6 +3,7 @@ the verdict for every target a gate shuts out."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from archlint.model.findings import Evidence, Location, Verdict
@@ -58,3 +59,10 @@ class GateReport:
     admits: tuple[str, ...]  # target names admitted, among those evaluated
     verdicts: tuple[TargetVerdict, ...]
     sources: tuple[str, ...] = ()  # root-relative translation units the gate's builds compile
+
+
+@dataclass(frozen=True)
+class GuardedUnits:
+    sources: tuple[str, ...]  # root-relative CUDA files the gate's builds compile
+    unresolved: tuple[str, ...]  # source references that could not be resolved, as written
+    evidence: Mapping[str, tuple[Evidence, ...]]  # source path -> evidence hops from the gate to it
