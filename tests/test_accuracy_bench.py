@@ -26,7 +26,7 @@ from bench.accuracy.builds import (  # noqa: E402
 from bench.accuracy.generated import enclosing_function, generated_units  # noqa: E402
 from bench.accuracy.pairs import Pair, gate_units, load_pairs, sample  # noqa: E402
 from bench.accuracy.projects import FLASHINFER, sglang_unit  # noqa: E402
-from bench.accuracy.scoring import disagreements, is_agreement, metrics, render  # noqa: E402
+from bench.accuracy.scoring import decisive_shares, disagreements, is_agreement, metrics, render  # noqa: E402
 
 
 def _pair(verdict, compiler, target="sm_120a", gate="flashinfer/jit/comm.py:7:18", units=("a.cu",)):
@@ -90,6 +90,19 @@ def test_render_lists_every_disagreement_with_its_evidence():
     assert "Inconclusive (not counted)" in text
     assert "POLICY precision 1.00" in text
     assert "Population" in text
+
+
+def test_decisive_share_per_target_in_arch_order():
+    def pair(target: str, verdict: str, release: str = "fi-0.7.2.post1") -> Pair:
+        return Pair(release, f"g{target}{verdict}", "gate", target, verdict, "")
+
+    pairs = [pair("sm_120a", "POLICY"), pair("sm_120a", "UNKNOWN"), pair("sm_120a", "EMPTY"), pair("sm_120a", "UNKNOWN"),
+             pair("sm_80", "GENUINE"), pair("sm_110a", "UNKNOWN")]
+    lines = decisive_shares(pairs).splitlines()
+    rows = [line.split() for line in lines[1:]]
+    assert [row[1] for row in rows] == ["sm_80", "sm_110a", "sm_120a", "all"]
+    assert rows[2][2:] == ["2", "4", "0.50"]  # sm_120a: POLICY and EMPTY of four
+    assert rows[3][2:] == ["3", "6", "0.50"]
 
 
 def test_load_pairs_keeps_wanted_targets_and_joins_units(tmp_path):

@@ -42,7 +42,7 @@ from .projects import (
     project_of,
     sglang_includes,
 )
-from .scoring import render
+from .scoring import decisive_shares, render
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_TARGETS = ("sm_80", "sm_89", "sm_100a", "sm_103a", "sm_110a", "sm_120a", "sm_121a")
@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_compile:
         execute(jobs, budget, args.jobs, args.timeout, args.cache_dir)
     checked = classify(chosen, includes_by_release, args.timeout, args.cache_dir, packages)
-    report = render(checked, population)
+    report = "Decisive share (POLICY, GENUINE or EMPTY) per target:\n" + decisive_shares(all_pairs) + "\n\n" \
+        + render(checked, population)
     print()
     print(report)
     (args.workdir / "results.json").write_text(

@@ -67,6 +67,36 @@ def disagreements(pairs: list[Pair]) -> list[Pair]:
 # ---------------------------------------------------------------- report
 
 
+DECISIVE = ("POLICY", "GENUINE", "EMPTY")
+
+
+def decisive_shares(pairs: list[Pair]) -> str:
+    """Per release and target, the share of (gate, target) verdicts that answer the question
+    (POLICY, GENUINE or EMPTY) rather than UNKNOWN; over the whole population, not the sample."""
+    by_target: dict[tuple[str, str], Counter] = {}
+    for pair in pairs:
+        by_target.setdefault((pair.release, pair.target), Counter())[pair.verdict] += 1
+    lines = [f"{'release':<22}{'target':<10}{'decisive':>10}{'of':>6}{'share':>8}"]
+    for release in sorted({release for release, _ in by_target}):
+        rows = sorted((target, counts) for (r, target), counts in by_target.items() if r == release)
+        total: Counter = Counter()
+        for target, counts in sorted(rows, key=lambda row: _arch_order(row[0])):
+            lines.append(_share_row(release, target, counts))
+            total += counts
+        lines.append(_share_row(release, "all", total))
+    return "\n".join(lines)
+
+
+def _share_row(release: str, target: str, counts: Counter) -> str:
+    decisive, whole = sum(counts[v] for v in DECISIVE), sum(counts.values())
+    return f"{release:<22}{target:<10}{decisive:>10}{whole:>6}{_fmt(decisive / whole if whole else None):>8}"
+
+
+def _arch_order(target: str) -> tuple[int, str]:
+    digits = "".join(ch for ch in target if ch.isdigit())
+    return (int(digits) if digits else 0, target)
+
+
 def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
