@@ -113,3 +113,22 @@ def test_a_negated_group_adds_no_key():
     """`not (is_same_v<A, Sm120>)` holds for every other tag: it needs no name."""
     found = _declarations(b"template <class A> struct B<A, std::enable_if_t<not (std::is_same_v<A, arch::Sm120>)>> {};\n")
     assert found.items[0].keys == ()
+
+
+def test_a_using_declaration_compiles_nothing_until_its_name_is_used():
+    found = _declarations(b"namespace mini {\nusing SM100::TMEM::LOAD::SM100_TMEM_LOAD_16dp256b1x;\nusing namespace detail;\n}\n")
+    assert [item.names for item in found.items] == [("SM100_TMEM_LOAD_16dp256b1x",)]
+    assert "SM100_TMEM_LOAD_16dp256b1x" not in found.loose and "detail" in found.loose
+
+
+def test_a_unit_that_only_includes_the_atoms_can_be_widened():
+    """fmha_reduction.cu includes the SM100 copy atoms (re-exported by a using-declaration) and uses
+    none: the gate is policy on every target, sm_120a included."""
+    verdicts = _verdicts()[("gm/jit/gemm.py", 29)]
+    assert {target: v.verdict for target, v in verdicts.items()} == {t: "POLICY" for t in ("sm_80", "sm_110a", "sm_120a")}
+
+
+def test_a_kernel_that_loads_through_the_re_exported_atom_still_counts_it():
+    verdicts = _verdicts()[("gm/jit/gemm.py", 36)]
+    assert verdicts["sm_110a"].verdict == "POLICY"
+    assert verdicts["sm_120a"].verdict == "UNKNOWN" and "SM100_TMEM_LOAD_16dp256b1x" in verdicts["sm_120a"].reason

@@ -32,6 +32,8 @@ _CLASS_RE = re.compile(
     rb"\s*(\w+)\s*(?:(<)|:|final\b|$)", re.S)
 _TEMPLATE_RE = re.compile(rb"^\s*template\s*<")
 _ALIAS_RE = re.compile(rb"\s*using\s+(\w+)\s*=")
+# `using ns::Name;` brings a name into scope and compiles nothing (not `using namespace ns;`)
+_USING_DECLARATION_RE = re.compile(rb"\s*using\s+(?!namespace\b)(?:typename\s+)?(?:::\s*)?(?:\w+\s*::\s*)+(\w+)\s*$")
 _FORWARD_RE = re.compile(rb"\s*(?:friend\s+)?(?:struct|class|union)\b[^;={}()]*$")
 _FUNCTION_NAME_RE = re.compile(rb"((?:\w+\s*(?:<[^(){};]*>)?\s*::\s*)*)(~?\w+)\s*(?:<[^(){};]*>)?\s*\(")
 _OWNER_RE = re.compile(rb"(\w+)\s*(?:<[^(){};]*>)?\s*::")
@@ -123,13 +125,13 @@ def _macro_names(masked: bytes) -> set[str]:
 
 
 def _statement(head: bytes, start: int, end: int, line_starts, items: list, loose: set) -> None:
-    """A `;`-ended statement at namespace scope. Aliases, forward-declared classes and template
-    declarations are compiled only where named; the rest (variables, explicit instantiations,
-    static_asserts, plain prototypes) counts as always compiled."""
+    """A `;`-ended statement at namespace scope. Aliases, using-declarations, forward-declared
+    classes and template declarations are compiled only where named; the rest (variables, explicit
+    instantiations, static_asserts, plain prototypes) counts as always compiled."""
     parsed = _Head.read(head)
     names: tuple[str, ...] = ()
     keys: tuple[tuple[str, ...], ...] = ()
-    alias = _ALIAS_RE.match(parsed.body)
+    alias = _ALIAS_RE.match(parsed.body) or _USING_DECLARATION_RE.match(parsed.body)
     if alias is not None:
         names = (alias.group(1).decode(),)
     elif _FORWARD_RE.match(parsed.body) and parsed.klass is not None:
