@@ -7,8 +7,8 @@ from typing import Iterator
 from archlint.checks.context import Context, target_list
 from archlint.judge.verdicts import gate_location
 from archlint.knowledge.arch import parse_target
-from archlint.model.findings import Finding, Fix, Location, Verdict
-from archlint.model.gates import Gate
+from archlint.model.findings import Evidence, EvidenceKind, Finding, Fix, Location, Verdict
+from archlint.model.gates import Gate, TargetVerdict
 
 
 def check(ctx: Context) -> Iterator[Finding]:
@@ -21,9 +21,18 @@ def check(ctx: Context) -> Iterator[Finding]:
         fixes = _fix(gate, names)
         yield ctx.finding(
             "AL101", gate_location(gate), targets=names, symbol=gate.function, fixes=fixes,
-            evidence=tuple(e for v in policy for e in v.evidence[:1]),
+            evidence=_evidence(gate, policy),
             gate=gate.text, arch=target_list(names), major=_addition_text(gate, names),
         )
+
+
+def _evidence(gate: Gate, policy: list[TargetVerdict]) -> tuple[Evidence, ...]:
+    """The first POLICY target's path: the gate, the Python calls to the units, each unit, then every
+    kernel and arch-sensitive construct checked for that target."""
+    first = policy[0]
+    if first.reached is not None and first.reached.path:
+        return first.reached.path
+    return (Evidence(gate_location(gate), f"gate `{gate.text}` excludes {first.target}", EvidenceKind.GATE),)
 
 
 def _additions(gate: Gate, names: tuple[str, ...]) -> list[int]:
