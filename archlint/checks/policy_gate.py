@@ -27,9 +27,10 @@ def check(ctx: Context) -> Iterator[Finding]:
 
 
 def _evidence(gate: Gate, policy: list[TargetVerdict]) -> tuple[Evidence, ...]:
-    """The first POLICY target's path: the gate, the Python calls to the units, each unit, then every
-    kernel and arch-sensitive construct checked for that target."""
-    first = policy[0]
+    """One POLICY target's path: the gate, the Python calls to the units, each unit, then every kernel
+    and arch-sensitive construct checked for that target. The target with the most constructs
+    checked (the first on a tie): the one whose verdict rests on the most."""
+    first = max(policy, key=lambda v: len(v.reached.constructs) if v.reached is not None else -1)
     if first.reached is not None and first.reached.path:
         return first.reached.path
     return (Evidence(gate_location(gate), f"gate `{gate.text}` excludes {first.target}", EvidenceKind.GATE),)
