@@ -12,7 +12,7 @@ from archlint.knowledge.arch import Target
 from archlint.knowledge.kb import KnowledgeBase
 from archlint.knowledge.rules import RuleInfo, effective_level, load_rules
 from archlint.link.cuda import CudaIndex
-from archlint.model.findings import Evidence, Finding, Fix, Location, Verdict
+from archlint.model.findings import Evidence, EvidenceKind, Finding, Fix, Location, Verdict
 from archlint.model.gates import Gate, TargetVerdict
 
 # (path, function qualname, '' for file scope) -> the admitted builds that compile it
@@ -102,6 +102,14 @@ def target_list(names: Iterable[str]) -> str:
     return ", ".join(names) if len(names) <= 4 else ", ".join(names[:4]) + f" and {len(names) - 4} more"
 
 
+def gate_evidence(gate: Gate, verdict: TargetVerdict) -> tuple[Evidence, ...]:
+    """A verdict's evidence chain, or the gate itself where the verdict has none (nothing resolved
+    behind it): every gate finding carries at least one hop, so SARIF gives each a code flow."""
+    if verdict.evidence:
+        return verdict.evidence
+    return (Evidence(gate_location(gate), f"gate `{gate.text}` excludes {verdict.target}", EvidenceKind.GATE),)
+
+
 def verdict_findings(ctx: Context, rule_id: str, verdict: Verdict) -> list[Finding]:
     """One finding per gate for all the excluded targets that got `verdict`, with the first's reason."""
     findings = []
@@ -111,6 +119,7 @@ def verdict_findings(ctx: Context, rule_id: str, verdict: Verdict) -> list[Findi
             names = tuple(v.target for v in matching)
             findings.append(ctx.finding(
                 rule_id, gate_location(result.gate), targets=names, symbol=result.gate.function,
-                evidence=matching[0].evidence, gate=result.gate.text, arch=target_list(names), reason=matching[0].reason,
+                evidence=gate_evidence(result.gate, matching[0]), gate=result.gate.text, arch=target_list(names),
+                reason=matching[0].reason,
             ))
     return findings

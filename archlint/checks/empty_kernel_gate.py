@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterator
 
-from archlint.checks.context import Context, target_list
+from archlint.checks.context import Context, gate_evidence, target_list
 from archlint.judge.verdicts import gate_location
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Verdict
 
@@ -17,7 +18,10 @@ def check(ctx: Context) -> Iterator[Finding]:
             continue
         names = tuple(v.target for v in empty)
         first = empty[0]
+        # a GENUINE verdict's chain leads to its blocker: show the gate and the kernel instead
         evidence = first.evidence if first.verdict is Verdict.EMPTY else ()
+        if not evidence:
+            evidence = (*gate_evidence(result.gate, replace(first, evidence=())), first.empty_kernels[0])
         yield ctx.finding(
             "AL103", gate_location(result.gate), targets=names, symbol=result.gate.function, evidence=evidence,
             gate=result.gate.text, arch=target_list(names), effect=_effect(first.empty_kernels[0]),

@@ -7,8 +7,8 @@ from typing import Iterator
 from archlint.checks.context import Context, target_list
 from archlint.judge.verdicts import gate_location
 from archlint.knowledge.arch import parse_target
-from archlint.model.findings import Finding, Fix, Location, Verdict
-from archlint.model.gates import Gate
+from archlint.model.findings import Evidence, EvidenceKind, Finding, Fix, Location, Verdict
+from archlint.model.gates import Gate, TargetVerdict
 
 
 def check(ctx: Context) -> Iterator[Finding]:
@@ -21,9 +21,19 @@ def check(ctx: Context) -> Iterator[Finding]:
         fixes = _fix(gate, names)
         yield ctx.finding(
             "AL101", gate_location(gate), targets=names, symbol=gate.function, fixes=fixes,
-            evidence=tuple(e for v in policy for e in v.evidence[:1]),
+            evidence=_evidence(gate, policy),
             gate=gate.text, arch=target_list(names), major=_addition_text(gate, names),
         )
+
+
+def _evidence(gate: Gate, policy: list[TargetVerdict]) -> tuple[Evidence, ...]:
+    """One POLICY target's path: the gate, the Python calls to the units, each unit, then every kernel
+    and arch-sensitive construct checked for that target. The target with the most constructs
+    checked (the first on a tie): the one whose verdict rests on the most."""
+    first = max(policy, key=lambda v: len(v.reached.constructs) if v.reached is not None else -1)
+    if first.reached is not None and first.reached.path:
+        return first.reached.path
+    return (Evidence(gate_location(gate), f"gate `{gate.text}` excludes {first.target}", EvidenceKind.GATE),)
 
 
 def _additions(gate: Gate, names: tuple[str, ...]) -> list[int]:

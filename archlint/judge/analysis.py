@@ -14,7 +14,7 @@ from enum import Enum
 from archlint.judge.asserts import assert_hits
 from archlint.judge.reach import Unreached, unreached_declarations
 from archlint.knowledge.arch import Target
-from archlint.knowledge.kb import KnowledgeBase
+from archlint.knowledge.kb import KnowledgeBase, Requirement
 from archlint.lang.cpp.directives import guard_chain
 from archlint.lang.cpp.evaluate import Evaluator, Value
 from archlint.lang.cpp.expr import render
@@ -22,6 +22,7 @@ from archlint.link.cuda import CudaIndex
 from archlint.model.cexpr import Binary, Expr
 from archlint.model.cuda import Construct, CudaFacts, Function, Region, SmemRequest
 from archlint.model.findings import Evidence, EvidenceKind, Location
+from archlint.model.gates import CheckedConstruct
 
 HOST_SMEM_KINDS = ("dynamic-attr", "launch")
 
@@ -61,6 +62,12 @@ class Analysis:
     reached: frozenset[tuple[str, str]] = frozenset()  # (path, qualname) compiled into the units
     kernels: int = 0  # reached kernels compiled for the target
     assumed: tuple[Hit, ...] = ()  # what a POLICY verdict takes as read: template code filled in from the Python
+    # What the walk checked, for a POLICY verdict's evidence: files followed through #include (units
+    # excluded), the kernels compiled for the target, the arch-sensitive constructs the target has.
+    headers: tuple[str, ...] = ()
+    kernel_hops: tuple[Evidence, ...] = ()
+    checked: tuple[CheckedConstruct, ...] = ()
+    compiled: tuple[str, ...] = ()  # the units walked: the sources among the linked files
 
 
 Defines = Mapping[str, object]  # -D name -> int value, UNKNOWN_DEFINE or NOT_PASSED
@@ -106,6 +113,7 @@ class TargetView:
         self.host = Evaluator(None, self.index.bindings, self.defines)
         self._memo: dict[tuple[str, int, bool], Value] = {}
         self._units: dict[tuple[str, tuple[Target, ...]], _UnitHits] = {}
+        self._guards: dict[tuple[str, int], Region | None] = {}
 
     def truth(self, path: str, region: int, host: bool = False) -> Value:
         key = (path, region, host)
@@ -122,6 +130,21 @@ class TargetView:
         if hits is None:
             hits = self._units[key] = _unit_hits(self, source, references)
         return hits
+
+    def arch_guard(self, path: str, region: int) -> Region | None:
+        """The innermost region around a site whose condition depends on the target: it names
+        `__CUDA_ARCH__` (or a kin), or reads differently in device and host code."""
+        key = (path, region)
+        if key not in self._guards:
+            regions = self.index.files[path].regions
+            current, found = region, None
+            while current >= 0 and found is None:
+                cond = regions[current].cond
+                if "__CUDA_ARCH" in render(cond) or self.device.truth(cond) != self.host.truth(cond):
+                    found = regions[current]
+                current = regions[current].parent
+            self._guards[key] = found
+        return self._guards[key]
 
     def why_false(self, path: str, region: int) -> str:
         """The first enclosing condition that is false for this target, rendered for evidence."""
@@ -206,10 +229,14 @@ class _UnitHits:
     reached: frozenset[tuple[str, str]]
     kernels: int  # reached kernels compiled for the target
     assumed: tuple[Hit, ...] = ()
+    headers: tuple[str, ...] = ()
+    kernel_hops: tuple[Evidence, ...] = ()
+    checked: tuple[CheckedConstruct, ...] = ()
 
 
 def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[TargetView, ...], head: tuple[Evidence, ...]) -> Analysis:
-    parts = [view.unit_hits(source, references) for source in sources if source in view.index.files]
+    compiled = tuple(source for source in sources if source in view.index.files)
+    parts = [view.unit_hits(source, references) for source in compiled]
 
     def joined(of: Callable[[_UnitHits], tuple[Hit, ...]]) -> tuple[Hit, ...]:
         # Only the first hit of a kind becomes evidence, so only it gets the gate's hops.
@@ -218,9 +245,13 @@ def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[
         return (replace(hits[0], chain=head + hits[0].chain), *hits[1:]) if hits else ()
 
     reached: frozenset[tuple[str, str]] = frozenset().union(*(part.reached for part in parts))
+    headers = sorted({path for part in parts for path in part.headers} - set(sources))
+    kernel_hops = sorted({hop for part in parts for hop in part.kernel_hops}, key=lambda hop: (hop.location, hop.name))
+    checked = {(item.hop.location, item.hop.name): item for part in parts for item in part.checked}
     return Analysis(view.target, joined(lambda p: p.blockers), joined(lambda p: p.possible), joined(lambda p: p.empty),
                     joined(lambda p: p.unresolved), len(sources), reached, sum(part.kernels for part in parts),
-                    joined(lambda p: p.assumed))
+                    joined(lambda p: p.assumed), tuple(headers), tuple(kernel_hops),
+                    tuple(checked[key] for key in sorted(checked)), compiled)
 
 
 def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]) -> _UnitHits:
@@ -229,6 +260,8 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     empty: list[Hit] = []
     unresolved: list[Hit] = []
     assumed: list[Hit] = []
+    checked: list[CheckedConstruct] = []
+    kernel_hops: list[Evidence] = []
     parents = view.closure(source)
     files = set(parents)
     reached = view.reachable(source, files)
@@ -251,7 +284,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         _code_holes(facts, chain, unresolved, assumed)
         for construct in facts.constructs:
             if compiled(construct):
-                _judge_construct(view, facts, construct, (reached, surely), source, chain, blockers, possible)
+                _judge_construct(view, facts, construct, (reached, surely), source, chain, blockers, possible, checked)
         for request in facts.smem:
             _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
         for location, message in assert_hits(view, facts, constants, references, compiled):
@@ -261,7 +294,10 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
             if (path, function.qualname) not in reached:
                 continue
             if function.kind == "global":
-                kernels += view.truth(path, function.region) != 0
+                if view.truth(path, function.region) != 0:
+                    kernels += 1
+                    kernel_hops.append(Evidence(Location(path, function.line, function.col), f"kernel `{function.name}`",
+                                                EvidenceKind.KERNEL, name=function.name))
                 hit = empty_kernel(view, facts, function, references, chain)
                 if hit is not None:
                     empty.append(hit)
@@ -270,7 +306,8 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
                 if hit is not None:
                     (empty if hit.certain else possible).append(hit)
     return _UnitHits(_dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved),
-                     frozenset(reached) | {(path, "") for path in files}, kernels, _dedupe(assumed))
+                     frozenset(reached) | {(path, "") for path in files}, kernels, _dedupe(assumed),
+                     tuple(sorted(files - {source})), tuple(kernel_hops), tuple(checked))
 
 
 def _include_chain(parents: dict[str, tuple[str, int] | None], path: str) -> tuple[Evidence, ...]:
@@ -313,13 +350,17 @@ def emits_instruction(construct: Construct) -> bool:
     return construct.kind != "tag" and not construct.in_constexpr_branch
 
 
-def _judge_construct(view, facts, construct: Construct, reach, source, chain, blockers, possible) -> None:
+def _judge_construct(view, facts, construct: Construct, reach, source, chain, blockers, possible, checked) -> None:
     """A construct at a site the unit compiles. `reach`: the functions compiled for the target, and
     those compiled whatever undecided conditions say; an instruction reached only through an
-    undecided call is a possible blocker."""
+    undecided call is a possible blocker. One the target has goes to `checked`, with its guard."""
     reached, surely = reach
     requirement = view.kb.requirement(construct.kind, construct.name)
-    if requirement is None or requirement.supports(view.target) or _shadowed(view, construct, reached):
+    if requirement is None or _shadowed(view, construct, reached):
+        return
+    if requirement.supports(view.target):
+        if view.truth(facts.path, construct.region) != 0:
+            checked.append(_checked(view, facts, construct, requirement))
         return
     state = view.truth(facts.path, construct.region)
     if state == 0:
@@ -334,6 +375,22 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
     hop = Evidence(location, message, EvidenceKind.CONSTRUCT, name=construct.name)
     hit = Hit(HitKind.INSTRUCTION, location, message, chain + (hop,), certain)
     (blockers if certain else possible).append(hit)
+
+
+def _checked(view: TargetView, facts: CudaFacts, construct: Construct, requirement: Requirement) -> CheckedConstruct:
+    """A construct the target has: under which arch guard it compiles, and the KB row saying so."""
+    where = f" in `{construct.function.split('::')[-1]}`" if construct.function else ""
+    guard = view.arch_guard(facts.path, construct.region)
+    target = view.target
+    if guard is None:
+        text, line, holds, under = "", 0, "", "with no arch guard"
+    else:
+        text, line = render(guard.cond), guard.line
+        holds = "true" if view.device.truth(guard.cond) == 1 else "undecided"
+        under = f"under `{text}` (line {line}), {holds} for {target}"
+    message = f"`{construct.name}`{where} {under}; {requirement.describe()}: {target} has it [{requirement.id}]"
+    hop = Evidence(Location(facts.path, construct.line, construct.col), message, EvidenceKind.CHECKED, name=construct.name)
+    return CheckedConstruct(hop, text, line, holds, requirement.id, requirement.describe())
 
 
 def _shadowed(view, construct: Construct, reached) -> bool:

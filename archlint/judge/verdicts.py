@@ -13,7 +13,7 @@ from archlint.judge.analysis import Analysis, Defines, Judging, analyze_units
 from archlint.knowledge.arch import Target, known_ccs
 from archlint.link.python import PyIndex
 from archlint.model.findings import Evidence, EvidenceKind, Location, Verdict
-from archlint.model.gates import Gate, GuardedUnits, TargetVerdict
+from archlint.model.gates import Gate, GuardedUnits, Reached, TargetVerdict
 from archlint.model.python import ResolvedSource
 
 _MAX_CALL_DEPTH = 8
@@ -165,7 +165,8 @@ def verdict_for(gate: Gate, units: GuardedUnits, judging: Judging, target: Targe
         analysis = analyze_units(view, units.sources, ref_views, head)
         verdict, reason, evidence = judge(analysis, units, gate.exact)
         empties = tuple(hit.chain[-1] for hit in analysis.empty)
-        verdicts.append(TargetVerdict(build.name, verdict, reason, _join(units, evidence), empties))
+        reached = _reached(analysis, units, head) if verdict is Verdict.POLICY else None
+        verdicts.append(TargetVerdict(build.name, verdict, reason, _join(units, evidence), empties, reached))
     chosen = verdicts[0]
     if len(verdicts) > 1:
         other = verdicts[1]
@@ -173,8 +174,21 @@ def verdict_for(gate: Gate, units: GuardedUnits, judging: Judging, target: Targe
         verdict = chosen.verdict
         if verdict is Verdict.POLICY and other.verdict is not Verdict.POLICY:
             verdict = Verdict.UNKNOWN
-        chosen = TargetVerdict(chosen.target, verdict, chosen.reason + note, chosen.evidence, chosen.empty_kernels)
+        reached = chosen.reached if verdict is Verdict.POLICY else None
+        chosen = TargetVerdict(chosen.target, verdict, chosen.reason + note, chosen.evidence, chosen.empty_kernels, reached)
     return chosen
+
+
+def _reached(analysis: Analysis, units: GuardedUnits, head: tuple[Evidence, ...]) -> Reached:
+    """What the walk behind a POLICY verdict checked, and the path a finding shows: the gate, the
+    Python calls to the first unit, each unit compiled, the template code it takes as read, the
+    kernels and the constructs checked."""
+    sources = analysis.compiled
+    first = units.evidence.get(sources[0], ()) if sources else ()
+    path = (*head, *(hop for hop in first if hop.kind is not EvidenceKind.GATE),
+            *(Evidence(Location(source, 1), f"compiles {source}", EvidenceKind.COMPILES, source=source) for source in sources),
+            *(hit.chain[-1] for hit in analysis.assumed), *analysis.kernel_hops, *(item.hop for item in analysis.checked))
+    return Reached(sources, analysis.headers, analysis.kernel_hops, analysis.checked, path)
 
 
 def _with_arch(gate: Gate, defines: Defines, build: Target) -> Defines:

@@ -72,6 +72,7 @@ class EvidenceKind(Enum):
     COMPILES = "compiles"  # the translation unit that is compiled; source: its path
     INCLUDE = "include"  # an #include on the way to a file; source: the file included
     CONSTRUCT = "construct"  # an instruction or intrinsic the target lacks; name: the construct
+    CHECKED = "checked"  # an arch-sensitive construct the target has, under its guard; name: the construct
     SMEM = "smem"  # a shared-memory request above the target's limit
     ASSERT = "assert"  # a static assertion that fails for the target
     TEMPLATE = "template"  # a template placeholder filled in from the Python

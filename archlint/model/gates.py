@@ -39,6 +39,31 @@ class Gate:
 
 
 @dataclass(frozen=True)
+class CheckedConstruct:
+    """An arch-sensitive construct a verdict's walk reached and found the target has: where it is,
+    the arch guard it compiles under evaluated for the target, and the knowledge-base row saying so."""
+
+    hop: Evidence  # CHECKED: the construct's place, what was checked in words; name: the construct
+    guard: str  # the innermost arch condition it compiles under, rendered; '' when no arch condition
+    guard_line: int  # that directive's line, in the construct's file; 0 when none
+    holds: str  # the guard for the target: 'true', or 'undecided' (archlint could not evaluate it)
+    requirement: str  # the knowledge-base row's id
+    needs: str  # the row's requirement in words ('needs sm_90 or newer')
+
+
+@dataclass(frozen=True)
+class Reached:
+    """What the walk behind a verdict checked: the units, the headers followed from them, the kernels
+    compiled for the target, and every arch-sensitive construct compiled for it."""
+
+    units: tuple[str, ...]  # root-relative translation units
+    headers: tuple[str, ...]  # files reached through #include, units excluded
+    kernels: tuple[Evidence, ...]  # KERNEL hops, one per kernel compiled for the target
+    constructs: tuple[CheckedConstruct, ...]  # sorted by place
+    path: tuple[Evidence, ...] = ()  # the gate to the units, then what was checked: a finding's evidence
+
+
+@dataclass(frozen=True)
 class TargetVerdict:
     target: str
     verdict: Verdict
@@ -47,6 +72,7 @@ class TargetVerdict:
     # the hop saying so, for each kernel left empty or trapping on this target (also when GENUINE):
     # EMPTY_KERNEL, TRAP_KERNEL or TRAP_CALL, named
     empty_kernels: tuple[Evidence, ...] = ()
+    reached: Reached | None = None  # what a POLICY verdict checked; None for the other verdicts
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 
 from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Location
-from archlint.model.gates import GateReport
+from archlint.model.gates import CheckedConstruct, GateReport, Reached, TargetVerdict
 from archlint.postprocess.baseline import fingerprint
 from archlint.report import Report
 
@@ -68,16 +68,43 @@ def gate_dict(gate: GateReport) -> dict:
         **location_dict(gate.location),
         "admits": list(gate.admits),
         "sources": list(gate.sources),
-        "verdicts": [
-            {
-                "target": v.target,
-                "verdict": v.verdict.value,
-                "reason": v.reason,
-                "evidence": [evidence_dict(hop) for hop in v.evidence],
-                "empty_kernels": [hop.message for hop in v.empty_kernels],
-            }
-            for v in sorted(gate.verdicts, key=lambda v: v.target)
-        ],
+        "verdicts": [verdict_dict(v) for v in sorted(gate.verdicts, key=lambda v: v.target)],
+    }
+
+
+def verdict_dict(verdict: TargetVerdict) -> dict:
+    out: dict[str, object] = {
+        "target": verdict.target,
+        "verdict": verdict.verdict.value,
+        "reason": verdict.reason,
+        "evidence": [evidence_dict(hop) for hop in verdict.evidence],
+        "empty_kernels": [hop.message for hop in verdict.empty_kernels],
+    }
+    if verdict.reached is not None:
+        out["checked"] = checked_dict(verdict.reached)
+    return out
+
+
+def checked_dict(reached: Reached) -> dict:
+    """Everything a POLICY verdict checked, in full (the text report shows the first few)."""
+    return {
+        "units": list(reached.units),
+        "headers": list(reached.headers),
+        "kernels": [{**location_dict(hop.location), "name": hop.name} for hop in reached.kernels],
+        "constructs": [construct_dict(item) for item in reached.constructs],
+    }
+
+
+def construct_dict(item: CheckedConstruct) -> dict:
+    return {
+        **location_dict(item.hop.location),
+        "name": item.hop.name,
+        "guard": item.guard,
+        "guard_line": item.guard_line,
+        "holds": item.holds,
+        "requirement": item.requirement,
+        "needs": item.needs,
+        "message": item.hop.message,
     }
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections import Counter
 
-from archlint.model.findings import Evidence, Finding, Level, Location, Verdict
+from archlint.model.findings import Evidence, EvidenceKind, Finding, Level, Location, Verdict
+from archlint.model.gates import Reached
 from archlint.report import Report
 
 _COLOURS = {"error": "31", "warning": "33", "note": "36", "POLICY": "33", "GENUINE": "32", "EMPTY": "35"}
 _VERDICT_ORDER = (Verdict.POLICY, Verdict.EMPTY, Verdict.GENUINE, Verdict.UNKNOWN)
+_SHOWN = 3  # kernels, constructs, and checked hops under a finding, before "+N more"
+_LISTED = (EvidenceKind.KERNEL, EvidenceKind.CHECKED)
 
 
 def render(report: Report) -> str:
@@ -38,7 +41,23 @@ def _where(location: Location, col: bool = True) -> str:
 def _finding_lines(finding: Finding, paint) -> list[str]:
     tag = " [suppressed]" if finding.suppressed else ""
     head = f"{_where(finding.location)}: {paint(finding.rule, finding.level.value)} {finding.message}{tag}"
-    return [head] + [f"    {_evidence(hop)}" for hop in finding.evidence]
+    hops = finding.evidence
+    if len(hops) == 1 and hops[0].kind is EvidenceKind.GATE and hops[0].location == finding.location:
+        hops = ()  # the gate alone: the head line says it
+    lines = [head]
+    left: Counter[EvidenceKind] = Counter()  # kernels and constructs past the first few of each (AL101's list)
+    seen: Counter[EvidenceKind] = Counter()
+    for hop in hops:
+        if hop.kind in _LISTED:
+            seen[hop.kind] += 1
+            if seen[hop.kind] > _SHOWN:
+                left[hop.kind] += 1
+                continue
+        lines.append(f"    {_evidence(hop)}")
+    if left:
+        more = [f"{left[kind]} more {noun}" for kind, noun in zip(_LISTED, ("kernels", "constructs")) if left[kind]]
+        lines.append(f"    +{' and '.join(more)} checked")
+    return lines
 
 
 def _evidence(hop: Evidence) -> str:
@@ -64,8 +83,34 @@ def _gate_lines(report: Report, paint) -> list[str]:
             lines.append(f"  {verdict.target:<9} {label} {verdict.reason}")
             if chain:
                 lines.append(f"            {chain}")
+            if verdict.reached is not None:
+                lines.extend(f"            {line}" for line in _checked_lines(verdict.reached))
     lines.extend(_verdict_table(gates))
     return lines
+
+
+def _checked_lines(reached: Reached) -> list[str]:
+    """What a POLICY verdict checked, in two lines: the walk, then the constructs and their guards."""
+    kernels = [f"`{hop.name}`" for hop in reached.kernels]
+    walk = (f"checked {_plural(len(reached.units), 'unit')}, {_plural(len(reached.headers), 'header')} followed, "
+            f"{_plural(len(kernels), 'kernel')}")
+    if kernels:
+        walk += ": " + _capped(kernels)
+    groups: dict[tuple[str, str, str, str], list[Location]] = {}
+    for item in reached.constructs:
+        groups.setdefault((item.hop.name, item.guard, item.holds, item.needs), []).append(item.hop.location)
+    constructs = []
+    for (name, guard, holds, needs), places in groups.items():
+        times = f" (x{len(places)})" if len(places) > 1 else ""
+        under = f"under `{guard}` ({holds}; {needs})" if guard else f"with no arch guard ({needs})"
+        constructs.append(f"`{name}` {_where(places[0], col=False)}{times} {under}")
+    said = "constructs: " + _capped(constructs) if constructs else "no arch-sensitive construct reached"
+    return [walk, said]
+
+
+def _capped(items: list[str]) -> str:
+    more = f" (+{len(items) - _SHOWN} more)" if len(items) > _SHOWN else ""
+    return ", ".join(items[:_SHOWN]) + more
 
 
 def _verdict_table(gates) -> list[str]:
