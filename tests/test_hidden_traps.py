@@ -132,3 +132,19 @@ def test_device_function_keeps_the_macro_call_of_its_fallback():
     function = extract_cuda("f.cu", data).functions[0]
     calls = [line for line in function.body if line.call]
     assert [(line.call, line.false_arg) for line in calls] == [("X_UNREACHABLE", False)]
+
+
+def test_a_gate_that_admits_a_target_where_its_only_kernel_traps_is_al105():
+    """[8] admits sm_80, where the unit's only kernel compiles to its trap, and sm_89, where it has
+    its body: the gate lets a crash through on sm_80."""
+    found = [f for f in _scan().findings if f.rule == "AL105" and f.location.path == QUANT]
+    assert [(f.location.line, f.targets) for f in found] == [(32, ("sm_80",))]
+    assert "admits sm_80, but kernel `per_token_fp8_quant_kernel`, the only kernel it guards, only traps there" in found[0].message
+    said = found[0].evidence[-1]
+    assert said.kind is EvidenceKind.TRAP_KERNEL and (said.location.path, said.location.line) == (f"{CSRC}/fp8_quant.cu", 7)
+    assert _rules(32) == {"AL101", "AL105"}
+
+
+def test_al105_is_an_error_exit(tmp_path):
+    result = CliRunner().invoke(cli, ["scan", str(FIXTURE), "--no-cache", "--select", "AL105"])
+    assert result.exit_code == 1 and "AL105" in result.output

@@ -283,6 +283,13 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
                      frozenset(reached) | {(path, "") for path in files}, kernels, _dedupe(assumed))
 
 
+def hollow_kernels(analysis: Analysis) -> tuple[Hit, ...]:
+    """The empty and trap-only kernels of a build, when every kernel it compiles is one (the module
+    built for that target would only trap or do nothing); () otherwise."""
+    kernels = tuple(hit for hit in analysis.empty if hit.kind in (HitKind.EMPTY_KERNEL, HitKind.TRAP_KERNEL))
+    return kernels if analysis.kernels and len(kernels) >= analysis.kernels else ()
+
+
 def _include_chain(parents: dict[str, tuple[str, int] | None], path: str) -> tuple[Evidence, ...]:
     hops: list[Evidence] = []
     current = path
