@@ -152,7 +152,7 @@ def _updated_links(state: ScanState, fresh: list[FileFacts], options, discovery)
             return None
         new = file_links(resolver, facts.cuda)
         old = stored[facts.file.path]
-        if new.bindings != old.bindings or new.macro_calls != old.macro_calls:
+        if new.bindings != old.bindings or new.macro_calls != old.macro_calls or new.trap_macros != old.trap_macros:
             return None
         stored[facts.file.path] = new
     return tuple(stored[path] for path in sorted(stored))

@@ -9,7 +9,7 @@ from pathlib import Path
 from archlint.checks import FILE_RULES, all_checks
 from archlint.checks.context import Context, GateResult
 from archlint.engine.store import ScanState
-from archlint.judge.analysis import Defines, Judging, analyze_units
+from archlint.judge.analysis import Defines, Judging, analyze_units, hollow_kernels
 from archlint.judge.verdicts import (
     build_target,
     excluded_targets,
@@ -106,9 +106,9 @@ def judge_gate(gate: Gate, units: GuardedUnits, judging: Judging, targets: tuple
     admitted_builds = sorted({build_target(gate, t)[0] for t in targets if t.cc in set(gate.admits)})
     for build in admitted_builds:
         analysis = analyze_units(judging.view(build, defines), units.sources, (), ())
-        # Of an admitted build only its blockers (AL105) and what it compiles (the live table) are
-        # read; the rest would only weigh on the stored scan state.
-        admitted.append(replace(analysis, possible=(), empty=(), unresolved=()))
+        # Of an admitted build only its blockers and hollow kernels (AL105) and what it compiles (the
+        # live table) are read; the rest would only weigh on the stored scan state.
+        admitted.append(replace(analysis, possible=(), empty=hollow_kernels(analysis), unresolved=()))
     return GateResult(gate, units.sources, excluded, tuple(admitted))
 
 

@@ -6,6 +6,7 @@ the file-level AL2xx checks. Works on linked facts only; never reads a file.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -15,6 +16,7 @@ from archlint.judge.asserts import assert_hits
 from archlint.judge.reach import Unreached, unreached_declarations
 from archlint.knowledge.arch import Target
 from archlint.knowledge.kb import KnowledgeBase, Requirement
+from archlint.knowledge.languages import SOURCE_SUFFIXES
 from archlint.lang.cpp.directives import guard_chain
 from archlint.lang.cpp.evaluate import Evaluator, Value
 from archlint.lang.cpp.expr import render
@@ -185,8 +187,12 @@ class TargetView:
         device_names = {qualname.rpartition("::")[2] for qualname in device_code}
         # A template that instantiates a kernel named at render time may instantiate any of them.
         any_kernel = any(hole.kind == "kernel" for hole in unit.template_holes)
-        start = [(source, f) for f in unit.functions if f.qualname not in device_code] + [
-            (path, f) for path in sorted(files) if path != source
+        # A source file included whole (a unit that is only `#include "other.cu"`) is compiled as
+        # the unit's own file is: its host code launches, and so instantiates, its template kernels.
+        whole = [path for path in sorted(files) if path != source and _is_source_file(path)]
+        own = {path: _device_code(self.index.files[path]) for path in (source, *whole)}
+        start = [(path, f) for path in own for f in self.index.files[path].functions if f.qualname not in own[path]] + [
+            (path, f) for path in sorted(files) if path != source and path not in whole
             for f in self.index.files[path].functions if f.kind == "global" and (any_kernel or not f.template)
         ]
         seen = {(path, f.qualname) for path, f in start}
@@ -208,6 +214,10 @@ class TargetView:
     def _live(self, path: str, region: int, sure: bool) -> bool:
         states = (self.truth(path, region), self.truth(path, region, host=True))
         return 1 in states if sure else any(state != 0 for state in states)
+
+
+def _is_source_file(path: str) -> bool:
+    return path.endswith(SOURCE_SUFFIXES)
 
 
 def _device_code(facts: CudaFacts) -> frozenset[str]:
@@ -308,6 +318,13 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     return _UnitHits(_dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved),
                      frozenset(reached) | {(path, "") for path in files}, kernels, _dedupe(assumed),
                      tuple(sorted(files - {source})), tuple(kernel_hops), tuple(checked))
+
+
+def hollow_kernels(analysis: Analysis) -> tuple[Hit, ...]:
+    """The empty and trap-only kernels of a build, when every kernel it compiles is one (the module
+    built for that target would only trap or do nothing); () otherwise."""
+    kernels = tuple(hit for hit in analysis.empty if hit.kind in (HitKind.EMPTY_KERNEL, HitKind.TRAP_KERNEL))
+    return kernels if analysis.kernels and len(kernels) >= analysis.kernels else ()
 
 
 def _include_chain(parents: dict[str, tuple[str, int] | None], path: str) -> tuple[Evidence, ...]:
@@ -429,11 +446,12 @@ def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, referen
     """A kernel that compiles for the target with no code left in its body (or only a trap)."""
     if not function.body or view.truth(facts.path, function.region) == 0:
         return None
+    traps = view.index.traps
     live = [line for line in function.body if view.truth(facts.path, line.region) != 0]
-    fallback_trap = any(line.trap and _in_arch_fallback(facts, line.region, function.region) for line in live)
-    if any(not line.trap for line in live) and not fallback_trap:
+    fallback_trap = any(traps(line) and _in_arch_fallback(view, facts, line.region, function.region) for line in live)
+    if any(not traps(line) for line in live) and not fallback_trap:
         return None
-    code = [line for line in function.body if not line.trap]
+    code = [line for line in function.body if not traps(line)]
     if references and not any(ref.truth(facts.path, line.region) != 0 for ref in references for line in code):
         return None  # empty on every admitted build too: not what the gate decides
     dropped = [line.region for line in code if line.region >= 0 and view.truth(facts.path, line.region) == 0]
@@ -457,8 +475,8 @@ def fallback_trap(view: TargetView, facts: CudaFacts, function: Function, refere
     every kernel that calls it builds with a body and traps when it gets there."""
     if view.truth(facts.path, function.region) == 0:
         return None
-    traps = [line for line in function.body if line.trap and _in_arch_fallback(facts, line.region, function.region)
-             and view.truth(facts.path, line.region) != 0]
+    traps = [line for line in function.body if view.index.traps(line)
+             and _in_arch_fallback(view, facts, line.region, function.region) and view.truth(facts.path, line.region) != 0]
     if references:
         traps = [line for line in traps if any(ref.truth(facts.path, line.region) == 0 for ref in references)]
     if not traps:
@@ -475,14 +493,33 @@ def fallback_trap(view: TargetView, facts: CudaFacts, function: Function, refere
     return Hit(HitKind.TRAP_CALL, where, message, chain + hops, certain)
 
 
-def _in_arch_fallback(facts: CudaFacts, region: int, stop: int) -> bool:
+def _in_arch_fallback(view: TargetView, facts: CudaFacts, region: int, stop: int) -> bool:
     """Inside the `#else`/`#elif` of an arch conditional within the kernel: the kernel's
-    fallback for targets the real body is not compiled for (xqa's `#else asm("trap;")`)."""
+    fallback for targets the real body is not compiled for (xqa's `#else asm("trap;")`). The
+    conditional may test the arch through a feature macro defined under an arch test
+    (`#ifdef ENABLE_FP8` where `#if __CUDA_ARCH__ >= 890` defines it)."""
     while region >= 0 and region != stop:
         current = facts.regions[region]
-        if current.directive in ("else", "elif") and "__CUDA_ARCH" in render(current.cond):
+        if current.directive in ("else", "elif") and _arch_dependent(view, render(current.cond)):
             return True
         region = current.parent
+    return False
+
+
+_IDENT_RE = re.compile(r"[A-Za-z_]\w*")
+
+
+def _arch_dependent(view: TargetView, text: str, depth: int = 0) -> bool:
+    """A condition's text tests the arch: directly, or through macros whose definitions sit under an
+    arch test or whose values test it."""
+    if "__CUDA_ARCH" in text:
+        return True
+    if depth >= 4:
+        return False
+    for name in set(_IDENT_RE.findall(text)):
+        for binding in view.index.bindings.get(name, ()):
+            if _arch_dependent(view, " ".join(render(expr) for expr in binding.guard) + " " + binding.value, depth + 1):
+                return True
     return False
 
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 CUDA_SUFFIXES = frozenset({".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".inl", ".inc", ".cc", ".cpp", ".cxx", ".cuinl"})
 
 
+# Translation-unit sources, not headers: what such a file defines is compiled wherever it is included.
+SOURCE_SUFFIXES = (".cu", ".cc", ".cpp", ".cxx")
+
+
 PYTHON_SUFFIXES = frozenset({".py"})
 
 

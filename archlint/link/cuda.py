@@ -10,7 +10,8 @@ from typing import Iterable, Mapping
 from archlint.lang.cpp.directives import guard_chain
 from archlint.lang.cpp.evaluate import Binding
 from archlint.lang.cpp.lexical import lexical_calls
-from archlint.model.cuda import CudaFacts, Function, Include
+from archlint.lang.cpp.traps import trap_macro
+from archlint.model.cuda import BodyLine, CudaFacts, Function, Include
 
 # Headers that come from the toolkit or a framework, not from the scanned code: leaving them
 # unresolved loses nothing arch-specific that archlint could judge.
@@ -45,6 +46,7 @@ class CudaIndex:
     functions_by_name: Mapping[str, tuple[tuple[str, Function], ...]] = field(default_factory=dict)
 
     macro_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    trap_macros: dict[str, bool] = field(default_factory=dict)  # macro -> traps whatever its arguments
     links: tuple["FileLinks", ...] = ()  # per file, in path order: what the tables above were built from
 
     def resolved(self, path: str) -> tuple[ResolvedInclude, ...]:
@@ -60,6 +62,19 @@ class CudaIndex:
                     if inner in self.macro_calls:
                         stack.append(inner)
         return out
+
+    def traps(self, line: BodyLine) -> bool:
+        """A body line traps: a trap itself, or a call of a function-like macro that traps for its
+        arguments (always, or for a literal `false` when the macro tests its condition). A macro that
+        traps only through another macro is read as testing a condition."""
+        if line.trap:
+            return True
+        if not line.call:
+            return False
+        always = self.trap_macros.get(line.call)
+        if always is not None:
+            return always or line.false_arg
+        return line.false_arg and any(name in self.trap_macros for name in self.expand((line.call,)))
 
 
 def is_external(target: str) -> bool:
@@ -115,6 +130,7 @@ class FileLinks:
     includes: tuple[ResolvedInclude, ...]
     bindings: tuple[tuple[str, Binding], ...]  # (macro name, binding), in the file's order
     macro_calls: tuple[tuple[str, tuple[str, ...]], ...]  # function-like macro -> names its body calls
+    trap_macros: tuple[tuple[str, bool], ...]  # function-like macro whose body traps -> always (not on a condition)
     function_names: tuple[str, ...]  # in the file's order, repeats kept
 
 
@@ -124,13 +140,16 @@ def resolver_for(paths: Iterable[str], extra_include_dirs: Iterable[str] = (), g
 
 
 def file_links(resolver: _Resolver, fact: CudaFacts) -> FileLinks:
-    bindings, macros = [], []
+    bindings, macros, traps = [], [], []
     for define in fact.defines:
         bindings.append((define.name, Binding(define.value, define.params, guard_chain(fact.regions, define.region), define.undef)))
         if define.params is not None and define.value:
             body = define.value.encode()
             macros.append((define.name, tuple(sorted(set(lexical_calls(body, 0, len(body)))))))
-    return FileLinks(fact.path, tuple(_resolve_all(resolver, fact)), tuple(bindings), tuple(macros),
+            always = trap_macro(define.value)
+            if always is not None:
+                traps.append((define.name, always))
+    return FileLinks(fact.path, tuple(_resolve_all(resolver, fact)), tuple(bindings), tuple(macros), tuple(traps),
                      tuple(f.name for f in fact.functions))
 
 
@@ -158,6 +177,8 @@ def assemble(files: Mapping[str, CudaFacts], links: Iterable[FileLinks], functio
             bindings[name].append(binding)
         for name, calls in links_of_file.macro_calls:
             index.macro_calls[name] = tuple(sorted(set(index.macro_calls.get(name, ())) | set(calls)))
+        for name, always in links_of_file.trap_macros:  # always only if every definition always traps
+            index.trap_macros[name] = always and index.trap_macros.get(name, True)
     index.bindings = {name: tuple(values) for name, values in bindings.items()}
     return index
 

@@ -71,7 +71,9 @@ class BodyLine:
     """A line of code inside a function body, summarised by the region it sits in."""
 
     region: int
-    trap: bool  # the line only traps (__trap(), asm("trap;"), assert(false))
+    trap: bool  # the line only traps (__trap(), __brkpt(), asm("trap;"), assert(false))
+    call: str = ""  # a one-call statement under a conditional of the body: traps if the callee is a trapping macro
+    false_arg: bool = False  # that call's condition is the literal `false`
 
 
 @dataclass(frozen=True)

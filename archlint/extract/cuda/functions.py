@@ -15,10 +15,10 @@ from tree_sitter import Node
 
 from archlint.lang.cpp.directives import Structure
 from archlint.lang.cpp.lexical import FileCalls, closing_bracket
+from archlint.lang.cpp.traps import CALL_LINE_RE, TRAP_RE, false_arguments
 from archlint.model.cuda import BodyLine, Function
 
 _QUALIFIER_RE = re.compile(rb"\b(__global__|__device__|__host__)\b")
-_TRAP_RE = re.compile(r'__trap\s*\(\s*\)|\basm\s*(?:volatile\s*|__volatile__\s*)?\(\s*"\s*trap\s*;?\s*(?:\\n)?\s*"|\bassert\s*\(\s*(?:false|0)\s*\)')
 _RETURN_ONLY_RE = re.compile(rb"^\s*(?:return\s*;)?\s*$")
 _NAME_RE = re.compile(rb"(~?[A-Za-z_]\w*|operator\s*\(\s*\)|operator\s*[^\s(]{1,3})\s*(?:<[^;{}()]*>)?\s*\($")
 
@@ -178,7 +178,9 @@ def _kind(structure: Structure, name_offset: int) -> str:
 def _function(structure: Structure, name: str, qualname: str, kind: str, line: int, col: int,
               body_start: int, body_end: int, calls: tuple[tuple[str, int], ...], template: bool) -> Function:
     first, last = structure.line_of(body_start), structure.line_of(max(body_start, body_end - 1))
-    may_trap = _may_trap(structure, body_start, body_end)
+    region = structure.region_at(line)
+    body = _body_lines(structure, first, last, body_start, body_end, region)
+    keep = kind == "global" or any(b.trap or b.call for b in body)
     return Function(
         name=name,
         qualname=qualname,
@@ -186,38 +188,47 @@ def _function(structure: Structure, name: str, qualname: str, kind: str, line: i
         line=line,
         col=col,
         end_line=last,
-        region=structure.region_at(line),
+        region=region,
         calls=calls,
-        body=_body_lines(structure, first, last, body_start, body_end, may_trap) if kind == "global" or may_trap else (),
+        body=body if keep else (),
         template=template,
     )
 
 
 def _body_lines(structure: Structure, first: int, last: int, body_start: int, body_end: int,
-                may_trap: bool) -> tuple[BodyLine, ...]:
-    """Distinct (region, trap) pairs of the body's code lines: what is compiled under which guard."""
+                own_region: int) -> tuple[BodyLine, ...]:
+    """Distinct (region, trap, call) triples of the body's code lines: what is compiled under which
+    guard. `call`: a line that is one call statement under a conditional of the body, whose callee
+    may be a macro that traps (told when the macro table is known)."""
+    may_trap = _may_trap(structure, body_start, body_end)
     body = structure.masked[body_start + 1 : max(body_start + 1, body_end - 1)]
     seen: set[BodyLine] = set()
     with_code: set[int] = set()
     for offset, text in enumerate(body.split(b"\n")):
         line = first + offset
         region = structure.region_at(line)
-        if region in with_code and not may_trap:
+        nested = region != own_region
+        if region in with_code and not may_trap and not nested:
             continue
         stripped = text.strip().strip(b"{};").strip()
         if not stripped or stripped.startswith(b"#") or _RETURN_ONLY_RE.match(stripped):
             continue
-        trap = may_trap and bool(_TRAP_RE.search(_raw_line(structure, line)))
-        seen.add(BodyLine(region, trap))
+        trap = may_trap and bool(TRAP_RE.search(_raw_line(structure, line)))
+        call = CALL_LINE_RE.match(stripped) if nested and not trap else None
+        if call is not None:
+            seen.add(BodyLine(region, False, call.group(1).decode(), false_arguments(call.group(2))))
+        else:
+            seen.add(BodyLine(region, trap))
         if not trap:
             with_code.add(region)
-    return tuple(sorted(seen, key=lambda b: (b.region, b.trap)))
+    return tuple(sorted(seen, key=lambda b: (b.region, b.trap, b.call, b.false_arg)))
 
 
 def _may_trap(structure: Structure, body_start: int, body_end: int) -> bool:
     """Whether a body can hold a trap line (kernels keep their body lines whatever; other functions
     only for this: a device function whose arch fallback traps makes its callers trap)."""
-    return b"trap" in structure.raw[body_start:body_end] or b"assert" in structure.masked[body_start:body_end]
+    raw = structure.raw[body_start:body_end]
+    return b"trap" in raw or b"__brkpt" in raw or b"assert" in structure.masked[body_start:body_end]
 
 
 def _raw_line(structure: Structure, line: int) -> str:
