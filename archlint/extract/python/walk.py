@@ -17,6 +17,7 @@ from archlint.lang.python.expr import (
     dotted,
     fstring_parts,
     int_values,
+    is_bytes,
     node_text,
     short,
     string_value,
@@ -307,7 +308,7 @@ class _Walker:
             dynamic = True
         if value is None:
             return None
-        if is_cuda_name(value):
+        if is_cuda_name(value) and not is_bytes(node):
             self.out.sources.append(source_ref(self.exprs, node, value, dynamic, frame.function,
                                                self.col(node.start_point), self.idioms.join_calls))
         elif not dynamic and ARCH_STRING_RE.search(value):
