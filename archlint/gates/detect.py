@@ -301,19 +301,31 @@ def parse_arch_string(value: str, context: str, idioms: Idioms | None = None,
 
 
 def _build_flag_gates(index, module, facts, ccs, folded=frozenset()):
+    """One gate per target list: an arch string on its own, or the arch strings of one list literal
+    together (`["-gencode=...sm_90", "-gencode=...sm_100", "-gencode=...sm_103"]` builds all three;
+    no element excludes its siblings). Strings in the body of the project's arch-flags call
+    (`get_nvcc_flags_list`) are not gates: that function spells the flags for whatever targets its
+    callers ask for, and each call is the gate (`_flag_gates`)."""
+    lists: dict[tuple, list] = {}
     for item in facts.arch_strings:
-        if (item.function, item.value) in folded:
+        if (item.function, item.value) in folded or index.idioms.arch_flags_call(item.function) is not None:
             continue
         targets = parse_arch_string(item.value, item.context, index.idioms)
-        if not targets:
-            continue
+        if targets:
+            key = (item.function, item.within) if item.within is not None else (item.function, item.span)
+            lists.setdefault(key, []).append((item, targets))
+    for members in lists.values():
+        first = members[0][0]
+        targets = tuple(dict.fromkeys(target for _, found in members for target in found))
         admits = tuple(sorted({cc for cc, _ in targets if cc in ccs}))
         suffixes = {suffix for _, suffix in targets}
+        span = replace(first.span, end_line=members[-1][0].span.end_line, end_col=members[-1][0].span.end_col)
         yield _gate(
-            "build-flags", item.value, facts.path, item.span, _qual(index, module, item.function), admits,
+            "build-flags", ", ".join(item.value for item, _ in members), facts.path, span,
+            _qual(index, module, first.function), admits,
             all(cc in ccs for cc, _ in targets), suffix=suffixes.pop() if len(suffixes) == 1 else "?",
             suffix_by_cc=tuple((cc, s) for cc, s in targets if cc in ccs), unit="cc",
-            **_context(index, module, item.function).fields(),
+            **_context(index, module, first.function).fields(),
         )
 
 

@@ -9,27 +9,10 @@ from typing import Iterable, Mapping
 
 from archlint.lang.cpp.directives import guard_chain
 from archlint.lang.cpp.evaluate import Binding
+from archlint.knowledge.headers import is_external
 from archlint.lang.cpp.lexical import lexical_calls
 from archlint.lang.cpp.traps import trap_macro
 from archlint.model.cuda import BodyLine, CudaFacts, Function, Include
-
-# Headers that come from the toolkit or a framework, not from the scanned code: leaving them
-# unresolved loses nothing arch-specific that archlint could judge.
-EXTERNAL_PREFIXES = (
-    "cuda", "cuda_", "cuda/", "cub/", "thrust/", "nv/", "nvtx3/", "cooperative_groups", "mma.h", "sm_", "vector_",
-    "torch/", "ATen/", "c10/", "pybind11/", "tvm/", "dlpack/", "Python.h", "nvrtc", "cublas", "cufft", "curand",
-    "nccl", "mpi", "crt/", "device_", "host_", "math_", "builtin_", "texture_", "surface_", "library_types",
-    "driver_", "nvml", "cudnn", "cusparse", "cusolver", "cupti", "flashinfer_ops", "gtest/", "benchmark/",
-)
-STD_HEADERS = frozenset(
-    "algorithm array atomic bitset cassert cfloat chrono climits cmath complex condition_variable cstddef cstdint "
-    "cstdio cstdlib cstring ctime deque exception fstream functional initializer_list iomanip iostream iterator "
-    "limits list map memory mutex numeric optional ostream queue random ratio set sstream stack stdexcept string "
-    "string_view thread tuple type_traits typeinfo unordered_map unordered_set utility variant vector assert.h "
-    "stdint.h stdio.h stdlib.h string.h math.h float.h limits.h stddef.h unistd.h cxxabi.h dlfcn.h execinfo.h "
-    "filesystem span any bit concepts source_location cinttypes cerrno csignal".split()
-)
-
 
 @dataclass(frozen=True)
 class ResolvedInclude:
@@ -75,10 +58,6 @@ class CudaIndex:
         if always is not None:
             return always or line.false_arg
         return line.false_arg and any(name in self.trap_macros for name in self.expand((line.call,)))
-
-
-def is_external(target: str) -> bool:
-    return target in STD_HEADERS or target.startswith(EXTERNAL_PREFIXES)
 
 
 def include_roots(paths: Iterable[str], extra: Iterable[str] = ()) -> tuple[str, ...]:

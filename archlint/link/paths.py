@@ -6,6 +6,7 @@ import posixpath
 from collections import defaultdict
 from dataclasses import dataclass
 
+from archlint.knowledge.headers import is_external_header
 from archlint.knowledge.idioms import Idioms
 from archlint.link.generated import output_pattern, renderings
 from archlint.model.python import PyExpr, ResolvedSource, SourceRef
@@ -151,9 +152,19 @@ def resolve_sources(index) -> tuple[dict, dict, tuple]:
                                                           f"rendered from {template}"))
                 continue
             path, how, reason = resolved[ref]
+            if path is None and names_toolkit_header(ref):
+                continue  # a header the compiler finds in the toolkit, not a source the build compiles
             found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", path, how, reason))
     unique = {name: next(iter(paths)) for name, paths in generated.items() if len(paths) == 1 and None not in paths}
     return {key: tuple(value) for key, value in sorted(found.items())}, unique, tuple(dict.fromkeys(renders))
+
+
+def names_toolkit_header(ref: SourceRef) -> bool:
+    """A string on its own (no folder expression before it) naming a toolkit, std or framework
+    header, such as the marker files a probe for the CUDA include folder looks for
+    (`"cuda_bf16.h"`, `"crt/host_config.h"`): what it names is outside the scanned trees by design."""
+    return (not ref.dynamic and ref.root_expr is None and not ref.root and len(ref.parts) == 1
+            and is_external_header(ref.parts[0]))
 
 
 @dataclass(frozen=True)

@@ -197,6 +197,7 @@ class ArchString:
     span: Span
     function: str
     context: str  # nearby callee, keyword and assignment target names, space-separated
+    within: Span | None = None  # the list, tuple or set literal it is an element of, if any
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from archlint.lang.python.expr import (
     dotted,
     fstring_parts,
     int_values,
+    is_bytes,
     node_text,
     short,
     string_value,
@@ -307,11 +308,14 @@ class _Walker:
             dynamic = True
         if value is None:
             return None
-        if is_cuda_name(value):
+        if is_cuda_name(value) and not is_bytes(node):
             self.out.sources.append(source_ref(self.exprs, node, value, dynamic, frame.function,
                                                self.col(node.start_point), self.idioms.join_calls))
         elif not dynamic and ARCH_STRING_RE.search(value):
-            self.out.arch_strings.append(pf.ArchString(value, self.span(node), frame.function, string_context(node)))
+            parent = node.parent
+            within = self.span(parent) if parent is not None and parent.type in ("list", "tuple", "set") else None
+            self.out.arch_strings.append(
+                pf.ArchString(value, self.span(node), frame.function, string_context(node), within))
         if node.type == "concatenated_string":
             return []
         return [] if not dynamic else None

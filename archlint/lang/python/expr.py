@@ -57,6 +57,16 @@ def string_value(node) -> str | None:
     return "".join(pieces)
 
 
+def is_bytes(node) -> bool:
+    """A bytes literal (`b"probe.cu"`, `rb"..."`): data or a label handed to a C API, such as the
+    program name `nvrtcCreateProgram` prints in its log, never a path the build reads."""
+    if node.type == "concatenated_string":
+        return any(is_bytes(child) for child in node.named_children)
+    if node.type != "string" or not node.children or node.children[0].type != "string_start":
+        return False
+    return "b" in node_text(node.children[0]).lower()
+
+
 def _unescape(text: str) -> str:
     try:
         return text.encode("latin-1").decode("unicode_escape")
