@@ -51,9 +51,6 @@ def find_gates(index) -> tuple[Gate, ...]:
     return tuple(sorted(found, key=lambda gate: (gate.path, gate.line, gate.col, gate.kind)))
 
 
-# ---------------------------------------------------------------- variant macros
-
-
 # ---------------------------------------------------------------- JIT context shared by flag gates
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import posixpath
 
+from archlint.knowledge.languages import SOURCE_SUFFIXES
+
 EXTERNAL_PREFIXES = (
     "cuda", "cuda_", "cuda/", "cub/", "thrust/", "nv/", "nvtx3/", "cooperative_groups", "mma.h", "sm_", "vector_",
     "torch/", "ATen/", "c10/", "pybind11/", "tvm/", "dlpack/", "Python.h", "nvrtc", "cublas", "cufft", "curand",
@@ -21,8 +23,8 @@ STD_HEADERS = frozenset(
     "stdint.h stdio.h stdlib.h string.h math.h float.h limits.h stddef.h unistd.h cxxabi.h dlfcn.h execinfo.h "
     "filesystem span any bit concepts source_location cinttypes cerrno csignal".split()
 )
-# What nvcc compiles as a unit: never a toolkit header, whatever its name starts with.
-_UNIT_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".jinja")
+# What nvcc compiles as a unit (a template renders one): never a toolkit header, whatever its name starts with.
+_UNIT_SUFFIXES = SOURCE_SUFFIXES + (".jinja",)
 
 
 def is_external(target: str) -> bool:

@@ -14,6 +14,7 @@ from archlint.lang.cpp.lexical import lexical_calls
 from archlint.lang.cpp.traps import trap_macro
 from archlint.model.cuda import BodyLine, CudaFacts, Function, Include
 
+
 @dataclass(frozen=True)
 class ResolvedInclude:
     include: Include

@@ -1,4 +1,5 @@
-"""The one post-processing path: `archlint scan`, `archlint runtime` and `archlint graph` all take it.
+"""The one post-processing path: `archlint scan` and `archlint runtime` both take it (`archlint
+graph` reports no findings; it shares only the config reading, `config.read_settings`).
 
 From a ScanResult and the settings, in this order: findings of rules that do not run are dropped;
 in-source suppressions are matched (AL900 for an unused one, AL901 for an unknown id); each

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 from archlint.model.findings import Finding
 
 
+@lru_cache(maxsize=256)
 def glob_to_regex(pattern: str) -> re.Pattern[str]:
     """A gitignore-like glob: `*` within a segment, `**` across segments, `?` one character."""
     out, index = [], 0

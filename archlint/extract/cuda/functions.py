@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from functools import lru_cache
+
+import tree_sitter
+import tree_sitter_cuda
 from tree_sitter import Node
 
 from archlint.lang.cpp.directives import Structure
@@ -24,10 +27,7 @@ _NAME_RE = re.compile(rb"(~?[A-Za-z_]\w*|operator\s*\(\s*\)|operator\s*[^\s(]{1,
 
 
 @lru_cache(maxsize=1)
-def _parser():
-    import tree_sitter
-    import tree_sitter_cuda
-
+def _parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
 
 

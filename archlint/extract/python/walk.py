@@ -6,6 +6,8 @@ import bisect
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import tree_sitter
+import tree_sitter_python
 from tree_sitter import Node
 
 from archlint.extract.python.flags import flag_lists
@@ -39,10 +41,7 @@ _MAX_CALLEES = 64
 
 
 @lru_cache(maxsize=1)
-def _parser():
-    import tree_sitter
-    import tree_sitter_python
-
+def _parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_python.language()))
 
 
