@@ -65,7 +65,7 @@ struct [[deprecated("old")]] Builder<ArchTag, arch::OpClassTensorOp, Int<1>{},
 ''')
     (builder,) = found.items
     assert builder.names == ("Builder",)
-    assert builder.keys == (("OpClassTensorOp",), ("Sm103",), ("KernelScheduleSm103", "KernelScheduleAuto"))
+    assert builder.keys == (("arch",), ("OpClassTensorOp",), ("Sm103",), ("KernelScheduleSm103", "KernelScheduleAuto"))
 
 
 def test_a_disjunction_with_an_untested_branch_adds_no_key():
@@ -132,3 +132,34 @@ def test_a_kernel_that_loads_through_the_re_exported_atom_still_counts_it():
     verdicts = _verdicts()[("gm/jit/gemm.py", 36)]
     assert verdicts["sm_110a"].verdict == "POLICY"
     assert verdicts["sm_120a"].verdict == "UNKNOWN" and "SM100_TMEM_LOAD_16dp256b1x" in verdicts["sm_120a"].reason
+
+
+def test_an_overload_for_another_atoms_traits_is_not_compiled():
+    """`copy(Copy_Traits<SM100_TMA_2SM_LOAD> const&, ...)` is chosen only where something names the atom."""
+    found = _declarations(b"template <class... Args, class T, class L>\nvoid copy(Copy_Traits<cute::SM100_TMA_2SM_LOAD, Args...> const& t, Tensor<T, L>& dst) {}\n")
+    assert found.items[0].names == ("copy",)
+    assert found.items[0].keys == (("cute",), ("SM100_TMA_2SM_LOAD",))
+
+
+def test_a_nested_tag_needs_its_enclosing_atom():
+    found = _declarations(b"template <class N>\nstruct Copy_Traits<SM100_TMA_LOAD_2D_GATHER4_OP::PREFETCH, N> {};\n")
+    assert found.items[0].keys == (("SM100_TMA_LOAD_2D_GATHER4_OP",), ("PREFETCH",))
+
+
+def test_a_base_class_test_names_nothing():
+    found = _declarations(b"template <class Op>\nconstexpr bool is_tma() { return cute::is_base_of_v<cute::SM100_TMA_2SM_LOAD, Op>; }\n")
+    assert "SM100_TMA_2SM_LOAD" not in found.items[0].uses
+
+
+def test_a_unit_that_copies_through_its_own_traits_can_be_widened():
+    """tma_prefetch.cu's headers hold the SM100 TMA atoms, an overload and traits for them and a test
+    against them; it copies through its own traits: POLICY everywhere (nvcc 13.0 builds it for
+    sm_120a with no trap)."""
+    verdicts = _verdicts()[("gm/jit/gemm.py", 43)]
+    assert {target: v.verdict for target, v in verdicts.items()} == {t: "POLICY" for t in ("sm_80", "sm_110a", "sm_120a")}
+
+
+def test_a_unit_that_loads_through_the_2sm_atom_still_counts_it():
+    verdicts = _verdicts()[("gm/jit/gemm.py", 50)]
+    assert verdicts["sm_110a"].verdict == "POLICY"
+    assert verdicts["sm_120a"].verdict == "UNKNOWN" and "SM100_TMA_2SM_LOAD" in verdicts["sm_120a"].reason

@@ -148,3 +148,11 @@ def test_a_gate_that_admits_a_target_where_its_only_kernel_traps_is_al105():
 def test_al105_is_an_error_exit(tmp_path):
     result = CliRunner().invoke(cli, ["scan", str(FIXTURE), "--no-cache", "--select", "AL105"])
     assert result.exit_code == 1 and "AL105" in result.output
+
+
+def test_cutes_invalid_control_path_always_traps():
+    """`assert(0 && x); printf(x); __brkpt()`: the `&&` is inside an assertion that always fails."""
+    assert trap_macro('assert(0 && x); printf(x); __brkpt()') is True
+    assert trap_macro('assert(false && "unreachable")') is True
+    assert trap_macro("assert(x && y)") is None
+    assert trap_macro('do { if (!(c)) assert(0 && "m"); } while (0)') is False

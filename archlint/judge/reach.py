@@ -4,9 +4,10 @@ A template, or a specialisation of one, is compiled into a unit only if the unit
 what is compiled whatever happens (the unit's own file, code outside definitions, plain kernels,
 macro bodies), follow the names: a definition is reached when one of its names is named by
 reached code and, for a specialisation, when every type its arguments spell is named too
-(`CollectiveBuilder<arch::Sm120, ...>` needs `Sm120`). Everything a reached definition spells is
-named in turn. Regions are ignored and every spelling counts, so the reach is an
-over-approximation: a definition outside it is one the unit cannot compile.
+(`CollectiveBuilder<arch::Sm120, ...>` needs `Sm120`), and for a function overload, when every
+concrete type its parameters spell as template arguments is named. Everything a reached
+definition spells is named in turn. Regions are ignored and every spelling counts, so the reach
+is an over-approximation: a definition outside it is one the unit cannot compile.
 """
 
 from __future__ import annotations
@@ -46,9 +47,11 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
                 queue.append(each)
 
     declarations: dict[str, tuple[Declaration, ...]] = {}
+    declared: set[str] = set()
     for path in closure:
         found = files[path].declarations
         name(found.loose)
+        declared.update(each for item in found.items for each in item.names)
         if path == source:  # the unit's own file is compiled as a whole
             for item in found.items:
                 name(item.uses)
@@ -65,7 +68,9 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
         if key in reached:
             return
         item = declarations[key[0]][key[1]]
-        unmet = next((clause for clause in item.keys if not any(name in named for name in clause)), None)
+        # a type no file of the unit declares (the toolkit's, a builtin) may come into being unnamed
+        unmet = next((clause for clause in item.keys
+                      if not any(name in named or name not in declared for name in clause)), None)
         if unmet is not None:
             for each in unmet:
                 waiting[each].append(key)

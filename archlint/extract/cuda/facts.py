@@ -19,7 +19,7 @@ from archlint.extract.cuda.functions import find_functions
 from archlint.extract.cuda.smem import smem_requests
 from archlint.extract.suppressions import parse_suppression_text
 from archlint.knowledge.kb import KnowledgeBase, load_kb
-from archlint.lang.cpp.declarations import read_declarations
+from archlint.lang.cpp.declarations import read_declarations, type_test_spans
 from archlint.lang.cpp.directives import Structure, comment_spans, scan_directives
 from archlint.lang.cpp.lexical import FileCalls, closing_bracket
 from archlint.lang.cpp.ptx import PtxError, _literals_from, opcodes
@@ -107,9 +107,12 @@ def _identifier_constructs(kb: KnowledgeBase, structure: Structure, spans: _Func
     found: list[Construct] = []
     if pattern is None:
         return found
+    tests = type_test_spans(structure.masked)
     for match in pattern.finditer(structure.masked):
         if _DECLARES_RE.search(structure.masked, max(0, match.start() - 16), match.start()):
             continue  # `struct SM90_...` defines the tag; only its uses count
+        if any(start <= match.start() < end for start, end in tests):
+            continue  # `is_base_of_v<SM90_TMA_LOAD, Op>` compares with the tag, compiling nothing of it
         name = match.group(0).decode()
         line = structure.line_of(match.start())
         col = match.start() - structure.line_starts[line - 1] + 1

@@ -55,7 +55,6 @@ _ATTRIBUTE_CALLS = frozenset(
 )
 _ENABLE_IF_RE = re.compile(rb"^\s*(?:typename\s+)?(?:(?:cute|std|cutlass|cuda)\s*::\s*)?enable_if(?:_t)?\s*<")
 _PATTERN_RE = re.compile(rb"\b(?:struct|class|union)\s+(?:\w+\s*::\s*)*\w+\s*<")
-_SAME_TEST_RE = re.compile(rb"\bis_same(?:_v)?\s*<")
 _TYPE_TEST_RE = re.compile(rb"\b(?:is_same|is_base_of)(?:_v)?\s*<")
 # Logical operators with the brackets that hide them; a disjunction or a negated group inside an
 # alternative; a test negated by `!`/`not`.
@@ -63,7 +62,7 @@ _AND_RE = re.compile(rb"[(\[{<]|[)\]}>]|&&|\band\b")
 _OR_RE = re.compile(rb"[(\[{<]|[)\]}>]|\|\||\bor\b")
 _GROUP_RE = re.compile(rb"\|\||\bor\b|(?:!|\bnot\b)\s*\(")
 _NEGATED_RE = re.compile(rb"(?:!|\bnot)\s*(?:\w+\s*::\s*)*$")
-_PLAIN_TYPE_RE = re.compile(rb"^\s*(?:typename\s+)?(?:::)?(?:\w+\s*::\s*)*(\w+)\s*(?:<.*>)?\s*(?:const\s*)?[&*]*\s*$", re.S)
+_PLAIN_TYPE_RE = re.compile(rb"^\s*(?:typename\s+)?(?:::)?((?:\w+\s*::\s*)*)(\w+)\s*(?:<.*>)?\s*(?:const\s*)?[&*]*\s*$", re.S)
 
 
 def read_declarations(masked: bytes, line_starts: tuple[int, ...]) -> Declarations:
@@ -160,7 +159,7 @@ def _definition(text: bytes, start: int, parsed: "_Head", end: int, line_starts,
     if parsed.klass is not None:
         names, keys = parsed.class_name_and_keys()
     elif parsed.function and b"=" not in body.split(b"(", 1)[0]:
-        names, keys = _function_names(body), ()
+        names, keys = _function_names(body), _parameter_keys(body, parsed.params)
         if not _nameable(names) or (b"__global__" in body and not parsed.params):
             loose.update(uses)  # a plain kernel is emitted whether named or not
             return
@@ -229,6 +228,45 @@ def _function_names(body: bytes) -> tuple[str, ...]:
     return ()
 
 
+def _parameter_keys(body: bytes, params: AbstractSet[str]) -> tuple[tuple[str, ...], ...]:
+    """What calling a function overload needs: every concrete template argument its parameter types
+    spell (`copy(Copy_Traits<SM90_BULK_COPY_AUTO, Args...> const&, ...)` needs `SM90_BULK_COPY_AUTO`),
+    since an argument of that type exists only where something names it."""
+    opening = _parameter_list(body)
+    if opening is None:
+        return ()
+    close = _closing(body, opening, _PARENS_RE)
+    clauses: list[tuple[str, ...]] = []
+    for parameter in _split_top(body[opening + 1 : close if close is not None else len(body)]):
+        clauses += _template_argument_keys(parameter.split(b"=", 1)[0], params)
+    return tuple(dict.fromkeys(clauses))
+
+
+def _parameter_list(body: bytes) -> int | None:
+    """Offset of the `(` opening a function head's parameter list."""
+    for match in _FUNCTION_NAME_RE.finditer(body):
+        name = match.group(2)
+        if name in _ATTRIBUTE_CALLS or name.startswith(b"__") and name.endswith(b"__"):
+            continue
+        return match.end() - 1
+    return None
+
+
+def _template_argument_keys(text: bytes, params: AbstractSet[str]) -> list[tuple[str, ...]]:
+    """Clauses for the concrete types among the template arguments `text` spells, at any depth."""
+    clauses: list[tuple[str, ...]] = []
+    start = text.find(b"<")
+    while start >= 0:
+        close = _closing_angle(text, start)
+        if close is None:
+            break
+        args = text[start + 1 : close]
+        clauses += [clause for clause in _keys(args, params) if not _ENABLE_IF_RE.match(args)]
+        clauses += _template_argument_keys(args, params)
+        start = text.find(b"<", close)
+    return clauses
+
+
 def _keys(args: bytes, params: AbstractSet[str]) -> tuple[tuple[str, ...], ...]:
     """What choosing a specialisation needs, as clauses that must all hold, each met when any one of
     its names is named: every type an argument spells (`arch::Sm120`), and the types an `enable_if`
@@ -242,8 +280,10 @@ def _keys(args: bytes, params: AbstractSet[str]) -> tuple[tuple[str, ...], ...]:
             clauses += _condition_clauses(arg[condition.end() : close if close is not None else len(arg)], params)
             continue
         match = _PLAIN_TYPE_RE.match(arg)
-        if match is not None and _is_key(match.group(1).decode(), params):
-            clauses.append((match.group(1).decode(),))
+        if match is not None and _is_key(match.group(2).decode(), params):
+            # `Op::PREFETCH` needs `Op` too (a namespace is declared nowhere, so it needs nothing)
+            qualifiers = _IDENT_RE.findall(match.group(1))
+            clauses += [(name.decode(),) for name in (*qualifiers, match.group(2)) if _is_key(name.decode(), params)]
     return tuple(dict.fromkeys(clauses))
 
 
@@ -270,8 +310,8 @@ def _tested_type(alternative: bytes, params: AbstractSet[str]) -> str | None:
         close = _closing_angle(alternative, test.end() - 1)
         for arg in _split_top(alternative[test.end() : close if close is not None else len(alternative)]):
             match = _PLAIN_TYPE_RE.match(arg)
-            if match is not None and _is_key(match.group(1).decode(), params):
-                return match.group(1).decode()
+            if match is not None and _is_key(match.group(2).decode(), params):
+                return match.group(2).decode()
     return None
 
 
@@ -374,14 +414,27 @@ def _closing(text: bytes, start: int, pair: re.Pattern) -> int | None:
 
 def _identifiers(text: bytes, patterns: bool = True) -> set[str]:
     """The names `text` spells, leaving out what names a type without instantiating it: the
-    arguments of `is_same` tests (`is_same_v<ArchTag, arch::Sm120>`) and the patterns of
+    arguments of type tests (`is_same_v<ArchTag, arch::Sm120>`, `is_base_of_v<SM90_TMA_LOAD, Op>`)
+    and the patterns of
     specialisations (`struct IsBlockScaled<MainloopSm120X<...>> : true_type`), which match a type
     that something else has to name."""
-    if b"is_same" in text:
-        text = _without_arguments(text, _SAME_TEST_RE)
+    if b"is_same" in text or b"is_base_of" in text:
+        text = _without_arguments(text, _TYPE_TEST_RE)
     if patterns and b"<" in text and _PATTERN_RE.search(text):
         text = _without_arguments(text, _PATTERN_RE)
     return {m.decode() for m in _IDENT_RE.findall(text)}
+
+
+def type_test_spans(masked: bytes) -> list[tuple[int, int]]:
+    """(start, end) byte offsets of the argument lists of type tests (`is_same_v<...>`,
+    `is_base_of_v<...>`): a type named there is compared, not instantiated."""
+    spans = []
+    if b"is_same" in masked or b"is_base_of" in masked:
+        for test in _TYPE_TEST_RE.finditer(masked):
+            close = _closing_angle(masked, test.end() - 1)
+            if close is not None:
+                spans.append((test.end(), close))
+    return spans
 
 
 def _without_arguments(text: bytes, opener: re.Pattern) -> bytes:

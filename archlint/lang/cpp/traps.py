@@ -1,5 +1,6 @@
-"""What traps in device code: `__trap()`, `__brkpt()`, `asm("trap;")`, `assert(false)`, and
-function-like macros whose body does one of those (`#define X_ASSERT(x) __trap()`)."""
+"""What traps in device code: `__trap()`, `__brkpt()`, `asm("trap;")`, `assert(false)`
+(or `assert(0 && "message")`), and function-like macros whose body does one of those
+(`#define X_ASSERT(x) __trap()`, CuTe's `CUTE_INVALID_CONTROL_PATH`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import re
 
 TRAP_RE = re.compile(r'__trap\s*\(\s*\)|__brkpt\s*\(\s*\)'
                      r'|\basm\s*(?:volatile\s*|__volatile__\s*)?\(\s*"\s*trap\s*;?\s*(?:\\n)?\s*"'
-                     r'|\bassert\s*\(\s*(?:false|0)\s*\)')
+                     r'|\bassert\s*\(\s*(?:false|0)\s*(?:\)|&&)')
+# `assert(0 && "message")`: fails whatever the message, so its `&&` tests nothing.
+_FAILING_ASSERT_RE = re.compile(r'\bassert\s*\(\s*(?:false|0)\s*&&[^;]*\)')
 # A statement that is one call, `NAME(args);`, on the masked text of a line (strings blanked).
 CALL_LINE_RE = re.compile(rb"^([A-Za-z_]\w*)\s*\((.*)\)$")
 # Anything that makes a macro body trap only for some arguments.
@@ -20,7 +23,7 @@ def trap_macro(body: str) -> bool | None:
     condition fails (`do { if (!(c)) __trap(); } while (0)`), None if it does not trap."""
     if not TRAP_RE.search(body):
         return None
-    return not _CONDITIONAL_RE.search(body)
+    return not _CONDITIONAL_RE.search(_FAILING_ASSERT_RE.sub("__trap()", body))
 
 
 def false_arguments(args: bytes) -> bool:
