@@ -81,11 +81,12 @@ def generated_files(pyindex: PyIndex | None) -> dict[str, str]:
     return dict(pyindex.generated) if pyindex is not None else {}
 
 
-def _defines(gate: Gate) -> Defines:
-    """-D flags of the gate's JIT spec. A name given two values (flag lists built in branches)
-    or a value that is not a number is defined with an unknown value: never guessed."""
+def _defines(gate: Gate, units: GuardedUnits) -> Defines:
+    """-D flags of the gate's JIT spec (for a capability test, of the one spec its calls reach). A
+    name given two values (flag lists built in branches) or a value that is not a number is defined
+    with an unknown value: never guessed."""
     values: dict[str, set[object]] = {}
-    for flag in gate.defines:
+    for flag in gate.defines or units.spec_defines:
         name, value = split_define(flag)
         try:
             parsed: object = int(value, 0) if value else 1
@@ -99,7 +100,7 @@ def _defines(gate: Gate) -> Defines:
 
 
 def judge_gate(gate: Gate, units: GuardedUnits, judging: Judging, targets: tuple[Target, ...]) -> GateResult:
-    defines = _defines(gate)
+    defines = _defines(gate, units)
     references = reference_targets(gate)
     excluded = tuple(verdict_for(gate, units, judging, t, defines, references) for t in excluded_targets(gate, targets))
     admitted = []

@@ -76,14 +76,15 @@ def _context(index, module: str, function: str) -> _Spec:
     if not index.sources(qualname):
         owners += [caller for caller in index.callers(qualname) if index.sources(caller)]
     resolved = tuple(source for owner in owners for source in index.sources(owner))
-    lists = [flags for owner in owners for flags in _flag_lists_of(index, module, owner)]
+    lists = [flags for owner in owners for flags in flag_lists_of(index, module, owner)]
     defines = tuple(dict.fromkeys(define for flags in lists for define in flags.defines))
     guards = tuple(sorted(set(owners))) if function else ()
     return _Spec(guards, tuple(s.ref for s in resolved), resolved, defines,
                  bool(lists) and all(flags.complete for flags in lists))
 
 
-def _flag_lists_of(index, module: str, owner: str):
+def flag_lists_of(index, module: str, owner: str):
+    """The compiler flag lists the function `owner` passes (`module`: where to look if it is unknown)."""
     owner_module = index.module_of_path.get(index.functions[owner].path, module) if owner in index.functions else module
     local = owner[len(owner_module) + 1 :]
     return [flags for flags in index.modules[owner_module].flags if flags.function == local]

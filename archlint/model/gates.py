@@ -92,3 +92,4 @@ class GuardedUnits:
     sources: tuple[str, ...]  # root-relative CUDA files the gate's builds compile
     unresolved: tuple[str, ...]  # source references that could not be resolved, as written
     evidence: Mapping[str, tuple[Evidence, ...]]  # source path -> evidence hops from the gate to it
+    spec_defines: tuple[str, ...] = ()  # the -D flags of the one JIT spec the gate's calls reach, if one

@@ -66,6 +66,8 @@ def _strings(expr: PyExpr, function: str, local: dict, hops: int = 0) -> tuple[s
     for sub in walk(expr):
         if sub.kind == "str":
             values.append(sub.text)
+        elif sub.kind == "fstr" and sub.text.startswith("-D") and "{}" not in sub.text.partition("=")[0]:
+            values.append(sub.text)  # `f"-DHEAD_ELEMS={head_dim}"`: passed, with a value not read
         elif sub.kind == "name" and hops < _MAX_HOPS and (function, sub.text) in local:
             for value in local[(function, sub.text)]:
                 values.extend(_strings(value, function, local, hops + 1))
