@@ -80,7 +80,7 @@ class _Resolver:
         self.by_suffix: dict[str, list[str]] = defaultdict(list)
         for path in sorted(self.files):
             parts = path.split("/")
-            for i in range(max(0, len(parts) - 4), len(parts)):
+            for i in range(len(parts)):  # every tail: `tensorrt_llm/kernels/.../moe_kernels.cuh` too
                 self.by_suffix["/".join(parts[i:])].append(path)
 
     def resolve(self, including: str, target: str) -> str | None:
