@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import traceback
@@ -117,6 +118,17 @@ def main(argv: list[str] | None = None) -> None:
 # ---------------------------------------------------------------- scan
 
 
+_DEFINE_RE = re.compile(r"[A-Za-z_]\w*(?:=[-+]?(?:0[xX][0-9a-fA-F]+|\d+))?")
+
+
+def _check_defines(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
+    """`NAME` or `NAME=VALUE` with an integer value, as a condition reads it."""
+    for value in values:
+        if not _DEFINE_RE.fullmatch(value):
+            raise click.BadParameter(f"{value!r}: expected NAME or NAME=INTEGER", ctx=ctx, param=param)
+    return values
+
+
 def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     """Flatten repeatable, comma-separated option values: ('AL101,AL2', 'x') -> ('AL101', 'AL2', 'x')."""
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
@@ -137,6 +149,8 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--no-cache", is_flag=True, help="Do not read or write the facts cache.")
 @click.option("--jobs", type=click.IntRange(min=0), default=0, help="Worker processes (0: one per CPU).")
 @click.option("--include-dir", "include_dirs", multiple=True, type=click.Path(exists=True, file_okay=False), help="Extra include root; repeatable.")
+@click.option("--define", "defines", multiple=True, metavar="NAME[=VALUE]", callback=_check_defines,
+              help="Set a macro in every build, as a -D flag would (settles conditions archlint cannot read); repeatable.")
 @click.option("--category", default="", help="SARIF automationDetails.id (GitHub code scanning category).")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the available fixes as a unified diff.")
 @click.option("--fix", "apply_fix", is_flag=True, help="Apply the available fixes (git work trees only), then rescan.")
@@ -144,7 +158,8 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_baseline, no_suppress,
-         show_suppressed, no_cache, jobs, include_dirs, category, show_diff, apply_fix, config_file, quiet, debug) -> int:
+         show_suppressed, no_cache, jobs, include_dirs, category, show_diff, apply_fix, config_file, quiet, debug,
+         defines) -> int:
     """Scan PATHS (default: .) and report gates, verdicts and arch hazards."""
     # deferred: keeps `archlint --version` light
     from archlint.config import ConfigError, read_settings
@@ -157,6 +172,7 @@ def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_b
     except ConfigError as error:
         raise UserError(str(error)) from None
     options = settings.scan_options(plan.paths, jobs=jobs, use_cache=not no_cache, report_paths=plan.report_paths)
+    options = replace(options, defines=defines)
     view = _View(fmt, output, category, quiet)
     chosen = settings.postprocess_settings(no_suppress=no_suppress, show_suppressed=show_suppressed,
                                            report_paths=plan.report_paths, baseline=_baseline(baseline))

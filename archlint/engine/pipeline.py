@@ -18,6 +18,7 @@ from archlint.engine.steps import (
     run_checks,
     scan_targets,
     suppressions_of,
+    user_defines,
 )
 from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import stage
@@ -76,7 +77,7 @@ def _link(options: ScanOptions, discovery, cache) -> Linked:
         variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
         for gate, units in with_absent_variant_macros(gated, variants):
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
-            results.append(judge_gate(gate, units, judging, targets))
+            results.append(judge_gate(gate, units, judging, targets, user_defines(options)))
         ctx = Context.judged(judging, targets, tuple(results))
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, tuple(memos))
 

@@ -23,6 +23,7 @@ from archlint.engine.steps import (
     judge_gate,
     relative_dirs,
     run_checks,
+    user_defines,
     scan_targets,
     suppressions_of,
 )
@@ -116,7 +117,7 @@ def rescan(options, discovery, cache, store):
         for memo, old in zip(state.memos, state.results):
             if memo.deps & changed_paths:
                 memo = replace(memo, deps=include_closure(index, memo.units.sources))
-                old = judge_gate(memo.gate, memo.units, judging, targets)
+                old = judge_gate(memo.gate, memo.units, judging, targets, user_defines(options))
             memos.append(memo)
             results.append(old)
         judged = Context.judged(judging, targets, tuple(results))

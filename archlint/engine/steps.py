@@ -81,6 +81,15 @@ def generated_files(pyindex: PyIndex | None) -> dict[str, str]:
     return dict(pyindex.generated) if pyindex is not None else {}
 
 
+def user_defines(options: ScanOptions) -> Defines:
+    """The --define flags: `NAME` is 1, `NAME=VALUE` a number (checked by the command line)."""
+    values = {}
+    for flag in options.defines:
+        name, value = split_define(flag)
+        values[name] = int(value, 0) if value else 1
+    return values
+
+
 def _defines(gate: Gate, units: GuardedUnits) -> Defines:
     """-D flags of the gate's JIT spec (for a capability test, of the one spec its calls reach). A
     name given two values (flag lists built in branches) or a value that is not a number is defined
@@ -99,8 +108,10 @@ def _defines(gate: Gate, units: GuardedUnits) -> Defines:
     return defines
 
 
-def judge_gate(gate: Gate, units: GuardedUnits, judging: Judging, targets: tuple[Target, ...]) -> GateResult:
-    defines = _defines(gate, units)
+def judge_gate(gate: Gate, units: GuardedUnits, judging: Judging, targets: tuple[Target, ...],
+               overrides: Defines | None = None) -> GateResult:
+    """`overrides`: the user's --define flags, over the spec's own."""
+    defines = {**_defines(gate, units), **(overrides or {})}
     references = reference_targets(gate)
     excluded = tuple(verdict_for(gate, units, judging, t, defines, references) for t in excluded_targets(gate, targets))
     admitted = []

@@ -115,6 +115,6 @@ class ScanStore:
 def _scope_key(cache, options: ScanOptions, discovery) -> bytes:
     scope = (
         cache.salt, discovery.root, tuple(sorted(str(Path(p).resolve()) for p in options.paths)), options.targets, options.include_dirs,
-        options.exclude, options.select, options.ignore, options.max_file_bytes,
+        options.defines, options.exclude, options.select, options.ignore, options.max_file_bytes,
     )
     return hashlib.sha256(repr(scope).encode("utf-8", "surrogateescape")).digest()

@@ -51,6 +51,7 @@ class Hit:
     message: str
     chain: tuple[Evidence, ...]
     certain: bool  # False: compiled only under a condition archlint could not decide
+    undecided: tuple[str, ...] = ()  # the macros that leave its condition undecided (a --define settles it)
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,12 @@ class TargetView:
         if hits is None:
             hits = self._units[key] = _unit_hits(self, source, references)
         return hits
+
+    def undecided_macros(self, path: str, region: int) -> tuple[str, ...]:
+        """The macros that leave a site's guard undecided for this target."""
+        if region < 0:
+            return ()
+        return self.device.undecided_macros(guard_chain(self.index.files[path].regions, region))
 
     def arch_guard(self, path: str, region: int) -> Region | None:
         """The innermost region around a site whose condition depends on the target: it names
@@ -390,7 +397,8 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
     sure_site = (facts.path, construct.function) in surely if construct.function else facts.path == source
     certain = state == 1 and sure_site and emits_instruction(construct)
     hop = Evidence(location, message, EvidenceKind.CONSTRUCT, name=construct.name)
-    hit = Hit(HitKind.INSTRUCTION, location, message, chain + (hop,), certain)
+    undecided = view.undecided_macros(facts.path, construct.region) if state is None else ()
+    hit = Hit(HitKind.INSTRUCTION, location, message, chain + (hop,), certain, undecided)
     (blockers if certain else possible).append(hit)
 
 
@@ -486,11 +494,14 @@ def fallback_trap(view: TargetView, facts: CudaFacts, function: Function, refere
     message = (f"`{function.name}` (line {function.line}) traps for {view.target}: its "
                f"{_directive_text(region)} branch is compiled here, where an admitted build compiles the real one; "
                "kernels that call it trap when they get there")
-    certain = surely_reached and view.truth(facts.path, traps[0].region) == 1
+    state = view.truth(facts.path, traps[0].region)
+    certain = surely_reached and state == 1
+    undecided = () if certain else tuple(dict.fromkeys(
+        view.undecided_macros(facts.path, traps[0].region) + view.undecided_macros(facts.path, function.region)))
     called = Evidence(Location(facts.path, function.line, function.col), f"`{function.name}` is called from a kernel",
                       EvidenceKind.DEVICE_FUNCTION, name=function.name)
     hops = (called, Evidence(where, message, EvidenceKind.TRAP_CALL, name=function.name))
-    return Hit(HitKind.TRAP_CALL, where, message, chain + hops, certain)
+    return Hit(HitKind.TRAP_CALL, where, message, chain + hops, certain, undecided)
 
 
 def _in_arch_fallback(view: TargetView, facts: CudaFacts, region: int, stop: int) -> bool:

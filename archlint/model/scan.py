@@ -15,6 +15,7 @@ class ScanOptions:
     jobs: int = 0  # 0 = CPU count
     use_cache: bool = True
     include_dirs: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()  # `NAME[=VALUE]` (--define): set in every build, over the spec's own -D flags
     exclude: tuple[str, ...] = ()  # glob patterns, relative to the root
     select: tuple[str, ...] = ()  # rule ids or names; empty = all
     ignore: tuple[str, ...] = ()

@@ -106,6 +106,38 @@ class Evaluator:
         except RecursionError:  # macros nested deeper than the stack: unknown, which is always sound
             return None
 
+    def undecided_macros(self, exprs: tuple[Expr, ...]) -> tuple[str, ...]:
+        """The macros that leave a guard undecided, followed through the macros defined in terms of
+        them (`IS_MLA` -> `HEAD_ELEMS`): what a `--define` would settle."""
+        found: dict[str, None] = {}
+        for expr in exprs:
+            if self.truth(expr) is None:
+                self._collect_undecided(expr, found, 0)
+        return tuple(found)
+
+    def _collect_undecided(self, expr: Expr, found: dict[str, None], depth: int) -> None:
+        if isinstance(expr, Defined):
+            if self.is_defined(expr.name) is None:
+                found.setdefault(expr.name)
+            return
+        if isinstance(expr, Name):
+            if self.macro_value(expr.name) is None:
+                body = self._single_body(expr.name) if depth < 8 else None
+                if body is None:
+                    found.setdefault(expr.name)
+                else:
+                    self._collect_undecided(body, found, depth + 1)
+            return
+        for child in _children(expr):
+            self._collect_undecided(child, found, depth)
+
+    def _single_body(self, name: str) -> Expr | None:
+        """The parsed value of a macro defined once, live for this target, without parameters."""
+        found = self._live_bindings(name) if name not in self._unknown else None
+        if not found or found[1] or len(found[0]) != 1 or found[0][0].params is not None or not found[0][0].value:
+            return None
+        return parse_condition(found[0][0].value)
+
     # ------------------------------------------------------------ macros
 
     def is_defined(self, name: str) -> Value:
@@ -291,6 +323,16 @@ _HANDLERS: Mapping[type, Callable] = {
     MacroCall: _macro_call,
     Opaque: _opaque,
 }
+
+
+def _children(expr: Expr) -> tuple[Expr, ...]:
+    if isinstance(expr, Unary):
+        return (expr.operand,)
+    if isinstance(expr, Binary):
+        return (expr.left, expr.right)
+    if isinstance(expr, Ternary):
+        return (expr.cond, expr.then, expr.other)
+    return ()
 
 
 def describe(value: Value) -> str:
