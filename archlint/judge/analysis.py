@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from archlint.judge.asserts import assert_hits
+from archlint.judge.pinned import pinned_runtime_builds
 from archlint.judge.reach import Unreached, unreached_declarations
 from archlint.knowledge.arch import Target
 from archlint.knowledge.kb import KnowledgeBase, Requirement
@@ -299,6 +300,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         compiled = compiled_in(path)
         _unresolved_includes(view, facts, chain, unresolved)
         _code_holes(facts, chain, unresolved, assumed)
+        _runtime_builds(view, facts, compiled, chain, unresolved)
         for construct in facts.constructs:
             if compiled(construct):
                 _judge_construct(view, facts, construct, (reached, surely), source, chain, blockers, possible, checked)
@@ -350,6 +352,12 @@ def _unresolved_includes(view: TargetView, facts: CudaFacts, chain, out: list[Hi
         if resolved.target is None and not resolved.external and view.truth(facts.path, resolved.include.region) != 0:
             location = Location(facts.path, resolved.include.line)
             out.append(Hit(HitKind.UNRESOLVED, location, f"#include \"{resolved.include.target}\" not found in the scanned trees", chain, False))
+
+
+def _runtime_builds(view: TargetView, facts: CudaFacts, compiled, chain, unresolved: list[Hit]) -> None:
+    for location, message, arch in pinned_runtime_builds(view, facts, compiled):
+        hop = Evidence(location, message, EvidenceKind.CONSTRUCT, name=arch)
+        unresolved.append(Hit(HitKind.UNRESOLVED, location, message, chain + (hop,), False))
 
 
 def _code_holes(facts: CudaFacts, chain, unresolved: list[Hit], assumed: list[Hit]) -> None:

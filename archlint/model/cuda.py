@@ -148,6 +148,18 @@ class TemplateHole:
 
 
 @dataclass(frozen=True)
+class RuntimeArch:
+    """A target pinned in a string the code hands a run-time compiler (NVRTC's
+    `"--gpu-architecture=sm_90a"`): what it compiles then runs on that arch only."""
+
+    arch: str  # as written: 'sm_90a', 'compute_90a'
+    line: int
+    col: int
+    region: int
+    function: str  # qualname of the enclosing function, '' at file scope
+
+
+@dataclass(frozen=True)
 class CudaFacts:
     path: str
     sha256: str
@@ -165,3 +177,4 @@ class CudaFacts:
     declarations: Declarations = Declarations()  # namespace-scope definitions, for declaration reach
     arch_constants: tuple[ArchConstant, ...] = ()
     static_asserts: tuple[StaticAssert, ...] = ()
+    runtime_archs: tuple[RuntimeArch, ...] = ()

@@ -23,7 +23,7 @@ from archlint.lang.cpp.declarations import read_declarations, type_test_spans
 from archlint.lang.cpp.directives import Structure, comment_spans, scan_directives
 from archlint.lang.cpp.lexical import FileCalls, closing_bracket
 from archlint.lang.cpp.ptx import PtxError, _literals_from, opcodes
-from archlint.model.cuda import Construct, CudaFacts, Function
+from archlint.model.cuda import Construct, CudaFacts, Function, RuntimeArch
 from archlint.model.findings import Suppression
 
 _ASM_RE = re.compile(rb"\b(?:asm|__asm__)\s*(?:volatile|__volatile__)?\s*(?:goto\s*)?\(")
@@ -60,7 +60,25 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         declarations=read_declarations(structure.masked, structure.line_starts),
         arch_constants=arch_constants(structure),
         static_asserts=static_asserts(structure, spans.enclosing),
+        runtime_archs=tuple(_runtime_archs(data, structure, spans)),
     )
+
+
+# An arch option inside a string literal: the options a program passes to NVRTC.
+_RUNTIME_ARCH_RE = re.compile(rb'"[^"\n]*?(?:--gpu-architecture|-arch)[= ]((?:sm|compute)_\d+[af]?)\b')
+
+
+def _runtime_archs(data: bytes, structure: Structure, spans: "_FunctionSpans") -> list[RuntimeArch]:
+    if b"gpu-architecture" not in data and b"-arch" not in data:
+        return []
+    found = []
+    for match in _RUNTIME_ARCH_RE.finditer(data):
+        if structure.masked[match.start() : match.start() + 1] != b'"':
+            continue  # in a comment
+        line = structure.line_of(match.start(1))
+        col = match.start(1) - structure.line_starts[line - 1] + 1
+        found.append(RuntimeArch(match.group(1).decode(), line, col, structure.region_at(line), spans.enclosing(line)))
+    return found
 
 
 class _FunctionSpans:
