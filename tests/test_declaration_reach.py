@@ -3,7 +3,8 @@
 Shapes from CUTLASS: one `CollectiveBuilder` specialisation per arch tag, each naming its own MMA
 atoms; a kernel that names `arch::Sm100` compiles only the SM100 one. nvcc 13.0 (PTX of
 fixtures/gate-cutlass-builders): gemm_sm100.cu keeps its tcgen05 and no trap on sm_110a, traps on
-sm_120a; gemm_sm120.cu traps on sm_100a and sm_110a.
+sm_120a; gemm_sm120.cu traps on sm_100a and sm_110a; tma_prefetch.cu builds with no trap on sm_80,
+sm_100a, sm_110a and sm_120a; tma_2sm_load.cu traps on sm_80 and sm_120a, not on sm_100a or sm_110a.
 """
 
 from __future__ import annotations
