@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from archlint.knowledge.arch import arch_order
 from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Location
 from archlint.model.gates import CheckedConstruct, GateReport, Reached, TargetVerdict
 from archlint.postprocess.baseline import fingerprint
@@ -65,10 +66,11 @@ def gate_dict(gate: GateReport) -> dict:
     return {
         "id": gate.gate_id,
         "text": gate.text,
+        "function": gate.function,
         **location_dict(gate.location),
         "admits": list(gate.admits),
         "sources": list(gate.sources),
-        "verdicts": [verdict_dict(v) for v in sorted(gate.verdicts, key=lambda v: v.target)],
+        "verdicts": [verdict_dict(v) for v in sorted(gate.verdicts, key=lambda v: arch_order(v.target))],
     }
 
 
