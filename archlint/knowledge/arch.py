@@ -41,7 +41,7 @@ class Target:
         return self.name
 
     def device_macros(self) -> dict[str, int]:
-        """Macros nvcc 13.0 defines on this target's device pass (FACTS.md section b)."""
+        """Macros nvcc 13.0 defines on this target's device pass (rules/kb/targets.toml)."""
         macros = {"__CUDA_ARCH__": self.cuda_arch, "__CUDACC__": 1, "__NVCC__": 1}
         if self.suffix == "a":
             macros["__CUDA_ARCH_SPECIFIC__"] = self.cuda_arch
