@@ -31,6 +31,12 @@ def render(report: Report) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
+def render_gates(report: Report) -> str:
+    """`archlint gates`: the gate block and the verdict table, nothing else."""
+    lines = _gate_lines(report, _painter(report.colour))[2:]  # without the blank line and heading
+    return "\n".join(lines) + "\n" if lines else "no gates found\n"
+
+
 def _painter(enabled: bool):
     def paint(text: str, key: str) -> str:
         code = _COLOURS.get(key)
@@ -128,10 +134,10 @@ def _group_reason(template: str, group: list[TargetVerdict]) -> str:
 
 def _details(verdict: TargetVerdict) -> tuple[str, ...]:
     chain = _chain(verdict.evidence)
-    lines = (chain,) if chain else ()
+    lines = [chain] if chain else []
     if verdict.reached is not None:
-        lines += tuple(_checked_lines(verdict.reached))
-    return lines
+        lines.extend(_checked_lines(verdict.reached))
+    return tuple(lines)
 
 
 def _chain(hops: tuple[Evidence, ...]) -> str:
