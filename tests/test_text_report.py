@@ -3,6 +3,7 @@ each gate named by its function and place, its real admits shown whatever --targ
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -60,3 +61,12 @@ def test_a_module_level_gate_is_named_module():
                       (TargetVerdict("sm_80", Verdict.UNKNOWN, "no kernel", (Evidence(Location("pkg/ops.py", 3), "gate", EvidenceKind.GATE),)),))
     text = render("text", Report(root="/nowhere", findings=(), gates=(gate,)))
     assert "`<module>` at pkg/ops.py:3: torch.cuda.get_device_capability()[0] >= 9 (admits sm_90a)" in text.splitlines()
+
+
+def test_targets_given_out_of_order_are_reported_in_arch_order():
+    result = CliRunner().invoke(cli, ["scan", str(FLASHINFER), "--no-cache", "--format", "json",
+                                      "--target", "sm_121a,sm_80", "--target", "sm_110a", "--target", "sm_80"])
+    document = json.loads(result.output)
+    assert document["targets"] == ["sm_80", "sm_110a", "sm_121a"]
+    [al102] = [f for f in document["findings"] if f["rule"] == "AL102"]
+    assert al102["targets"] == ["sm_80", "sm_110a", "sm_121a"]

@@ -56,7 +56,8 @@ def findings_by_file(findings: list[Finding]) -> dict[tuple[str, str], tuple[Fin
 
 
 def scan_targets(options: ScanOptions) -> tuple[Target, ...]:
-    return tuple(parse_target(t) for t in options.targets) or default_targets()
+    """The targets to judge, each once and in arch order whatever order they were given in."""
+    return tuple(sorted({parse_target(t) for t in options.targets})) or default_targets()
 
 
 def relative_dirs(dirs: tuple[str, ...], root: str) -> tuple[str, ...]:
