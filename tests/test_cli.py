@@ -58,6 +58,7 @@ def gate_report(line: int = 2) -> GateReport:
             TargetVerdict("sm_80", Verdict.GENUINE, "cp.async.bulk needs sm_90",
                           (Evidence(Location("include/comm.cuh", 40), "cp.async.bulk", EvidenceKind.CONSTRUCT, name="cp.async.bulk"),)),
         ),
+        function="gen_comm_module",
     )
 
 
@@ -118,9 +119,15 @@ def test_clean_tree_exits_zero(tree, monkeypatch):
 def test_gate_block_lists_each_excluded_target_with_chain(tree, monkeypatch):
     result = run(["scan", tree], FakeEngine(tree, [policy_finding()], gates=[gate_report()]), monkeypatch)
     out = result.output
-    assert "pkg/jit.py:2:13: get_nvcc_flags_list(supported_major_versions=[9, 10]) (admits sm_90a, sm_100a)" in out
-    assert "  sm_120a   POLICY   nothing guarded depends on sm_120a" in out
-    assert "pkg/jit.py:2 -> csrc/comm.cu:4" in out
+    lines = out.splitlines()
+    head = lines.index("`gen_comm_module` at pkg/jit.py:2: get_nvcc_flags_list(supported_major_versions=[9, 10]) (admits sm_90a, sm_100a)")
+    # arch order: sm_80 before sm_120a (as strings, sm_120a sorts first)
+    assert lines[head + 1:head + 5] == [
+        "  sm_80  GENUINE  cp.async.bulk needs sm_90",
+        "      include/comm.cuh:40",
+        "  sm_120a  POLICY  nothing guarded depends on sm_120a",
+        "      pkg/jit.py:2 -> csrc/comm.cu:4",
+    ]
     assert "POLICY        1       1" in out and "GENUINE       1       1" in out
 
 
@@ -206,7 +213,9 @@ def test_json_is_sorted_and_deterministic(tree, monkeypatch):
     data = json.loads(first)
     assert list(data) == sorted(data)
     assert [f["path"] for f in data["findings"]] == ["pkg/a.py", "pkg/jit.py"]
-    assert data["gates"][0]["verdicts"][0] == {
+    assert [v["target"] for v in data["gates"][0]["verdicts"]] == ["sm_80", "sm_120a"]  # arch order
+    assert data["gates"][0]["function"] == "gen_comm_module"
+    assert data["gates"][0]["verdicts"][1] == {
         "target": "sm_120a", "verdict": "POLICY", "reason": "nothing guarded depends on sm_120a",
         "evidence": [{"path": "pkg/jit.py", "line": 2, "col": 1, "message": "gate"},
                      {"path": "csrc/comm.cu", "line": 4, "col": 1, "message": "source"}],

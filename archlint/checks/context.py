@@ -8,7 +8,7 @@ from functools import cached_property
 
 from archlint.judge.analysis import Analysis, Judging, TargetView
 from archlint.judge.verdicts import gate_location
-from archlint.knowledge.arch import Target
+from archlint.knowledge.arch import Target, sorted_targets
 from archlint.knowledge.kb import KnowledgeBase
 from archlint.knowledge.rules import RuleInfo, effective_level, load_rules
 from archlint.link.cuda import CudaIndex
@@ -97,9 +97,16 @@ class Context:
         )
 
 
+_LISTED_TARGETS = 5
+
+
 def target_list(names: Iterable[str]) -> str:
-    names = list(names)
-    return ", ".join(names) if len(names) <= 4 else ", ".join(names[:4]) + f" and {len(names) - 4} more"
+    """Target names for a message, in arch order; a long list keeps the newest (the targets a reader
+    is bringing up) and counts the older ones."""
+    ordered = sorted_targets(names)
+    if len(ordered) <= _LISTED_TARGETS:
+        return ", ".join(ordered)
+    return ", ".join(ordered[-_LISTED_TARGETS:]) + f" (+{len(ordered) - _LISTED_TARGETS} more)"
 
 
 def gate_evidence(gate: Gate, verdict: TargetVerdict) -> tuple[Evidence, ...]:

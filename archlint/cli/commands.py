@@ -38,6 +38,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 OPTIONAL_COMMANDS = {
     "runtime": ("archlint.runtime.command", "runtime_command"),
     "graph": ("archlint.cli.graph", "graph_command"),
+    "gates": ("archlint.cli.gates", "gates_command"),
     "cache": ("archlint.engine.cache", None),  # `archlint cache clear`, defined below
 }
 
@@ -156,10 +157,11 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--fix", "apply_fix", is_flag=True, help="Apply the available fixes (git work trees only), then rescan.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Use this config file.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only.")
+@click.option("-v", "--verbose", is_flag=True, help="Print each stage's time on standard error.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_baseline, no_suppress,
-         show_suppressed, no_cache, jobs, include_dirs, category, show_diff, apply_fix, config_file, quiet, debug,
-         defines) -> int:
+         show_suppressed, no_cache, jobs, include_dirs, category, show_diff, apply_fix, config_file, quiet, verbose,
+         debug, defines) -> int:
     """Scan PATHS (default: .) and report gates, verdicts and arch hazards."""
     # deferred: keeps `archlint --version` light
     from archlint.config import ConfigError, read_settings
@@ -173,7 +175,7 @@ def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_b
         raise UserError(str(error)) from None
     options = settings.scan_options(plan.paths, jobs=jobs, use_cache=not no_cache, report_paths=plan.report_paths)
     options = replace(options, defines=defines)
-    view = _View(fmt, output, category, quiet)
+    view = _View(fmt, output, category, quiet, verbose)
     chosen = settings.postprocess_settings(no_suppress=no_suppress, show_suppressed=show_suppressed,
                                            report_paths=plan.report_paths, baseline=_baseline(baseline))
     chosen = replace(chosen, active=_reported_by_scan(chosen.active))
@@ -206,12 +208,19 @@ def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_b
 
 
 @cli.command()
-def rules() -> None:
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+def rules(fmt: str) -> None:
     """List every rule: id, name, default level, status."""
     # deferred: keeps `archlint --version` light
     from archlint.knowledge.rules import load_rules
 
     table = load_rules()
+    if fmt == "json":
+        # deferred: as above
+        from archlint.report.json import rules_document
+
+        click.echo(rules_document(table), nl=False)
+        return
     width = max(len(info.name) for info in table.values())
     for info in table.values():
         click.echo(f"{info.id}  {info.name:<{width}}  {info.severity.value:<7}  {info.status}")
@@ -267,6 +276,7 @@ class _View:
     output: Path | None
     category: str
     quiet: bool
+    verbose: bool = False
 
 
 @dataclass(frozen=True)
@@ -329,9 +339,12 @@ def _scan_once(options: ScanOptions, settings: Settings, chosen: PostprocessSett
     from archlint.postprocess import postprocess
     # deferred: as above
     from archlint.report import Report, render
+    # deferred: as above
+    from archlint.engine.timing import stage_times
 
     rules = load_rules()
-    result = _run_engine(options)
+    with stage_times(view.verbose):
+        result = _run_engine(options)
     processed = postprocess(result, chosen, rules)
     report = Report(
         root=result.root,

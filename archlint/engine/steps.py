@@ -56,7 +56,8 @@ def findings_by_file(findings: list[Finding]) -> dict[tuple[str, str], tuple[Fin
 
 
 def scan_targets(options: ScanOptions) -> tuple[Target, ...]:
-    return tuple(parse_target(t) for t in options.targets) or default_targets()
+    """The targets to judge, each once and in arch order whatever order they were given in."""
+    return tuple(sorted({parse_target(t) for t in options.targets})) or default_targets()
 
 
 def relative_dirs(dirs: tuple[str, ...], root: str) -> tuple[str, ...]:
@@ -148,5 +149,15 @@ def run_checks(ctx: Context, options: ScanOptions, *, file_rules: bool) -> list[
 
 def _gate_report(result: GateResult, targets: tuple[Target, ...]) -> GateReport:
     gate = result.gate
-    admits = tuple(t.name for t in targets if t.cc in set(gate.admits))
-    return GateReport(gate.id, gate.text, gate_location(gate), admits, result.excluded, result.sources)
+    return GateReport(gate.id, gate.text, gate_location(gate), admitted_targets(gate, targets), result.excluded,
+                      result.sources, gate.local_function)
+
+
+def admitted_targets(gate: Gate, targets: tuple[Target, ...]) -> tuple[str, ...]:
+    """What the gate lets through, in arch order: the evaluated targets it admits and the default
+    targets of the other compute capabilities it admits, so `--target` narrowing the scan does not
+    hide them."""
+    evaluated = [t for t in targets if t.cc in set(gate.admits)]
+    seen = {t.cc for t in evaluated}
+    others = [t for t in default_targets() if t.cc in set(gate.admits) and t.cc not in seen]
+    return tuple(t.name for t in sorted({*evaluated, *others}))

@@ -129,7 +129,7 @@ def _flag_gates(index, evaluator, module, facts, ccs, suffixes):
         yield _gate(
             "nvcc-flags", call.text, facts.path, call.span, _qual(index, module, call.function), admits, majors.exact,
             suffix=suffix, suffix_by_cc=by_cc, list_span=majors.span, list_brackets=majors.brackets,
-            majors_literal=majors.values, unit="major",
+            majors_literal=majors.values, unit="major", local_function=call.function,
             **_context(index, module, call.function).fields(),
         )
 
@@ -210,6 +210,7 @@ def _decorator_gates(index, evaluator, module, facts, ccs):
                 "decorator", decorator.text.lstrip("@"), facts.path, decorator.span, qualname, admits,
                 values is not None, guards=(qualname,), sources=tuple(s.ref for s in index.sources(qualname)),
                 resolved_sources=index.sources(qualname), majors_literal=values, unit="cc", suffix="?",
+                local_function=fn.qualname,
             )
 
 
@@ -249,7 +250,7 @@ def _test_gates(index, evaluator, module, facts, ccs):
         own = _sources_after(index, module, test) if test.exits else ()
         yield _gate(
             kind, test.text, facts.path, test.span, _qual(index, module, test.function), admits,
-            not trace.opaque, guards=guards, unit="cc", suffix="?",
+            not trace.opaque, guards=guards, unit="cc", suffix="?", local_function=test.function,
             sources=tuple(s.ref for s in own), resolved_sources=own,
         )
 
@@ -322,7 +323,7 @@ def _build_flag_gates(index, module, facts, ccs, folded=frozenset()):
             "build-flags", ", ".join(item.value for item, _ in members), facts.path, span,
             _qual(index, module, first.function), admits,
             all(cc in ccs for cc, _ in targets), suffix=suffixes.pop() if len(suffixes) == 1 else "?",
-            suffix_by_cc=tuple((cc, s) for cc, s in targets if cc in ccs), unit="cc",
+            suffix_by_cc=tuple((cc, s) for cc, s in targets if cc in ccs), unit="cc", local_function=first.function,
             **_context(index, module, first.function).fields(),
         )
 
@@ -403,7 +404,8 @@ def _flag_list_gates(index, evaluator, module, facts, ccs):
             gates.append(_gate(
                 "build-flags", call.text, facts.path, call.span, _qual(index, module, call.function),
                 {cc for cc, _ in known}, not flags.opaque, suffix=suffixes.pop() if len(suffixes) == 1 else "?",
-                suffix_by_cc=tuple(known), unit="cc", **_context(index, module, call.function).fields(),
+                suffix_by_cc=tuple(known), unit="cc", local_function=call.function,
+                **_context(index, module, call.function).fields(),
             ))
     return gates, frozenset(folded)
 

@@ -438,7 +438,7 @@ def _shadowed(view, construct: Construct, reached) -> bool:
 def smem_limit(kb: KnowledgeBase, target: Target, request: SmemRequest) -> int:
     profile = kb.profile(target.cc)
     if request.kind == "static" and target.suffix != "a":
-        return profile.smem_per_block  # ptxas's static limit off `a` targets (FACTS.md, static smem)
+        return profile.smem_per_block  # ptxas's static limit off `a` targets (rules/kb/devices.toml)
     return profile.smem_per_block_optin
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -40,7 +41,7 @@ class Target:
         return self.name
 
     def device_macros(self) -> dict[str, int]:
-        """Macros nvcc 13.0 defines on this target's device pass (FACTS.md section b)."""
+        """Macros nvcc 13.0 defines on this target's device pass (rules/kb/targets.toml)."""
         macros = {"__CUDA_ARCH__": self.cuda_arch, "__CUDACC__": 1, "__NVCC__": 1}
         if self.suffix == "a":
             macros["__CUDA_ARCH_SPECIFIC__"] = self.cuda_arch
@@ -86,3 +87,17 @@ def default_targets() -> tuple[Target, ...]:
 def targets_for_major(major: int) -> tuple[Target, ...]:
     """Every plain target of a major version (a gate on majors admits all of them)."""
     return tuple(Target(cc, "") for cc in known_ccs() if cc // 10 == major)
+
+
+def arch_order(name: str) -> tuple[int, str, str]:
+    """Sort key for target names, oldest first: sm_80 < sm_90a < sm_110a < sm_120a (not as strings,
+    which put sm_110a before sm_80). A name that is not a target sorts last, by its text."""
+    match = _TARGET_RE.match(name.strip().lower())
+    if not match:
+        return (1 << 30, "", name)
+    return (int(match.group(1)), match.group(2), name)
+
+
+def sorted_targets(names: Iterable[str]) -> tuple[str, ...]:
+    """Target names in arch order, each once."""
+    return tuple(sorted(set(names), key=arch_order))

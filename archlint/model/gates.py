@@ -36,6 +36,7 @@ class Gate:
     flags_complete: bool = False  # every flag list of its spec is read
     absent_defines: tuple[str, ...] = ()  # variant macros sibling specs pass and this one does not
     list_brackets: tuple[str, str] | None = None  # the brackets that literal is written with: ("(", ")") for a tuple
+    local_function: str = ""  # the enclosing function as written in its module ('Class.method'); '' at module level
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,10 @@ class GateReport:
     gate_id: str
     text: str
     location: Location
-    admits: tuple[str, ...]  # target names admitted, among those evaluated
+    admits: tuple[str, ...]  # target names the gate admits: those evaluated, and the default targets, arch order
     verdicts: tuple[TargetVerdict, ...]
     sources: tuple[str, ...] = ()  # root-relative translation units the gate's builds compile
+    function: str = ""  # the enclosing function, local to its module ('gen_module', 'Class.method'); '' at module level
 
 
 @dataclass(frozen=True)

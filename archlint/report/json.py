@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import json
+from importlib import resources
 from collections import Counter
+from collections.abc import Mapping
 
+from archlint.knowledge.arch import arch_order
+from archlint.knowledge.rules import RuleInfo
 from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Location
 from archlint.model.gates import CheckedConstruct, GateReport, Reached, TargetVerdict
 from archlint.postprocess.baseline import fingerprint
 from archlint.report import Report
 
 SCHEMA_VERSION = 1
+SCHEMA_FILE = "schema/scan.schema.json"  # JSON Schema of these documents, shipped in this package
+
+
+def schema() -> dict:
+    """The JSON Schema of `--format json` (its $defs describe the gates and rules documents too)."""
+    return json.loads(resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8"))
 
 
 def render(report: Report) -> str:
@@ -25,6 +35,42 @@ def render(report: Report) -> str:
         "summary": _summary(report),
     }
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def render_gates(report: Report) -> str:
+    """`archlint gates --format json`: the gates and their verdicts, as in the scan report."""
+    document = {
+        "version": SCHEMA_VERSION,
+        "tool": {"name": "archlint", "version": report.version},
+        "targets": list(report.targets),
+        "files_scanned": report.files_scanned,
+        "gates": [gate_dict(g) for g in sorted(report.gates, key=lambda g: (g.location, g.gate_id))],
+        "verdicts": dict(Counter(v.verdict.value for g in report.gates for v in g.verdicts)),
+    }
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def rules_document(rules: Mapping[str, RuleInfo]) -> str:
+    """`archlint rules --format json`: every rule, in id order."""
+    document = {"version": SCHEMA_VERSION, "rules": [rule_dict(info) for info in rules.values()]}
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def rule_dict(info: RuleInfo) -> dict:
+    return {
+        "id": info.id,
+        "name": info.name,
+        "level": info.severity.value,
+        "confidence": info.confidence,
+        "status": info.status,
+        "since": info.since,
+        "languages": list(info.languages),
+        "tags": list(info.tags),
+        "message_template": info.message,
+        "help": info.help,
+        "description": info.description,
+        "url": info.url,
+    }
 
 
 def location_dict(location: Location) -> dict:
@@ -65,10 +111,11 @@ def gate_dict(gate: GateReport) -> dict:
     return {
         "id": gate.gate_id,
         "text": gate.text,
+        "function": gate.function,
         **location_dict(gate.location),
         "admits": list(gate.admits),
         "sources": list(gate.sources),
-        "verdicts": [verdict_dict(v) for v in sorted(gate.verdicts, key=lambda v: v.target)],
+        "verdicts": [verdict_dict(v) for v in sorted(gate.verdicts, key=lambda v: arch_order(v.target))],
     }
 
 

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
 
+from archlint.knowledge.arch import arch_order, sorted_targets
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Level, Location, Verdict
-from archlint.model.gates import Reached
+from archlint.model.gates import Reached, TargetVerdict
 from archlint.report import Report
 
 _COLOURS = {"error": "31", "warning": "33", "note": "36", "POLICY": "33", "GENUINE": "32", "EMPTY": "35"}
 _VERDICT_ORDER = (Verdict.POLICY, Verdict.EMPTY, Verdict.GENUINE, Verdict.UNKNOWN)
 _SHOWN = 3  # kernels, constructs, and checked hops under a finding, before "+N more"
 _LISTED = (EvidenceKind.KERNEL, EvidenceKind.CHECKED)
+_ARCH_VALUE_RE = re.compile(r"(__CUDA_ARCH__ = )(\d+)")
 
 
 def render(report: Report) -> str:
@@ -24,6 +29,12 @@ def render(report: Report) -> str:
         lines.extend(_gate_lines(report, paint))
         lines.extend(_summary_lines(report))
     return "\n".join(lines) + "\n" if lines else ""
+
+
+def render_gates(report: Report) -> str:
+    """`archlint gates`: the gate block and the verdict table, nothing else."""
+    lines = _gate_lines(report, _painter(report.colour))[2:]  # without the blank line and heading
+    return "\n".join(lines) + "\n" if lines else "no gates found\n"
 
 
 def _painter(enabled: bool):
@@ -41,7 +52,7 @@ def _where(location: Location, col: bool = True) -> str:
 def _finding_lines(finding: Finding, paint) -> list[str]:
     tag = " [suppressed]" if finding.suppressed else ""
     head = f"{_where(finding.location)}: {paint(finding.rule, finding.level.value)} {finding.message}{tag}"
-    hops = finding.evidence
+    hops = tuple(dict.fromkeys(finding.evidence))  # each hop once
     if len(hops) == 1 and hops[0].kind is EvidenceKind.GATE and hops[0].location == finding.location:
         hops = ()  # the gate alone: the head line says it
     lines = [head]
@@ -75,18 +86,68 @@ def _gate_lines(report: Report, paint) -> list[str]:
         return []
     lines = ["", "Gates"]
     for gate in gates:
-        admits = ", ".join(gate.admits) or "nothing"
-        lines.append(f"{_where(gate.location)}: {gate.text} (admits {admits})")
-        for verdict in sorted(gate.verdicts, key=lambda v: v.target):
-            chain = " -> ".join(_where(hop.location, col=False) for hop in verdict.evidence)
-            label = paint(f"{verdict.verdict.value:<8}", verdict.verdict.value)
-            lines.append(f"  {verdict.target:<9} {label} {verdict.reason}")
-            if chain:
-                lines.append(f"            {chain}")
-            if verdict.reached is not None:
-                lines.extend(f"            {line}" for line in _checked_lines(verdict.reached))
+        admits = ", ".join(sorted_targets(gate.admits)) or "nothing"
+        lines.append(f"`{gate.function or '<module>'}` at {_where(gate.location, col=False)}: {gate.text} (admits {admits})")
+        for group in _verdict_groups(gate.verdicts):
+            label = paint(group.verdict.value, group.verdict.value)
+            lines.append(f"  {', '.join(group.targets)}  {label}  {group.reason}")
+            lines.extend(f"      {line}" for line in group.details)
     lines.extend(_verdict_table(gates))
     return lines
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Targets of one gate that share a verdict, a reason (up to the target's own name and
+    __CUDA_ARCH__ value) and what backs it: one line in the report."""
+
+    verdict: Verdict
+    targets: tuple[str, ...]  # arch order
+    reason: str
+    details: tuple[str, ...]  # the evidence chain, or what a POLICY verdict checked
+
+
+def _verdict_groups(verdicts: Iterable[TargetVerdict]) -> list[_Group]:
+    members: dict[tuple, list[TargetVerdict]] = {}
+    for verdict in sorted(verdicts, key=lambda v: arch_order(v.target)):
+        template = _reason_template(verdict)
+        members.setdefault((verdict.verdict, template, _details(verdict)), []).append(verdict)
+    return [_Group(kind, tuple(v.target for v in group), _group_reason(template, group), details)
+            for (kind, template, details), group in members.items()]
+
+
+def _reason_template(verdict: TargetVerdict) -> str:
+    said = re.sub(rf"(?<![\w.]){re.escape(verdict.target)}(?!\w)", "\0T", verdict.reason)
+    return _ARCH_VALUE_RE.sub(r"\1\0A", said)
+
+
+def _group_reason(template: str, group: list[TargetVerdict]) -> str:
+    """The shared reason: the target's name said once as 'each target', the __CUDA_ARCH__ values
+    listed side by side."""
+    if len(group) == 1:
+        return group[0].reason
+    values = [[match.group(2) for match in _ARCH_VALUE_RE.finditer(v.reason)] for v in group]
+    slots = iter(", ".join(dict.fromkeys(column)) for column in zip(*values))
+    filled = re.sub("\0A", lambda _: next(slots, "?"), template)
+    return filled.replace("\0T", "each target")
+
+
+def _details(verdict: TargetVerdict) -> tuple[str, ...]:
+    chain = _chain(verdict.evidence)
+    lines = [chain] if chain else []
+    if verdict.reached is not None:
+        lines.extend(_checked_lines(verdict.reached))
+    return tuple(lines)
+
+
+def _chain(hops: tuple[Evidence, ...]) -> str:
+    """`a.py:7 -> :11 -> b.cu:1 -> c.cuh:8 -> :9`: each place once, the file named when it changes."""
+    places = list(dict.fromkeys((hop.location.path, hop.location.line) for hop in hops))
+    shown, last = [], None
+    for path, line in places:
+        shown.append(f":{line}" if path == last else f"{path}:{line}")
+        last = path
+    return " -> ".join(shown)
 
 
 def _checked_lines(reached: Reached) -> list[str]:
@@ -96,16 +157,28 @@ def _checked_lines(reached: Reached) -> list[str]:
             f"{_plural(len(kernels), 'kernel')}")
     if kernels:
         walk += ": " + _capped(kernels)
-    groups: dict[tuple[str, str, str, str], list[Location]] = {}
+    groups: dict[tuple[str, str, str], dict[str, list[Location]]] = {}
     for item in reached.constructs:
-        groups.setdefault((item.hop.name, item.guard, item.holds, item.needs), []).append(item.hop.location)
+        places = groups.setdefault((item.guard, item.holds, item.needs), {})
+        places.setdefault(item.hop.name, []).append(item.hop.location)
     constructs = []
-    for (name, guard, holds, needs), places in groups.items():
-        times = f" (x{len(places)})" if len(places) > 1 else ""
+    for (guard, holds, needs), places in groups.items():
         under = f"under `{guard}` ({holds}; {needs})" if guard else f"with no arch guard ({needs})"
-        constructs.append(f"`{name}` {_where(places[0], col=False)}{times} {under}")
+        constructs.append(f"{_construct_places(places)} {under}")
     said = "constructs: " + _capped(constructs) if constructs else "no arch-sensitive construct reached"
     return [walk, said]
+
+
+def _construct_places(places: dict[str, list[Location]]) -> str:
+    """`a` x.cuh:10, `b` :15 (x2): each construct at its first place, the file named when it changes."""
+    shown, last = [], ""
+    for name, where in places.items():
+        first = where[0]
+        place = f":{first.line}" if first.path == last else _where(first, col=False)
+        times = f" (x{len(where)})" if len(where) > 1 else ""
+        shown.append(f"`{name}` {place}{times}")
+        last = first.path
+    return ", ".join(shown)
 
 
 def _capped(items: list[str]) -> str:

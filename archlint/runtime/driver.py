@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Callable
 
-# CUdevice_attribute ids (cuda.h, CUDA 13.0; FACTS.md section d)
+# CUdevice_attribute ids (cuda.h, CUDA 13.0)
 ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 8
 ATTR_MAX_REGISTERS_PER_BLOCK = 12
 ATTR_MULTIPROCESSOR_COUNT = 16

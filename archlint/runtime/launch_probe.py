@@ -1,7 +1,7 @@
 """Prove a shared-memory budget on the real device: launch a kernel asking for N bytes of dynamic
 shared memory and see whether the driver takes it.
 
-A compile never proves a budget (dynamic shared memory compiles for any N; FACTS.md section a), so
+A compile never proves a budget (dynamic shared memory compiles for any N), so
 this is the only check that can. The kernel is PTX written out below and JIT-compiled by the driver
 itself (`cuModuleLoadData`), so the probe needs nothing but libcuda: no nvcc, no NVRTC, no framework.
 All through ctypes, on the device's primary context.

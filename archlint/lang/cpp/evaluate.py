@@ -30,7 +30,7 @@ from archlint.model.cexpr import (
 
 Value = int | None
 
-# What nvcc 13.0 defines on every pass, whatever the target (FACTS.md: the toolkit is 13.0).
+# What nvcc 13.0 defines on every pass, whatever the target (the toolkit the knowledge base was proved with).
 TOOLKIT_MACROS: Mapping[str, int | None] = {
     "__CUDACC__": 1,
     "__NVCC__": 1,
