@@ -55,7 +55,10 @@ class _Mover:
         return replace(location, path=self.path(location.path))
 
     def hop(self, hop: Evidence) -> Evidence:
-        return replace(hop, location=self.location(hop.location), source=self.path(hop.source))
+        message = hop.message
+        if hop.source and message.endswith(f" {hop.source}"):  # "builds X", "compiles X", "includes X"
+            message = message[: -len(hop.source)] + self.path(hop.source)
+        return replace(hop, location=self.location(hop.location), message=message, source=self.path(hop.source))
 
     def hops(self, hops: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
         return tuple(self.hop(hop) for hop in hops)
