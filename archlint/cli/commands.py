@@ -87,7 +87,8 @@ class ArchlintGroup(click.Group):
 
 def _show_usage_error(error: click.ClickException) -> None:
     """One line saying what is wrong, and for a usage error a second naming the help to read."""
-    click.echo(f"archlint: error: {error.format_message()}", err=True)
+    message = " ".join(error.format_message().split())
+    click.echo(f"archlint: error: {message}", err=True)
     ctx = getattr(error, "ctx", None)
     if isinstance(error, click.UsageError) and ctx is not None:
         click.echo(f"Try '{ctx.command_path} --help' for help.", err=True)
