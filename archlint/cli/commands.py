@@ -91,7 +91,8 @@ def _show_usage_error(error: click.ClickException) -> None:
     click.echo(f"archlint: error: {message}", err=True)
     ctx = getattr(error, "ctx", None)
     if isinstance(error, click.UsageError) and ctx is not None:
-        click.echo(f"Try '{ctx.command_path} --help' for help.", err=True)
+        command = " ".join(["archlint", *ctx.command_path.split()[1:]])
+        click.echo(f"Try '{command} --help' for help.", err=True)
 
 
 def _module_exists(module: str) -> bool:
