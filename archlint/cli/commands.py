@@ -69,7 +69,7 @@ class ArchlintGroup(click.Group):
         except click.exceptions.Exit as stop:
             code = stop.exit_code
         except click.ClickException as error:
-            _show_usage_error(error)
+            _show_click_error(error)
             code = EXIT_ERROR
         except UserError as error:
             click.echo(f"archlint: error: {error}", err=True)
@@ -85,8 +85,8 @@ class ArchlintGroup(click.Group):
         sys.exit(code if isinstance(code, int) else EXIT_CLEAN)
 
 
-def _show_usage_error(error: click.ClickException) -> None:
-    """One line saying what is wrong, and for a usage error a second naming the help to read."""
+def _show_click_error(error: click.ClickException) -> None:
+    """One line saying what is wrong; for a usage error, a second naming the help to read."""
     message = " ".join(error.format_message().split())
     click.echo(f"archlint: error: {message}", err=True)
     ctx = getattr(error, "ctx", None)
@@ -294,10 +294,13 @@ def _plan(paths: tuple[str, ...]) -> _Plan:
     return _Plan(scanned, (), start, str(report_root(scanned)))
 
 
+_FORMAT_BY_SUFFIX = {".sarif": "sarif", ".json": "json", ".html": "html", ".md": "markdown"}
+
+
 def _format_for(output: Path | None) -> str:
-    """The report format an output file's suffix asks for, when --format is not given."""
-    suffix = output.suffix.lower() if output is not None else ""
-    return {".sarif": "sarif", ".json": "json"}.get(suffix, "text")
+    """The report format an output file's suffix asks for, when --format is not given; else text."""
+    fmt = _FORMAT_BY_SUFFIX.get(output.suffix.lower(), "text") if output is not None else "text"
+    return fmt if fmt in FORMATS else "text"
 
 
 def _check_combination(fmt: str, show_diff: bool, apply_fix: bool, write_baseline: Path | None) -> None:
@@ -393,7 +396,6 @@ def _emit(text: str, output: Path | None) -> None:
         write_atomic(output, text)
     except OSError as error:
         raise UserError(f"cannot write {output}: {error.strerror or error}") from None
-
 
 
 def use_colour(output: Path | None, fmt: str) -> bool:
