@@ -184,3 +184,16 @@ def test_repository_root_is_found_from_a_git_file(tmp_path, monkeypatch):
     (tmp_path / "wt" / ".git").write_text("gitdir: /elsewhere/.git/worktrees/wt\n")  # a linked work tree
     assert repository_root(tmp_path / "wt" / "pkg") == (tmp_path / "wt").resolve()
     assert repository_root(tmp_path) is None
+
+
+@pytest.mark.parametrize("glob", ["mykern/jit/**", "jit/**", "comm.py"])
+def test_per_file_ignores_from_the_repository_or_the_scanned_folder(repo, glob):
+    (repo / "pyproject.toml").write_text(f'[tool.archlint.per-file-ignores]\n"{glob}" = ["AL101"]\n')
+    code, output = scan("mykern", "--format", "json")
+    assert code == 0 and json.loads(output)["findings"] == [], output
+
+
+def test_per_file_ignores_of_another_folder_leave_the_finding(repo):
+    (repo / "pyproject.toml").write_text('[tool.archlint.per-file-ignores]\n"other/jit/**" = ["AL101"]\n')
+    code, output = scan("mykern", "--format", "json")
+    assert [f["rule"] for f in json.loads(output)["findings"]] == ["AL101"]
