@@ -66,10 +66,24 @@ def find_config(start: str | Path) -> Path | None:
 
 
 def load_config(path: str | Path) -> Config:
+    """A config file of either shape, whatever its name: the `[tool.archlint]` table when it has
+    one, else its top-level keys (archlint.toml's shape); a pyproject.toml without the table is empty."""
     path = Path(path)
-    data = _read(path)
-    table = data.get("tool", {}).get("archlint", {}) if path.name == "pyproject.toml" else data
-    return _parse(table, path)
+    return _parse(_archlint_table(_read(path), path), path)
+
+
+def _archlint_table(data: dict, path: Path) -> Mapping:
+    tool = data.get("tool")
+    if isinstance(tool, dict) and "archlint" in tool:
+        table = tool["archlint"]
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: `tool.archlint` must be a table")
+        return table
+    if path.name == "pyproject.toml":
+        return {}
+    if isinstance(tool, dict):
+        raise ConfigError(f"{path}: has a [tool] table but no [tool.archlint]; nothing in it is archlint's")
+    return data
 
 
 def discover_config(start: str | Path) -> Config:

@@ -26,6 +26,33 @@ def scan_root(paths: tuple[str, ...]) -> Path:
     return Path(os.path.commonpath([str(f) for f in folders])) if folders else Path.cwd()
 
 
+def repository_root(start: str | Path) -> Path | None:
+    """The top of the git work tree holding `start`: the nearest folder at or above it with a `.git`
+    entry (a folder, or the file a linked work tree or submodule has). Found by looking, never by
+    running git, which would read the scanned tree's own config. GIT_CEILING_DIRECTORIES is honoured."""
+    here = Path(start).resolve()
+    if not here.is_dir():
+        here = here.parent
+    ceilings = {Path(p).resolve() for p in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep) if p}
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+        if folder.parent in ceilings:
+            return None
+    return None
+
+
+def report_root(paths: tuple[str, ...]) -> Path:
+    """The folder reported paths are relative to: the repository holding the scan root, else the
+    working directory when the scan root lies inside it, else the scan root itself."""
+    root = scan_root(paths)
+    top = repository_root(root)
+    if top is not None:
+        return top
+    here = Path.cwd().resolve()
+    return here if root.is_relative_to(here) else root
+
+
 def language_of(name: str) -> str | None:
     suffix = os.path.splitext(name)[1].lower()
     if suffix in CUDA_SUFFIXES:

@@ -1,9 +1,31 @@
-"""Shared pytest options."""
+"""Shared pytest options and helpers."""
 
 from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-snapshots", action="store_true", help="rewrite fixtures/snapshots from the current output")
+
+
+@contextlib.contextmanager
+def inside_fixture(folder: Path) -> Iterator[None]:
+    """Run with `folder` as the working directory and git kept from seeing this checkout above it:
+    archlint then reports paths from the fixture's own folder, as in a repository of its own."""
+    previous, ceiling = Path.cwd(), os.environ.get("GIT_CEILING_DIRECTORIES")
+    os.chdir(folder)
+    os.environ["GIT_CEILING_DIRECTORIES"] = str(Path(folder).resolve().parent)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
+        if ceiling is None:
+            os.environ.pop("GIT_CEILING_DIRECTORIES", None)
+        else:
+            os.environ["GIT_CEILING_DIRECTORIES"] = ceiling

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import inside_fixture
 
 from archlint.cli.commands import cli
 
@@ -18,7 +19,8 @@ PDL_HEADER = "flashinfer/data/include/flashinfer/pdl.cuh"
 
 
 def scan(case: Path, fmt: str) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, ["scan", str(case), "--no-cache", "--select", GATE_RULES, "--format", fmt])
+    with inside_fixture(case):
+        result = CliRunner().invoke(cli, ["scan", ".", "--no-cache", "--select", GATE_RULES, "--format", fmt])
     return result.exit_code, result.output
 
 

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
+from conftest import inside_fixture
 
 from archlint.cli.commands import cli
 
@@ -14,8 +15,9 @@ LAUNCH = Path(__file__).resolve().parent.parent / "fixtures" / "gate-launch-shap
 
 
 def _verdicts(*args: str) -> dict[tuple[str, int], dict[str, dict]]:
-    result = CliRunner().invoke(cli, ["scan", str(LAUNCH), "--no-cache", "--jobs", "1", "--format", "json",
-                                      "--target", "sm_80", "--target", "sm_120a", *args])
+    with inside_fixture(LAUNCH):
+        result = CliRunner().invoke(cli, ["scan", ".", "--no-cache", "--jobs", "1", "--format", "json",
+                                          "--target", "sm_80", "--target", "sm_120a", *args])
     report = json.loads(result.output[: result.output.rindex("}") + 1])
     return {(g["path"], g["line"]): {v["target"]: v for v in g["verdicts"]} for g in report["gates"]}
 

@@ -9,11 +9,11 @@ and review the diff before committing it.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import inside_fixture
 
 from archlint.cli.commands import cli
 
@@ -24,13 +24,9 @@ FORMATS = {"text": "txt", "json": "json"}
 
 
 def report(case: str, fmt: str) -> str:
-    """The report `archlint scan CASE --format FMT` prints from fixtures/, with its exit code."""
-    previous = Path.cwd()
-    os.chdir(FIXTURES)
-    try:
-        result = CliRunner().invoke(cli, ["scan", case, "--format", fmt, "--no-cache", "--jobs", "1"])
-    finally:
-        os.chdir(previous)
+    """The report `archlint scan . --format FMT` prints from inside the fixture, with its exit code."""
+    with inside_fixture(FIXTURES / case):
+        result = CliRunner().invoke(cli, ["scan", ".", "--format", fmt, "--no-cache", "--jobs", "1"])
     assert result.exit_code in (0, 1), result.output
     return f"{result.output}# exit {result.exit_code}\n"
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+from conftest import inside_fixture
 
 from archlint.cli import cli
 from archlint.model.findings import Evidence, EvidenceKind, Location, Verdict
@@ -19,7 +20,8 @@ GEMM = "`gen_gemm_sm90_module` at flashinfer/jit/comm.py:25: " \
 
 
 def scan_text(*args: str) -> list[str]:
-    result = CliRunner().invoke(cli, ["scan", str(FLASHINFER), "--no-cache", *args])
+    with inside_fixture(FLASHINFER):
+        result = CliRunner().invoke(cli, ["scan", ".", "--no-cache", *args])
     assert result.exit_code in (0, 1), result.output
     return result.output.splitlines()
 

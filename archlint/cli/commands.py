@@ -11,7 +11,6 @@ import importlib
 import importlib.util
 import os
 import re
-import subprocess
 import sys
 import traceback
 from collections import Counter
@@ -72,8 +71,8 @@ class ArchlintGroup(click.Group):
         except click.exceptions.Exit as stop:
             code = stop.exit_code
         except click.ClickException as error:
-            error.show()
-            code = EXIT_ERROR if isinstance(error, click.UsageError) else error.exit_code
+            _show_click_error(error)
+            code = EXIT_ERROR
         except UserError as error:
             click.echo(f"archlint: error: {error}", err=True)
             code = EXIT_ERROR
@@ -86,6 +85,16 @@ class ArchlintGroup(click.Group):
             click.echo(f"archlint: internal error: {type(error).__name__}: {error}", err=True)
             code = EXIT_ERROR
         sys.exit(code if isinstance(code, int) else EXIT_CLEAN)
+
+
+def _show_click_error(error: click.ClickException) -> None:
+    """One line saying what is wrong; for a usage error, a second naming the help to read."""
+    message = " ".join(error.format_message().split())
+    click.echo(f"archlint: error: {message}", err=True)
+    ctx = getattr(error, "ctx", None)
+    if isinstance(error, click.UsageError) and ctx is not None:
+        command = " ".join(["archlint", *ctx.command_path.split()[1:]])
+        click.echo(f"Try '{command} --help' for help.", err=True)
 
 
 def _module_exists(module: str) -> bool:
@@ -138,8 +147,9 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=str))
 @click.option("--target", "targets", multiple=True, metavar="T", help="Target to evaluate (sm_120a); repeatable.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="Report format (default: from the -o suffix, .sarif or .json, else text).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report (or the --diff) here.")
 @click.option("--fail-on", type=click.Choice(LEVELS), default=None, help="Lowest level that fails (default: warning).")
 @click.option("--select", multiple=True, metavar="ID,...", help="Only these rules (ids, names or families like AL2).")
 @click.option("--ignore", multiple=True, metavar="ID,...", help="Leave these rules out.")
@@ -166,6 +176,8 @@ def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_b
     # deferred: keeps `archlint --version` light
     from archlint.config import ConfigError, read_settings
 
+    fmt = fmt or _format_for(output)
+    _check_combination(fmt, show_diff, apply_fix, write_baseline)
     try:
         plan = _plan(paths or (".",))
         include = tuple(str(Path(d).resolve()) for d in include_dirs)
@@ -178,20 +190,20 @@ def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_b
     view = _View(fmt, output, category, quiet, verbose)
     chosen = settings.postprocess_settings(no_suppress=no_suppress, show_suppressed=show_suppressed,
                                            report_paths=plan.report_paths, baseline=_baseline(baseline))
-    chosen = replace(chosen, active=_reported_by_scan(chosen.active))
+    chosen = replace(chosen, active=_reported_by_scan(chosen.active), report_root=plan.report_root)
     outcome = _scan_once(options, settings, chosen, view)
     if show_diff or apply_fix:
         # deferred: as above
         from archlint.postprocess.fixes import FixError, apply_edits, plan_edits, unified_diff
 
         try:
-            edits = plan_edits(outcome.processed.new, outcome.result.root)
+            edits = plan_edits(outcome.processed.new, outcome.processed.root)
         except (FixError, OSError, UnicodeDecodeError) as error:
             raise UserError(f"cannot prepare fixes: {error}") from None
         if show_diff:
             _emit(unified_diff(edits), output)
             return EXIT_FINDINGS if edits else EXIT_CLEAN
-        changed, refused = apply_edits(edits, outcome.result.root)
+        changed, refused = apply_edits(edits, outcome.processed.root)
         for line in refused:
             click.echo(f"archlint: not fixed: {line}", err=True)
         if changed and not quiet:
@@ -268,6 +280,7 @@ class _Plan:
     paths: tuple[str, ...]  # absolute paths handed to the engine
     report_paths: tuple[str, ...]  # root-relative files to report on (pre-commit); () = all
     config_start: Path  # where the config search starts
+    report_root: str  # absolute: reported paths are relative to it (the repository's top)
 
 
 @dataclass(frozen=True)
@@ -289,17 +302,43 @@ class _Outcome:
 
 
 def _plan(paths: tuple[str, ...]) -> _Plan:
-    """Explicit files inside a git repo (pre-commit): scan the repo, report on those files only."""
+    """Explicit files inside a git repo (pre-commit): scan the repo, report on those files only.
+    Reported paths are relative to the repository's top, else to the working directory."""
+    # deferred: keeps `archlint --version` light
+    from archlint.discover import report_root, repository_root
+
     absolute = [Path(os.path.abspath(p)) for p in paths]
     if all(p.is_file() for p in absolute):
-        top = git_toplevel(absolute[0].parent)
+        top = repository_root(absolute[0].parent)
         if top is not None:
             real = [p.resolve() for p in absolute]
             if all(p.is_relative_to(top) for p in real):
                 rel = tuple(sorted({p.relative_to(top).as_posix() for p in real}))
-                return _Plan((str(top),), rel, top)
+                return _Plan((str(top),), rel, top, str(top))
     start = absolute[0] if absolute[0].is_dir() else absolute[0].parent
-    return _Plan(tuple(str(p) for p in absolute), (), start)
+    scanned = tuple(str(p) for p in absolute)
+    return _Plan(scanned, (), start, str(report_root(scanned)))
+
+
+_FORMAT_BY_SUFFIX = {".sarif": "sarif", ".json": "json", ".html": "html", ".md": "markdown"}
+
+
+def _format_for(output: Path | None) -> str:
+    """The report format an output file's suffix asks for, when --format is not given; else text."""
+    fmt = _FORMAT_BY_SUFFIX.get(output.suffix.lower(), "text") if output is not None else "text"
+    return fmt if fmt in FORMATS else "text"
+
+
+def _check_combination(fmt: str, show_diff: bool, apply_fix: bool, write_baseline: Path | None) -> None:
+    """--diff prints the diff and nothing else: options that need a report or an edit cannot join it."""
+    if not show_diff:
+        return
+    if apply_fix:
+        raise click.UsageError("--diff and --fix cannot be combined: --diff shows the fixes, --fix applies them")
+    if fmt != "text":
+        raise click.UsageError(f"--diff prints a unified diff, not a {fmt} report; leave out --format (or the .{fmt} -o file)")
+    if write_baseline is not None:
+        raise click.UsageError("--diff and --write-baseline cannot be combined: --diff prints the diff and nothing else")
 
 
 def _reported_by_scan(active: frozenset[str]) -> frozenset[str]:
@@ -347,7 +386,7 @@ def _scan_once(options: ScanOptions, settings: Settings, chosen: PostprocessSett
         result = _run_engine(options)
     processed = postprocess(result, chosen, rules)
     report = Report(
-        root=result.root,
+        root=processed.root,
         findings=processed.shown,
         diagnostics=processed.diagnostics,
         gates=processed.gates,
@@ -386,18 +425,6 @@ def _emit(text: str, output: Path | None) -> None:
         write_atomic(output, text)
     except OSError as error:
         raise UserError(f"cannot write {output}: {error.strerror or error}") from None
-
-
-
-def git_toplevel(folder: str | Path) -> Path | None:
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], cwd=folder, capture_output=True, text=True, timeout=30, check=True
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    top = done.stdout.strip()
-    return Path(top).resolve() if top else None
 
 
 def use_colour(output: Path | None, fmt: str) -> bool:

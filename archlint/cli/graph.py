@@ -39,7 +39,10 @@ def graph_command(paths, fmt, gate_filter, targets, output, no_cache, config_fil
     except ConfigError as error:
         raise UserError(str(error)) from None
     linked = link(settings.scan_options(tuple(paths), use_cache=not no_cache))
-    text = export(build_graph(linked, gate_filter), fmt)
+    graph = build_graph(linked, gate_filter)
+    if gate_filter and not any(kind == "gate" for _, kind in graph.nodes(data="kind")):
+        raise UserError(f"no gate's text or function contains {gate_filter!r}; `archlint graph PATH` draws them all")
+    text = export(graph, fmt)
     if output:
         with open(output, "w", encoding="utf-8") as handle:
             handle.write(text)

@@ -26,7 +26,8 @@ class Verdict(str, Enum):
 
 @dataclass(frozen=True, order=True)
 class Location:
-    """A place in a scanned file. `path` is posix, relative to the scan root; line/col 1-based."""
+    """A place in a scanned file. `path` is posix, relative to the scan root (the report root, the
+    repository's top, once post-processed); line/col 1-based."""
 
     path: str
     line: int

@@ -1,10 +1,12 @@
 """The one post-processing path: `archlint scan` and `archlint runtime` both take it (`archlint
 graph` reports no findings; it shares only the config reading, `config.read_settings`).
 
-From a ScanResult and the settings, in this order: findings of rules that do not run are dropped;
+From a ScanResult and the settings, in this order: every path is made relative to the report root
+(the repository's top, see postprocess/paths.py); findings of rules that do not run are dropped;
 in-source suppressions are matched (AL900 for an unused one, AL901 for an unknown id); each
 finding takes its rule's level (`none` drops it); per-file ignores and the report paths
-(pre-commit) leave findings out; a baseline sets aside the findings an earlier report had.
+(pre-commit: a finding stays when its location or any hop of its evidence is in one of them)
+leave findings out; a baseline sets aside the findings an earlier report had.
 The settings come in as values: the config file is read above this stage.
 """
 
@@ -21,6 +23,7 @@ from archlint.model.gates import GateReport
 from archlint.model.scan import ScanResult
 from archlint.postprocess.baseline import filter_new
 from archlint.postprocess.levels import relevel
+from archlint.postprocess.paths import gate_paths, rebase, scan_prefix, touched_paths
 from archlint.postprocess.per_file_ignores import ignored_by_path
 from archlint.postprocess.suppress import META_RULES, apply_suppressions
 
@@ -36,7 +39,8 @@ class PostprocessSettings:
     per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()  # (glob, rule ids)
     no_suppress: bool = False  # every `archlint: ignore[...]` comment is passed over; no AL900/AL901
     show_suppressed: bool = False  # suppressed findings are listed too
-    report_paths: tuple[str, ...] = ()  # root-relative files to report on; () = all
+    report_paths: tuple[str, ...] = ()  # report-root-relative files to report on; () = all
+    report_root: str = ""  # absolute folder reported paths are relative to; "" = the scan root
     baseline: Mapping[str, int] | None = None  # fingerprint -> count, from an earlier report
 
 
@@ -44,6 +48,7 @@ class PostprocessSettings:
 class Postprocessed:
     """What a front end reports, counts and acts on."""
 
+    root: str  # absolute: the folder every path below is relative to
     shown: tuple[Finding, ...]  # sorted: the new findings, and the suppressed ones when asked for
     unsuppressed: tuple[Finding, ...]  # before the baseline is applied (what a new baseline records)
     new: tuple[Finding, ...]  # unsuppressed, not in the baseline: what fails the run, what fixes apply to
@@ -61,7 +66,11 @@ def postprocess(
     result: ScanResult, settings: PostprocessSettings, rules: Mapping[str, RuleInfo] | None = None
 ) -> Postprocessed:
     rules = load_rules() if rules is None else rules
-    findings = _settled(result, settings, rules)
+    prefix = ""
+    if settings.report_root:
+        prefix = scan_prefix(result.root, settings.report_root)
+        result = rebase(result, settings.report_root)
+    findings = _settled(result, settings, rules, prefix)
     unsuppressed = [f for f in findings if not f.suppressed]
     suppressed = [f for f in findings if f.suppressed]
     new, baselined = unsuppressed, 0
@@ -69,18 +78,20 @@ def postprocess(
         new, baselined = filter_new(unsuppressed, Counter(settings.baseline))
     shown = new + (suppressed if settings.show_suppressed else [])
     return Postprocessed(
+        root=result.root,
         shown=tuple(sorted(shown, key=Finding.sort_key)),
         unsuppressed=tuple(unsuppressed),
         new=tuple(new),
         suppressed=len(suppressed),
         baselined=baselined,
-        diagnostics=_in_reported(result.diagnostics, settings.report_paths, lambda d: d.path),
-        gates=_in_reported(result.gates, settings.report_paths, lambda g: g.location.path),
+        diagnostics=_in_reported(result.diagnostics, settings.report_paths, lambda d: {d.path}),
+        gates=_in_reported(result.gates, settings.report_paths, gate_paths),
     )
 
 
-def _settled(result: ScanResult, settings: PostprocessSettings, rules: Mapping[str, RuleInfo]) -> list[Finding]:
-    """Select/ignore, suppressions (AL900/AL901), levels, per-file ignores, report paths; sorted."""
+def _settled(result: ScanResult, settings: PostprocessSettings, rules: Mapping[str, RuleInfo], prefix: str) -> list[Finding]:
+    """Select/ignore, suppressions (AL900/AL901), levels, per-file ignores, report paths; sorted.
+    Per-file-ignore globs match a path from the report root or from the scan root (`prefix` below it)."""
     findings = [f for f in result.findings if f.rule in settings.active and f.rule not in META_RULES]
     if settings.no_suppress:
         findings = [replace(f, suppressed=False) if f.suppressed else f for f in findings]
@@ -89,15 +100,15 @@ def _settled(result: ScanResult, settings: PostprocessSettings, rules: Mapping[s
         findings, meta = apply_suppressions(findings, by_path, rules, active_rules=settings.active)
         findings += [m for m in meta if m.rule in settings.active]
     findings = relevel(findings, settings.levels)
-    findings = [f for f in findings if not ignored_by_path(f, settings.per_file_ignores)]
+    findings = [f for f in findings if not ignored_by_path(f, settings.per_file_ignores, prefix)]
     if settings.report_paths:
         wanted = set(settings.report_paths)
-        findings = [f for f in findings if f.location.path in wanted]
+        findings = [f for f in findings if not wanted.isdisjoint(touched_paths(f))]
     return sorted(findings, key=Finding.sort_key)
 
 
-def _in_reported(items: Iterable[_Item], report_paths: tuple[str, ...], path_of: Callable[[_Item], str]) -> tuple[_Item, ...]:
+def _in_reported(items: Iterable[_Item], report_paths: tuple[str, ...], paths_of: Callable[[_Item], set[str]]) -> tuple[_Item, ...]:
     if not report_paths:
         return tuple(items)
     wanted = set(report_paths)
-    return tuple(item for item in items if path_of(item) in wanted)
+    return tuple(item for item in items if not wanted.isdisjoint(paths_of(item)))

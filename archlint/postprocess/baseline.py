@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from itertools import islice
 from operator import countOf
@@ -62,29 +62,41 @@ def _sarif_fingerprints(data: dict) -> Iterable[str]:
 
 def filter_new(findings: Iterable[Finding], baseline: Counter[str]) -> tuple[list[Finding], int]:
     """Findings not in the baseline, and how many matched. Each baseline entry matches once."""
-    remaining = Counter(baseline)
-    new, matched = [], 0
-    for finding in sorted(findings, key=Finding.sort_key):
-        key = fingerprint(finding)
-        if remaining[key] > 0:
-            remaining[key] -= 1
-            matched += 1
-        else:
-            new.append(finding)
-    return new, matched
+    ordered = sorted(findings, key=Finding.sort_key)
+    matched = _matched(ordered, baseline)
+    return [f for f, hit in zip(ordered, matched) if not hit], sum(matched)
 
 
 def mark_baselined(findings: Iterable[Finding], baseline: Counter[str]) -> list[Finding]:
     """Same matching as filter_new, but tags matches with a `baseline` property instead."""
+    ordered = sorted(findings, key=Finding.sort_key)
+    return [replace(f, properties=f.properties + (("baseline", "unchanged"),)) if hit else f
+            for f, hit in zip(ordered, _matched(ordered, baseline))]
+
+
+def _matched(ordered: list[Finding], baseline: Counter[str]) -> list[bool]:
+    """Which findings a baseline entry takes, each entry once. Exact keys first; then, for a
+    baseline written when paths were relative to the scanned folder rather than the repository,
+    the key with the path's leading folders dropped (`mykern/jit/a.py` -> `jit/a.py`, `a.py`)."""
     remaining = Counter(baseline)
-    out = []
-    for finding in sorted(findings, key=Finding.sort_key):
-        key = fingerprint(finding)
-        if remaining[key] > 0:
-            remaining[key] -= 1
-            finding = replace(finding, properties=finding.properties + (("baseline", "unchanged"),))
-        out.append(finding)
-    return out
+    matched = [_take(remaining, fingerprint(f)) for f in ordered]
+    for index, finding in enumerate(ordered):
+        if not matched[index] and +remaining:
+            matched[index] = any(_take(remaining, key) for key in _shorter_keys(finding))
+    return matched
+
+
+def _take(remaining: Counter[str], key: str) -> bool:
+    if remaining[key] > 0:
+        remaining[key] -= 1
+        return True
+    return False
+
+
+def _shorter_keys(finding: Finding) -> Iterator[str]:
+    parts = finding.location.path.split("/")
+    for start in range(1, len(parts)):
+        yield fingerprint(replace(finding, location=replace(finding.location, path="/".join(parts[start:]))))
 
 
 # ---------------------------------------------------------------- GitHub's primaryLocationLineHash

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import difflib
 import os
-import subprocess
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from archlint.discover import repository_root
 from archlint.model.findings import Finding, Fix
 
 
@@ -25,7 +25,7 @@ class FixError(RuntimeError):
 
 @dataclass(frozen=True)
 class FileEdit:
-    path: str  # root-relative, posix
+    path: str  # relative to the report root (the repository's top), posix
     before: str
     after: str
 
@@ -96,15 +96,7 @@ def refusal(path: Path) -> str | None:
         return "it is inside an installed package (site-packages)"
     if not os.access(resolved, os.W_OK):
         return "it is not writable"
-    try:
-        subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=resolved.parent,
-            check=True,
-            capture_output=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
+    if repository_root(resolved.parent) is None:
         return "it is not inside a git work tree"
     return None
 

@@ -39,7 +39,12 @@ def path_matches(path: str, pattern: str) -> bool:
     return bool(regex.match(path)) or ("/" not in pattern and bool(regex.match(PurePosixPath(path).name)))
 
 
-def ignored_by_path(finding: Finding, per_file_ignores: Iterable[tuple[str, frozenset[str]]]) -> bool:
+def ignored_by_path(finding: Finding, per_file_ignores: Iterable[tuple[str, frozenset[str]]], prefix: str = "") -> bool:
+    """The finding's rule is ignored for its file. Its path is from the report root; with the scan
+    root at `prefix` below that, a glob may also be written from the scan root."""
+    paths = [finding.location.path]
+    if prefix and finding.location.path.startswith(prefix + "/"):
+        paths.append(finding.location.path[len(prefix) + 1:])
     return any(
-        finding.rule in rules and path_matches(finding.location.path, glob) for glob, rules in per_file_ignores
+        finding.rule in rules and any(path_matches(path, glob) for path in paths) for glob, rules in per_file_ignores
     )

@@ -1,0 +1,113 @@
+"""Reported paths: every path a scan result holds, moved from the scan root to the report root.
+
+The engine gives paths relative to the scan root (the folder it walked). People and tools read
+them from the repository root: GitHub resolves SARIF URIs and annotations there, `git apply` takes
+a diff there, and a baseline must match whichever folder was scanned. `rebase` prefixes each path
+with the scan root's place under the report root.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Location
+from archlint.model.gates import GateReport, Reached, TargetVerdict
+from archlint.model.scan import ScanResult
+
+
+def scan_prefix(scan_root: str | Path, report_root: str | Path) -> str:
+    """The scan root relative to the report root, posix, '' when they are the same folder.
+    Raises ValueError when the scan root is not inside the report root."""
+    relative = Path(os.path.realpath(scan_root)).relative_to(os.path.realpath(report_root)).as_posix()
+    return "" if relative == "." else relative
+
+
+def rebase(result: ScanResult, report_root: str | Path) -> ScanResult:
+    """The result with every path relative to `report_root` (a folder at or above its root)."""
+    prefix = scan_prefix(result.root, report_root)
+    if not prefix:
+        return result
+    move = _Mover(prefix)
+    return replace(
+        result,
+        root=str(Path(os.path.realpath(report_root))),
+        findings=tuple(move.finding(f) for f in result.findings),
+        diagnostics=tuple(move.diagnostic(d) for d in result.diagnostics),
+        gates=tuple(move.gate(g) for g in result.gates),
+        suppressions=tuple((move.path(path), items) for path, items in result.suppressions),
+    )
+
+
+class _Mover:
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    def path(self, path: str) -> str:
+        if path == ".":
+            return self.prefix
+        if not path or os.path.isabs(path):  # none, or one the engine could not place under the root
+            return path
+        return f"{self.prefix}/{path}"
+
+    def location(self, location: Location) -> Location:
+        return replace(location, path=self.path(location.path))
+
+    def hop(self, hop: Evidence) -> Evidence:
+        message = hop.message
+        if hop.source and message.endswith(f" {hop.source}"):  # "builds X", "compiles X", "includes X"
+            message = message[: -len(hop.source)] + self.path(hop.source)
+        return replace(hop, location=self.location(hop.location), message=message, source=self.path(hop.source))
+
+    def hops(self, hops: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
+        return tuple(self.hop(hop) for hop in hops)
+
+    def finding(self, finding: Finding) -> Finding:
+        fixes = tuple(Fix(self.location(fix.location), fix.replacement, fix.description) for fix in finding.fixes)
+        return replace(finding, location=self.location(finding.location), evidence=self.hops(finding.evidence), fixes=fixes)
+
+    def diagnostic(self, diagnostic: Diagnostic) -> Diagnostic:
+        return replace(diagnostic, path=self.path(diagnostic.path))
+
+    def gate(self, gate: GateReport) -> GateReport:
+        return replace(
+            gate,
+            location=self.location(gate.location),
+            sources=tuple(self.path(p) for p in gate.sources),
+            verdicts=tuple(self.verdict(v) for v in gate.verdicts),
+        )
+
+    def verdict(self, verdict: TargetVerdict) -> TargetVerdict:
+        reached = verdict.reached
+        if reached is not None:
+            reached = Reached(
+                units=tuple(self.path(p) for p in reached.units),
+                headers=tuple(self.path(p) for p in reached.headers),
+                kernels=self.hops(reached.kernels),
+                constructs=tuple(replace(c, hop=self.hop(c.hop)) for c in reached.constructs),
+                path=self.hops(reached.path),
+            )
+        return replace(verdict, evidence=self.hops(verdict.evidence), empty_kernels=self.hops(verdict.empty_kernels),
+                       reached=reached)
+
+
+def touched_paths(finding: Finding) -> set[str]:
+    """Every file a finding's location or evidence chain runs through."""
+    return {finding.location.path, *(hop.location.path for hop in finding.evidence),
+            *(hop.source for hop in finding.evidence if hop.source)}
+
+
+def gate_paths(gate: GateReport) -> set[str]:
+    """Every file a gate's verdicts rest on: the gate, its units, and each verdict's chain and walk."""
+    paths = {gate.location.path, *gate.sources}
+    for verdict in gate.verdicts:
+        hops = [*verdict.evidence, *verdict.empty_kernels]
+        if verdict.reached is not None:
+            reached = verdict.reached
+            paths.update(reached.units, reached.headers)
+            hops += [*reached.kernels, *reached.path, *(c.hop for c in reached.constructs)]
+        paths.update(hop.location.path for hop in hops)
+        paths.update(hop.source for hop in hops if hop.source)
+    return paths
+
