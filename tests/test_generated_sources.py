@@ -151,3 +151,12 @@ def test_values_read_dict_entries_conditionals_and_fstrings():
                             "struct __archlint_value { };"}
     extra = next(c for c in index.modules[module].calls if c.callee == "render").expr.kwarg("extra")
     assert reader.texts(module, "gen_customize", extra).values == {""}  # the default every call leaves
+
+
+def test_a_template_named_at_run_time_renders_each_template_it_spells():
+    """`open(CSRC_DIR / f"{prefix}_kernel_inst.jinja")` over `["allgather", "allgather_ll"]`
+    (FlashInfer's gen_gemm_sm100_module): both templates are the gate's units."""
+    gate = _gate("fi/jit/comm.py", 37)
+    assert gate.sources == ("fi/csrc/allgather_kernel_inst.jinja", "fi/csrc/allgather_ll_kernel_inst.jinja")
+    verdicts = {v.target: v.verdict for v in gate.verdicts}
+    assert verdicts["sm_80"] == "GENUINE" and verdicts["sm_120a"] == "POLICY"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -128,6 +129,11 @@ def resolve_sources(index) -> tuple[dict, dict, tuple]:
 
     def by_suffix(tail: str) -> list[str]:
         name = posixpath.basename(tail)
+        if "{}" in name:  # a name formatted at run time: every scanned file it can spell
+            if len(posixpath.splitext(name)[0].replace("{}", "")) < 6:
+                return []  # `f"{name}.jinja"` could be any file: no guess
+            pattern = re.compile("[^/]*".join(re.escape(part) for part in name.split("{}")))
+            return [path for each in sorted(by_name) if pattern.fullmatch(each) for path in by_name[each]]
         return [path for path in by_name.get(name, []) if path == tail or path.endswith("/" + tail)]
 
 
@@ -154,6 +160,11 @@ def resolve_sources(index) -> tuple[dict, dict, tuple]:
             path, how, reason = resolved[ref]
             if path is None and names_toolkit_header(ref):
                 continue  # a header the compiler finds in the toolkit, not a source the build compiles
+            spelled = by_suffix(output_pattern(ref.name)) if path is None and ref.template and "{" in ref.name else []
+            if spelled:  # `open(CSRC_DIR / f"{prefix}_kernel_inst.jinja")`: each template it can name
+                found[qualname].extend(ResolvedSource(ref, qualname if ref.function else "", template, "generated",
+                                                      "a template the formatted name spells") for template in spelled)
+                continue
             found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", path, how, reason))
     unique = {name: next(iter(paths)) for name, paths in generated.items() if len(paths) == 1 and None not in paths}
     return {key: tuple(value) for key, value in sorted(found.items())}, unique, tuple(dict.fromkeys(renders))
@@ -186,7 +197,10 @@ def _rendered_outputs(facts, resolved: dict, by_suffix, module: str,
     renders: list[TemplateRender] = []
     for rendering in renderings(facts, idioms):
         if "{}" in rendering.template:
-            out[(rendering.function, rendering.output)].add(None)
+            # `f"{prefix}_sm100_kernel_inst.jinja"`: any template the name can spell may be rendered
+            matches = by_suffix(rendering.template)
+            out[(rendering.function, rendering.output)].update(matches or [None])
+            renders.extend(TemplateRender(path, module, rendering.function, rendering.arguments) for path in matches)
             continue
         path = template_paths.get((rendering.function, rendering.template))
         if path is None:
