@@ -37,6 +37,19 @@ def result():
     return scan(ScanOptions(paths=(str(CASE),), use_cache=False, jobs=1))
 
 
+def test_a_path_only_tested_for_existence_is_no_source() -> None:
+    """FlashInfer's experimental JITs locate their include folders by probing for marker headers."""
+    code = b"""import os
+def include_dirs(installed, source, root):
+    if (installed[0] / "tvm_ffi_utils.h").is_file() and (installed[1] / "flashinfer/layout.cuh").exists():
+        return installed
+    if os.path.exists(os.path.join(root, "flashinfer", "vec_dtypes.cuh")):
+        return source
+    return [root / "csrc" / "norm.cu"]
+"""
+    assert [ref.text for ref in extract_python("fi/jit/paths.py", code).sources] == ['root / "csrc" / "norm.cu"']
+
+
 def test_marker_headers_leave_the_gate_decisive(result) -> None:
     (report,) = [g for g in result.gates if g.location.path == "cake/fmha.py"]
     assert report.location.line == 46

@@ -28,6 +28,7 @@ from archlint.lang.python.strings import (
     ARCH_STRING_RE,
     STATEMENTS,
     is_path_expr,
+    is_probe,
     same_node,
     source_ref,
     string_context,
@@ -307,7 +308,7 @@ class _Walker:
             dynamic = True
         if value is None:
             return None
-        if is_cuda_name(value) and not is_bytes(node):
+        if is_cuda_name(value) and not is_bytes(node) and not is_probe(node, self.idioms.join_calls):
             self.out.sources.append(source_ref(self.exprs, node, value, dynamic, frame.function,
                                                self.col(node.start_point), self.idioms.join_calls))
         elif not dynamic and ARCH_STRING_RE.search(value):

@@ -56,6 +56,32 @@ def source_ref(exprs: ExprBuilder, node, value: str, dynamic: bool, function: st
     )
 
 
+_PROBE_METHODS = frozenset({"is_file", "exists", "is_dir", "stat"})
+_PROBE_CALLS = ("path.exists", "path.isfile", "path.isdir", "os.stat")
+
+
+def is_probe(node, join_calls: tuple[str, ...]) -> bool:
+    """The path a string ends is only tested for existence (`(include / "tvm_ffi_utils.h").is_file()`,
+    `os.path.exists(os.path.join(root, "x.cuh"))`): a marker that locates a folder, not a source."""
+    top = node
+    while top.parent is not None and top.parent.type == "binary_operator" and _op(top.parent) == "/":
+        top = top.parent
+    join = _enclosing_join(top, join_calls)
+    whole = join if join is not None else top
+    while whole.parent is not None and whole.parent.type == "parenthesized_expression":
+        whole = whole.parent
+    parent = whole.parent
+    if parent is None:
+        return False
+    if parent.type == "attribute" and same_node(parent.child_by_field_name("object"), whole):
+        method = node_text(parent.child_by_field_name("attribute"))
+        return method in _PROBE_METHODS and parent.parent is not None and parent.parent.type == "call"
+    if parent.type == "argument_list" and parent.parent is not None and parent.parent.type == "call":
+        callee = dotted(parent.parent.child_by_field_name("function")) or ""
+        return callee.endswith(_PROBE_CALLS)
+    return False
+
+
 def string_context(node) -> str:
     """Names near a string: enclosing call callee, keyword, assignment target, subscript key."""
     names: list[str] = []
