@@ -25,28 +25,28 @@ def schema() -> dict:
 
 def render(report: Report) -> str:
     document = {
-        "version": SCHEMA_VERSION,
-        "tool": {"name": "archlint", "version": report.version},
-        "targets": list(report.targets),
-        "files_scanned": report.files_scanned,
+        **_head(report),
         "findings": [finding_dict(f, report) for f in report.findings],
-        "gates": [gate_dict(g) for g in sorted(report.gates, key=lambda g: (g.location, g.gate_id))],
         "diagnostics": [diagnostic_dict(d) for d in sorted(report.diagnostics, key=_diagnostic_key)],
         "summary": _summary(report),
     }
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def render_gates(report: Report) -> str:
-    """`archlint gates --format json`: the gates and their verdicts, as in the scan report."""
-    document = {
+def _head(report: Report) -> dict:
+    """What both documents open with: the format, the tool, the targets, the files and the gates."""
+    return {
         "version": SCHEMA_VERSION,
         "tool": {"name": "archlint", "version": report.version},
         "targets": list(report.targets),
         "files_scanned": report.files_scanned,
         "gates": [gate_dict(g) for g in sorted(report.gates, key=lambda g: (g.location, g.gate_id))],
-        "verdicts": dict(Counter(v.verdict.value for g in report.gates for v in g.verdicts)),
     }
+
+
+def render_gates(report: Report) -> str:
+    """`archlint gates --format json`: the gates and their verdicts, as in the scan report."""
+    document = {**_head(report), "verdicts": dict(Counter(v.verdict.value for g in report.gates for v in g.verdicts))}
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
