@@ -38,9 +38,15 @@ def comm_findings(tree: Path) -> list[dict]:
     out = subprocess.run([sys.executable, "-m", "archlint", "scan", *FOLDERS, "--target", "sm_120", "--no-cache",
                           "--format", "json"], cwd=tree, capture_output=True, text=True)
     data = json.loads(out.stdout)
-    gates = [g for g in data["gates"] if g["path"] == "jit/comm.py" and GATE_SOURCE in g.get("sources", [])]
+    # Paths are reported from the working directory (the tree), so they start with `flashinfer/`.
+    gates = [g for g in data["gates"] if _in_package(g["path"]) == "jit/comm.py"
+             and GATE_SOURCE in {_in_package(source) for source in g.get("sources", [])}]
     lines = {g["line"] for g in gates}
-    return [f for f in data["findings"] if f["path"] == "jit/comm.py" and f["line"] in lines]
+    return [f for f in data["findings"] if _in_package(f["path"]) == "jit/comm.py" and f["line"] in lines]
+
+
+def _in_package(path: str) -> str:
+    return path.removeprefix("flashinfer/")
 
 
 def main() -> int:
