@@ -94,10 +94,12 @@ class _Walker:
         )
 
     def run(self, root) -> None:
+        wanted = _Interesting(root)
         stack = [_Frame(root)]
         while stack:
             frame = stack.pop()
-            stack.extend(reversed(self.visit(frame)))
+            if wanted.holds(frame.node):
+                stack.extend(reversed(self.visit(frame)))
 
     def visit(self, frame: _Frame) -> list[_Frame]:
         node = frame.node
@@ -391,8 +393,44 @@ _HANDLERS = {
 }
 
 
+@lru_cache(maxsize=1)
+def _interesting_query() -> tree_sitter.Query:
+    kinds = sorted((set(_HANDLERS) | STATEMENTS | {"ERROR"}) - {"module"})
+    return tree_sitter.Query(_parser().language, "[" + " ".join(f"({kind})" for kind in kinds) + "] @node")
+
+
+class _Interesting:
+    """Which subtrees hold a node the walk records (a handled kind, a statement, a parse error):
+    found by one tree-sitter query, so the walk skips the rest (most identifiers, attributes and
+    operators) without visiting them node by node."""
+
+    def __init__(self, root) -> None:
+        nodes = tree_sitter.QueryCursor(_interesting_query()).captures(root).get("node", [])
+        spans = sorted((node.start_byte, node.end_byte) for node in nodes)
+        self.kinds = _INTERESTING_KINDS
+        self.starts = [start for start, _ in spans]
+        self.ends = [end for _, end in spans]
+
+    def holds(self, node) -> bool:
+        """The node is one the walk records or has one below it. A node starting strictly inside the
+        node's span lies below it (tree-sitter nests spans); one starting where it starts may be an
+        ancestor, so it counts only if it also ends inside."""
+        if node.type in self.kinds or node.has_error or node.parent is None:
+            return True
+        start, end = node.start_byte, node.end_byte
+        index = bisect.bisect_left(self.starts, start)
+        while index < len(self.starts) and self.starts[index] <= end:
+            if self.starts[index] > start or self.ends[index] <= end:
+                return True
+            index += 1
+        return False
+
+
 def _child(frame: _Frame, node, path=None) -> _Frame:
     return _Frame(node, frame.function, frame.scope, frame.cls, frame.path if path is None else path)
+
+
+_INTERESTING_KINDS = frozenset(_HANDLERS) | STATEMENTS
 
 
 def _extend(path: tuple, more: tuple) -> tuple:
