@@ -82,6 +82,8 @@ class _Walker:
         self.out = _Out()
         self.exprs = ExprBuilder()
         self._callees: dict[int, tuple[str, ...]] = {}
+        self._calls: _CallTable | None = None
+        self._root = None
 
     def col(self, point) -> int:
         row, byte = point
@@ -94,6 +96,7 @@ class _Walker:
         )
 
     def run(self, root) -> None:
+        self._root = root
         wanted = _Interesting(root)
         stack = [_Frame(root)]
         while stack:
@@ -361,7 +364,9 @@ class _Walker:
         """Dotted callees of the calls inside `node` (bounded: gate bodies are read, not whole trees)."""
         found = self._callees.get(node.id)
         if found is None:
-            found = self._callees[node.id] = _find_callees(node)
+            if self._calls is None:
+                self._calls = _CallTable(self._root if self._root is not None else _root(node))
+            found = self._callees[node.id] = self._calls.callees(node)
         return found
 
     def comment(self, frame: _Frame):
@@ -484,6 +489,63 @@ def _find_callees(node) -> tuple[str, ...]:
         if current.type not in ("function_definition", "class_definition", "lambda"):
             stack.extend(current.named_children)
     return tuple(sorted(found))
+
+
+_SCOPES = ("function_definition", "class_definition", "lambda")
+
+
+@lru_cache(maxsize=1)
+def _calls_query() -> tree_sitter.Query:
+    return tree_sitter.Query(_parser().language, "(call) @call [(function_definition) (class_definition) (lambda)] @scope")
+
+
+def _root(node):
+    while node.parent is not None:
+        node = node.parent
+    return node
+
+
+class _CallTable:
+    """Every call of a module with its dotted callee, and every nested scope, by span: what
+    `_find_callees` reads from a subtree, found once per module by a tree-sitter query."""
+
+    def __init__(self, root) -> None:
+        captured = tree_sitter.QueryCursor(_calls_query()).captures(root)
+        calls = sorted((c.start_byte, c.end_byte, dotted(c.child_by_field_name("function")) or "") for c in captured.get("call", []))
+        self.call_starts = [start for start, _, _ in calls]
+        self.calls = calls
+        scopes = sorted((n.start_byte, n.end_byte) for n in captured.get("scope", []))
+        self.scope_starts = [start for start, _ in scopes]
+        self.scopes = scopes
+
+    def callees(self, node) -> tuple[str, ...]:
+        """What `_find_callees(node)` gives: the calls inside the node, less those inside a scope
+        nested in it. A scope with the node's own span (it or an ancestor) and a cap reached, where
+        the walk's order decides what is kept, are left to the walk."""
+        if node.type in _SCOPES:
+            return ()
+        start, end = node.start_byte, node.end_byte
+        nested: list[tuple[int, int]] = []
+        for index in range(bisect.bisect_left(self.scope_starts, start), bisect.bisect_right(self.scope_starts, end)):
+            scope_start, scope_end = self.scopes[index]
+            if scope_end <= end:
+                if (scope_start, scope_end) == (start, end):
+                    return _find_callees(node)
+                if not nested or scope_end > nested[-1][1]:
+                    nested.append((scope_start, scope_end))
+        outer_starts = [scope_start for scope_start, _ in nested]
+        found: set[str] = set()
+        for index in range(bisect.bisect_left(self.call_starts, start), bisect.bisect_right(self.call_starts, end)):
+            call_start, call_end, name = self.calls[index]
+            if not name or call_end > end:
+                continue
+            inside = bisect.bisect_right(outer_starts, call_start) - 1
+            if inside >= 0 and call_end <= nested[inside][1]:
+                continue
+            found.add(name)
+        if len(found) >= _MAX_CALLEES:
+            return _find_callees(node)
+        return tuple(sorted(found))
 
 
 def _subscript_target(node) -> str:
