@@ -136,3 +136,38 @@ def test_a_unit_that_starts_including_an_unreached_file_is_scanned_again_in_full
     partial = _scan(wide_tree)
     assert partial == _scan(wide_tree, use_cache=False)
     assert partial == pipeline.run(ScanOptions(paths=(str(wide_tree),), jobs=1, use_cache=False), eager=True)
+
+
+class _Terminal:
+    """A stand-in for stderr at a terminal: what was written, in order."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_terminal_sees_progress_and_a_hint_on_the_first_scan(wide_tree, monkeypatch):
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    first = _scan(wide_tree)
+    assert "first scan of this tree" in terminal.text
+    assert "archlint: facts 0/" in terminal.text  # Python and templates, then the CUDA files' directives
+    assert "archlint: includes 15/15 files" in terminal.text
+    assert "archlint: unit facts 10/10 files" in terminal.text  # only the units and what they include
+    terminal.text = ""
+    assert _scan(wide_tree) == first
+    assert "first scan" not in terminal.text  # the stored result answers: no hint, no file read
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(wide_tree, capsys):
+    _scan(wide_tree)
+    assert capsys.readouterr().err == ""
