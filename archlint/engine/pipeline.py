@@ -22,7 +22,7 @@ from archlint.engine.steps import (
 )
 from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import hint, stage, stage_progress
-from archlint.extract.files import extract_all
+from archlint.extract.files import Workers, extract_all
 from archlint.gates.detect import find_gates
 from archlint.gates.variants import variant_macros, with_absent_variant_macros
 from archlint.judge.analysis import Judging
@@ -62,13 +62,18 @@ def link(options: ScanOptions, eager: bool = True) -> Linked:
 
 
 def _link(options: ScanOptions, discovery: Discovery, cache, eager: bool) -> Linked:
+    with Workers(options.jobs) as workers:
+        return _link_with(options, discovery, cache, eager, workers)
+
+
+def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers) -> Linked:
     """Python first, then CUDA on demand: every CUDA file's directives (the macro table and the
     include graph), and full facts only for the files the gates' units can include. A scan whose
     gates guard no source, or an eager one, reads every CUDA file in full."""
     root = discovery.root
     early = [f for f in discovery.files if f.language != "cuda"]
     with stage("facts", len(early)):
-        facts = _extract(early, options, cache)
+        facts = _extract(early, options, cache, workers)
     with stage("pylink"):
         gates, pyindex = _python_gates(facts, root, discovery)
         facts = fill_holes(pyindex, facts)
@@ -80,17 +85,17 @@ def _link(options: ScanOptions, discovery: Discovery, cache, eager: bool) -> Lin
     shallow: frozenset[str] = frozenset()
     if gated and not eager:
         with stage("includes", len(cuda_files)):
-            outline = _extract(cuda_files, options, cache, directives=True)
+            outline = _extract(cuda_files, options, cache, workers, directives=True)
             outlined = build_index(_cuda_of(facts + outline), include_dirs, generated_files(pyindex))
             needed = include_closure(outlined, tuple(sorted({s for _, units in gated for s in units.sources})))
             deep = [f for f in cuda_files if f.path in needed]
         shallow = frozenset(f.path for f in cuda_files if f.path not in needed)
         with stage("unit facts", len(deep)):
-            full = {f.file.path: f for f in _extract(deep, options, cache)}
+            full = {f.file.path: f for f in _extract(deep, options, cache, workers)}
         facts = facts + [full.get(f.file.path, f) for f in outline]
     else:
         with stage("unit facts", len(cuda_files)):
-            facts = facts + _extract(cuda_files, options, cache)
+            facts = facts + _extract(cuda_files, options, cache, workers)
     facts = _in_discovery_order(facts, discovery)
     with stage("index"):
         kb = load_kb()
@@ -107,8 +112,8 @@ def _link(options: ScanOptions, discovery: Discovery, cache, eager: bool) -> Lin
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, tuple(memos), shallow)
 
 
-def _extract(files: list[SourceFile], options: ScanOptions, cache, directives: bool = False) -> list[FileFacts]:
-    return extract_all(files, options.jobs, options.max_file_bytes, cache, directives, progress=stage_progress)
+def _extract(files: list[SourceFile], options: ScanOptions, cache, workers: Workers, directives: bool = False) -> list[FileFacts]:
+    return extract_all(files, options.jobs, options.max_file_bytes, cache, directives, progress=stage_progress, workers=workers)
 
 
 def _cuda_of(facts: list[FileFacts]) -> list[CudaFacts]:

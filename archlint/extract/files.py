@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import Callable, Iterable, Iterator
 
@@ -91,10 +92,34 @@ def _extract_many(batch: list[SourceFile], max_bytes: int, directives: bool = Fa
     return [extract_file(file, max_bytes, directives) for file in batch]
 
 
+class Workers:
+    """The worker processes of one scan, shared by its extraction stages. They start with the first
+    batch, while the main process holds little: a pool forked after the scan has read its Python
+    would copy all of it into every worker."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs or os.cpu_count() or 1
+        self._pool: ProcessPoolExecutor | None = None
+
+    def pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+        return self._pool
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+
 def extract_all(files: Iterable[SourceFile], jobs: int, max_bytes: int, cache=None, directives: bool = False,
-                progress: Callable[[int, int], None] | None = None) -> list[FileFacts]:
+                progress: Callable[[int, int], None] | None = None, workers: Workers | None = None) -> list[FileFacts]:
     """Facts for every file, in the order given. `cache` (optional) offers get(file)/put(file, facts);
-    `directives`: CUDA files' directive-level facts only; `progress(done, total)` is told as files finish."""
+    `directives`: CUDA files' directive-level facts only; `progress(done, total)` is told as files finish;
+    `workers`: the scan's pool (else one is made for this call)."""
     files = list(files)
     results: dict[str, FileFacts] = {}
     todo: list[SourceFile] = []
@@ -107,14 +132,15 @@ def extract_all(files: Iterable[SourceFile], jobs: int, max_bytes: int, cache=No
     done = len(results)
     if progress is not None:
         progress(done, len(files))
-    for chunk in _run(todo, jobs, max_bytes, directives):
-        for facts in chunk:
-            results[facts.file.path] = facts
-            if cache is not None:
-                cache.put(_cache_key(facts.file, directives), facts)
-        done += len(chunk)
-        if progress is not None:
-            progress(done, len(files))
+    with Workers(jobs) if workers is None else nullcontext(workers) as pool:
+        for chunk in _run(todo, pool, max_bytes, directives):
+            for facts in chunk:
+                results[facts.file.path] = facts
+                if cache is not None:
+                    cache.put(_cache_key(facts.file, directives), facts)
+            done += len(chunk)
+            if progress is not None:
+                progress(done, len(files))
     if cache is not None and hasattr(cache, "flush"):
         cache.flush()
     return [results[file.path] for file in files]
@@ -125,9 +151,9 @@ def _cache_key(file: SourceFile, directives: bool) -> SourceFile:
     return replace(file, language=DIRECTIVES) if directives and file.language == "cuda" else file
 
 
-def _run(todo: list[SourceFile], jobs: int, max_bytes: int, directives: bool) -> Iterator[list[FileFacts]]:
+def _run(todo: list[SourceFile], workers: Workers, max_bytes: int, directives: bool) -> Iterator[list[FileFacts]]:
     """The facts in chunks, as they are made."""
-    jobs = jobs or os.cpu_count() or 1
+    jobs = workers.jobs
     if jobs <= 1 or len(todo) < 64:
         for start in range(0, len(todo), 64):
             yield _extract_many(todo[start:start + 64], max_bytes, directives)
@@ -135,5 +161,4 @@ def _run(todo: list[SourceFile], jobs: int, max_bytes: int, directives: bool) ->
     # Interleave big and small files so workers finish together; small batches keep progress moving.
     count = max(jobs * 4, len(todo) // 64)
     batches = [todo[i::count] for i in range(count)]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(_extract_many, batches, [max_bytes] * len(batches), [directives] * len(batches))
+    yield from workers.pool().map(_extract_many, batches, [max_bytes] * len(batches), [directives] * len(batches))

@@ -41,8 +41,13 @@ _MAX_CALLEES = 64
 
 
 @lru_cache(maxsize=1)
+def _language() -> tree_sitter.Language:
+    return tree_sitter.Language(tree_sitter_python.language())
+
+
+@lru_cache(maxsize=1)
 def _parser() -> tree_sitter.Parser:
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_python.language()))
+    return tree_sitter.Parser(_language())
 
 
 @dataclass
@@ -401,7 +406,7 @@ _HANDLERS = {
 @lru_cache(maxsize=1)
 def _interesting_query() -> tree_sitter.Query:
     kinds = sorted((set(_HANDLERS) | STATEMENTS | {"ERROR"}) - {"module"})
-    return tree_sitter.Query(_parser().language, "[" + " ".join(f"({kind})" for kind in kinds) + "] @node")
+    return tree_sitter.Query(_language(), "[" + " ".join(f"({kind})" for kind in kinds) + "] @node")
 
 
 class _Interesting:
@@ -496,7 +501,7 @@ _SCOPES = ("function_definition", "class_definition", "lambda")
 
 @lru_cache(maxsize=1)
 def _calls_query() -> tree_sitter.Query:
-    return tree_sitter.Query(_parser().language, "(call) @call [(function_definition) (class_definition) (lambda)] @scope")
+    return tree_sitter.Query(_language(), "(call) @call [(function_definition) (class_definition) (lambda)] @scope")
 
 
 def _root(node):
