@@ -1,11 +1,12 @@
 """Scan benchmark on the FlashInfer wheel: grep vs archlint cold, warm and one changed file.
 
-    python bench/scan_bench.py [--wheel-dir DIR] [--skip-cold] [--jobs N] [--reference]
+    python bench/scan_bench.py [--wheel-dir DIR] [--skip-cold] [--jobs N] [--reference] [--eager]
 
 Downloads flashinfer-python==0.7.2.post1 into DIR (default /tmp/wheels/fi-0.7.2.post1) when
 absent and unpacks `flashinfer/*`. Every run prints its wall time, the ratio to grep, the peak
-RSS of its whole process tree (polled from /proc) and archlint's per-stage times
-(ARCHLINT_PROFILE=1).
+RSS of its whole process tree (polled from /proc) and archlint's per-stage times and the files
+each stage read (ARCHLINT_PROFILE=1). `--eager` also runs the scan that reads every file in full
+(ARCHLINT_EAGER=1, `--no-cache`) and says whether its SARIF equals the cold scan's.
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ def main() -> int:
     parser.add_argument("--cache-dir", type=Path, default=None, help="default: a fresh temporary folder")
     parser.add_argument("--reference", action="store_true",
                         help="also run `--no-cache --jobs 1` and compare its SARIF with the cold scan's")
+    parser.add_argument("--eager", action="store_true",
+                        help="also run the scan that reads every file in full and compare its SARIF with the cold scan's")
     args = parser.parse_args()
     tree = ensure_wheel(args.wheel_dir)
     if not (tree / ".git").exists():
@@ -114,6 +117,12 @@ def main() -> int:
         report("reference", measure([*serial, ".", "--format", "sarif", "-o", str(out / "reference.sarif")], tree, env), grep["wall"])
         same = (out / "cold.sarif").read_bytes() == (out / "reference.sarif").read_bytes()
         print(f"cold SARIF {'identical to' if same else 'DIFFERS from'} the --no-cache --jobs 1 SARIF")
+    if args.eager and not args.skip_cold:
+        eager = [sys.executable, "-m", "archlint", "scan", "--no-cache", "--jobs", str(args.jobs)]
+        report("eager", measure([*eager, ".", "--format", "sarif", "-o", str(out / "eager.sarif")], tree,
+                                dict(env, ARCHLINT_EAGER="1")), grep["wall"])
+        same = (out / "cold.sarif").read_bytes() == (out / "eager.sarif").read_bytes()
+        print(f"cold SARIF {'identical to' if same else 'DIFFERS from'} the eager (every file in full) SARIF")
     changed = tree / CHANGED_FILE
     original = changed.read_bytes()
     try:

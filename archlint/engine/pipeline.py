@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import os
 from dataclasses import dataclass, replace
 
 from archlint.checks.context import Context
@@ -21,8 +23,8 @@ from archlint.engine.steps import (
     user_defines,
 )
 from archlint.engine.store import GateMemo, ScanState, ScanStore
-from archlint.engine.timing import stage
-from archlint.extract.files import extract_all
+from archlint.engine.timing import hint, stage, stage_progress
+from archlint.extract.files import Workers, extract_all
 from archlint.gates.detect import find_gates
 from archlint.gates.variants import variant_macros, with_absent_variant_macros
 from archlint.judge.analysis import Judging
@@ -31,7 +33,8 @@ from archlint.knowledge.kb import load_kb
 from archlint.link.cuda import CudaIndex, build_index
 from archlint.link.python import PyIndex, link_python
 from archlint.link.templates import fill_holes, read_templates
-from archlint.model.files import Discovery, FileFacts
+from archlint.model.cuda import CudaFacts
+from archlint.model.files import Discovery, FileFacts, SourceFile
 from archlint.model.gates import Gate
 from archlint.model.scan import ScanOptions, ScanResult
 
@@ -47,62 +50,122 @@ class Linked:
     pyindex: PyIndex | None
     context: Context
     memos: tuple[GateMemo, ...] = ()  # one per judged gate, in the order of context.gate_results
+    # CUDA files read for their directives only: no gate's units can include them
+    shallow: frozenset[str] = frozenset()
 
 
-def link(options: ScanOptions) -> Linked:
+def link(options: ScanOptions, eager: bool = True) -> Linked:
+    """Every stage before the checks. `archlint graph` draws every file, so it reads all of them in
+    full by default."""
     with stage("discover"):
         discovery = discover(options.paths, options.exclude)
         cache = _open_cache(options)
-    return _link(options, discovery, cache)
+    try:
+        return _link(options, discovery, cache, eager)
+    finally:
+        gc.unfreeze()
 
 
-def _link(options: ScanOptions, discovery, cache) -> Linked:
+def _link(options: ScanOptions, discovery: Discovery, cache, eager: bool) -> Linked:
+    with Workers(options.jobs) as workers:
+        return _link_with(options, discovery, cache, eager, workers)
+
+
+def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers) -> Linked:
+    """Python first, then CUDA on demand: every CUDA file's directives (the macro table and the
+    include graph), and full facts only for the files the gates' units can include. A scan whose
+    gates guard no source, or an eager one, reads every CUDA file in full."""
     root = discovery.root
-    with stage("facts"):
-        facts = extract_all(discovery.files, options.jobs, options.max_file_bytes, cache)
+    early = [f for f in discovery.files if f.language != "cuda"]
+    with stage("facts", len(early)):
+        facts = _extract(early, options, cache, workers)
     with stage("pylink"):
         gates, pyindex = _python_gates(facts, root, discovery)
         facts = fill_holes(pyindex, facts)
-    with stage("index"):
-        kb = load_kb()
-        index = build_index([f.cuda for f in facts if f.cuda is not None], relative_dirs(options.include_dirs, root),
-                            generated_files(pyindex))
-        targets = scan_targets(options)
-    with stage("verdicts"):
-        judging = Judging(index, kb)
-        memos, results = [], []
         # a capability test with no kernel build behind it has nothing to judge
         gated = [(gate, units) for gate in gates
                  if (units := guarded_units(pyindex, gate)).sources or units.unresolved] if pyindex is not None else []
+    cuda_files = [f for f in discovery.files if f.language == "cuda"]
+    include_dirs = relative_dirs(options.include_dirs, root)
+    shallow: frozenset[str] = frozenset()
+    if gated and not eager:
+        with stage("includes", len(cuda_files)):
+            outline = _extract(cuda_files, options, cache, workers, directives=True)
+            outlined = build_index(_cuda_of(facts + outline), include_dirs, generated_files(pyindex))
+            needed = include_closure(outlined, tuple(sorted({s for _, units in gated for s in units.sources})))
+            deep = [f for f in cuda_files if f.path in needed]
+        shallow = frozenset(f.path for f in cuda_files if f.path not in needed)
+        with stage("unit facts", len(deep)):
+            full = {f.file.path: f for f in _extract(deep, options, cache, workers)}
+        facts = facts + [full.get(f.file.path, f) for f in outline]
+    else:
+        with stage("unit facts", len(cuda_files)):
+            facts = facts + _extract(cuda_files, options, cache, workers)
+    facts = _in_discovery_order(facts, discovery)
+    with stage("index"):
+        kb = load_kb()
+        index = build_index(_cuda_of(facts), include_dirs, generated_files(pyindex))
+        targets = scan_targets(options)
+    with stage("verdicts", len(gated), "gates"):
+        judging = Judging(index, kb)
+        memos, results = [], []
         variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
         for gate, units in with_absent_variant_macros(gated, variants):
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, judging, targets, user_defines(options)))
         ctx = Context.judged(judging, targets, tuple(results))
-    return Linked(root, tuple(facts), discovery, index, pyindex, ctx, tuple(memos))
+    return Linked(root, tuple(facts), discovery, index, pyindex, ctx, tuple(memos), shallow)
 
 
-def run(options: ScanOptions) -> ScanResult:
+def _extract(files: list[SourceFile], options: ScanOptions, cache, workers: Workers, directives: bool = False) -> list[FileFacts]:
+    facts = extract_all(files, options.jobs, options.max_file_bytes, cache, directives, progress=stage_progress, workers=workers)
+    # The facts live to the end of the scan: the garbage collector need not walk their millions of
+    # objects again at every full collection (run() hands them back to it when the scan is done).
+    gc.freeze()
+    return facts
+
+
+def _cuda_of(facts: list[FileFacts]) -> list[CudaFacts]:
+    return [f.cuda for f in facts if f.cuda is not None]
+
+
+def _in_discovery_order(facts: list[FileFacts], discovery: Discovery) -> list[FileFacts]:
+    by_path = {f.file.path: f for f in facts}
+    return [by_path[f.path] for f in discovery.files]
+
+
+def run(options: ScanOptions, eager: bool = False) -> ScanResult:
     """The scan, reusing a stored result for an unchanged tree and re-judging only what a changed
-    CUDA file can reach when the rest is unchanged."""
+    CUDA file can reach when the rest is unchanged. `eager` (or ARCHLINT_EAGER=1) reads every file
+    in full, as a reference for the on-demand reading: both give the same result."""
+    eager = eager or bool(os.environ.get("ARCHLINT_EAGER"))
+    try:
+        return _run(options, eager)
+    finally:
+        gc.unfreeze()
+
+
+def _run(options: ScanOptions, eager: bool) -> ScanResult:
     with stage("discover"):
         discovery = discover(options.paths, options.exclude)
         cache = _open_cache(options)
         store = ScanStore.open(cache, options, discovery) if cache is not None else None
+    if store is not None and store.is_new():
+        hint("first scan of this tree: the facts it reads are cached, so the next scans take a fraction of the time")
     result = store.unchanged_result() if store is not None else None
     if result is None:
         state = None
         if store is not None:
             result, state = rescan(options, discovery, cache, store) or (None, None)
         if result is None:
-            result, state = _full_scan(options, discovery, cache)
+            result, state = _full_scan(options, discovery, cache, eager)
         if store is not None:
             store.save(result, state)
     return _only_reported(result, options.report_paths)
 
 
-def _full_scan(options: ScanOptions, discovery, cache) -> tuple[ScanResult, ScanState]:
-    linked = _link(options, discovery, cache)
+def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[ScanResult, ScanState]:
+    linked = _link(options, discovery, cache, eager)
     ctx = linked.context
     with stage("checks"):
         gate_findings = run_checks(ctx, options, file_rules=False)
@@ -117,6 +180,7 @@ def _full_scan(options: ScanOptions, discovery, cache) -> tuple[ScanResult, Scan
         file_diagnostics={f.file.path: f.diagnostics for f in linked.facts if f.diagnostics},
         suppressions={f.file.path: suppressions_of(f) for f in linked.facts if suppressions_of(f)},
         discovery_diagnostics=tuple(discovery.diagnostics),
+        shallow=linked.shallow,
     )
     return assemble_result(linked.root, len(discovery.files), ctx, gate_findings, state), state
 

@@ -111,12 +111,15 @@ def rescan(options, discovery, cache, store):
         facts = _LazyFacts({f.path: f for f in discovery.files if f.path in known}, loaded, cache, options.max_file_bytes)
         index = assemble(facts, links, _LazyFunctions(facts, links))
     changed_paths = {f.file.path for f in fresh}
+    shallow = state.shallow - changed_paths
     with stage("verdicts"):
         judging, targets = Judging(index, load_kb()), scan_targets(options)
         memos, results = [], []
         for memo, old in zip(state.memos, state.results):
             if memo.deps & changed_paths:
                 memo = replace(memo, deps=include_closure(index, memo.units.sources))
+                if memo.deps & shallow:
+                    return None  # the change reaches a file read for its directives only
                 old = judge_gate(memo.gate, memo.units, judging, targets, user_defines(options))
             memos.append(memo)
             results.append(old)
@@ -138,6 +141,7 @@ def rescan(options, discovery, cache, store):
         discovery_diagnostics=state.discovery_diagnostics,
         generated=state.generated,
         templates=state.templates,
+        shallow=shallow,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 

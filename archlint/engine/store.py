@@ -47,6 +47,9 @@ class ScanState:
     discovery_diagnostics: tuple[Diagnostic, ...]
     generated: dict[str, str]  # files the JIT renders from templates: name -> template path
     templates: dict  # path -> CudaFacts of each template as holes.fill_holes left it
+    # CUDA files read for their directives only (their links name no functions): a re-scan that
+    # needs one in full does a full scan
+    shallow: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,10 @@ class ScanStore:
             racy = racy or seen is None or seen[1]
             digests.append((file.path, file.language, seen[0] if seen else "unreadable"))
         return cls(cache, _scope_key(cache, options, discovery), tuple(sorted(digests)), racy)
+
+    def is_new(self) -> bool:
+        """No scan of this scope was stored yet: the first (cold) scan of the tree."""
+        return not self._state_path.exists() and not self._result_path.exists()
 
     def unchanged_result(self) -> ScanResult | None:
         stored = self._load(self._result_path)

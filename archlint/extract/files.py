@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import replace
-from typing import Iterable
+from typing import Callable, Iterable, Iterator
 
-from archlint.extract.cuda.facts import extract_cuda
+from archlint.extract.cuda.facts import extract_cuda, extract_cuda_directives
 from archlint.extract.python.facts import extract_python
 from archlint.lang.cpp.jinja import stub_template
 from archlint.model.cuda import TemplateHole
@@ -34,12 +35,20 @@ def read_bytes(file: SourceFile, max_bytes: int) -> tuple[bytes | None, Diagnost
         return None, Diagnostic(file.path, f"cannot be read: {error.strerror or error}")
 
 
-def extract_file(file: SourceFile, max_bytes: int) -> FileFacts:
+# The language a CUDA file's directive-only facts are cached under (`extract_file(..., directives=True)`).
+DIRECTIVES = "cuda-directives"
+
+
+def extract_file(file: SourceFile, max_bytes: int, directives: bool = False) -> FileFacts:
+    """The file's facts; with `directives`, a CUDA file's directive-level facts only (no C++ parse):
+    what it adds to the macro table and the include graph, its suppressions and diagnostics."""
     data, problem = read_bytes(file, max_bytes)
     notes = (problem,) if problem else ()
     if data is None:
         return FileFacts(file, diagnostics=notes)
     try:
+        if directives and file.language == "cuda":
+            return _extract_directives(file, data, notes)
         return _extract(file, data, notes)
     except (RecursionError, MemoryError, ValueError, UnicodeError) as error:
         return FileFacts(file, diagnostics=(*notes, Diagnostic(file.path, f"could not be analysed: {type(error).__name__}: {error}")))
@@ -62,6 +71,15 @@ def _extract(file: SourceFile, data: bytes, notes: tuple[Diagnostic, ...]) -> Fi
     return FileFacts(file, cuda=cuda, diagnostics=notes + cuda.diagnostics)
 
 
+def _extract_directives(file: SourceFile, data: bytes, notes: tuple[Diagnostic, ...]) -> FileFacts:
+    if b"\x00" in data[:8192]:
+        return FileFacts(file, diagnostics=(*notes, Diagnostic(file.path, "binary content (NUL bytes); skipped")))
+    cuda = extract_cuda_directives(file.path, data)
+    if _undecodable(data):
+        notes = (*notes, Diagnostic(file.path, "not valid UTF-8: read with replacement characters"))
+    return FileFacts(file, cuda=cuda, diagnostics=notes + cuda.diagnostics)
+
+
 def _undecodable(data: bytes) -> bool:
     try:
         data.decode("utf-8")
@@ -70,38 +88,77 @@ def _undecodable(data: bytes) -> bool:
         return True
 
 
-def _extract_many(batch: list[SourceFile], max_bytes: int) -> list[FileFacts]:
-    return [extract_file(file, max_bytes) for file in batch]
+def _extract_many(batch: list[SourceFile], max_bytes: int, directives: bool = False) -> list[FileFacts]:
+    return [extract_file(file, max_bytes, directives) for file in batch]
 
 
-def extract_all(files: Iterable[SourceFile], jobs: int, max_bytes: int, cache=None) -> list[FileFacts]:
-    """Facts for every file, in the order given. `cache` (optional) offers get(file)/put(file, facts)."""
+class Workers:
+    """The worker processes of one scan, shared by its extraction stages. They start with the first
+    batch, while the main process holds little: a pool forked after the scan has read its Python
+    would copy all of it into every worker."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs or os.cpu_count() or 1
+        self._pool: ProcessPoolExecutor | None = None
+
+    def pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+        return self._pool
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+
+def extract_all(files: Iterable[SourceFile], jobs: int, max_bytes: int, cache=None, directives: bool = False,
+                progress: Callable[[int, int], None] | None = None, workers: Workers | None = None) -> list[FileFacts]:
+    """Facts for every file, in the order given. `cache` (optional) offers get(file)/put(file, facts);
+    `directives`: CUDA files' directive-level facts only; `progress(done, total)` is told as files finish;
+    `workers`: the scan's pool (else one is made for this call)."""
     files = list(files)
     results: dict[str, FileFacts] = {}
     todo: list[SourceFile] = []
     for file in files:
-        cached = cache.get(file) if cache is not None else None
+        cached = cache.get(_cache_key(file, directives)) if cache is not None else None
         if cached is not None:
-            results[file.path] = cached
+            results[file.path] = replace(cached, file=file)
         else:
             todo.append(file)
-    for facts in _run(todo, jobs, max_bytes):
-        results[facts.file.path] = facts
-        if cache is not None:
-            cache.put(facts.file, facts)
+    done = len(results)
+    if progress is not None:
+        progress(done, len(files))
+    with Workers(jobs) if workers is None else nullcontext(workers) as pool:
+        for chunk in _run(todo, pool, max_bytes, directives):
+            for facts in chunk:
+                results[facts.file.path] = facts
+                if cache is not None:
+                    cache.put(_cache_key(facts.file, directives), facts)
+            done += len(chunk)
+            if progress is not None:
+                progress(done, len(files))
     if cache is not None and hasattr(cache, "flush"):
         cache.flush()
     return [results[file.path] for file in files]
 
 
-def _run(todo: list[SourceFile], jobs: int, max_bytes: int) -> list[FileFacts]:
-    jobs = jobs or os.cpu_count() or 1
+def _cache_key(file: SourceFile, directives: bool) -> SourceFile:
+    """Directive-only facts of a CUDA file are kept apart from its full facts."""
+    return replace(file, language=DIRECTIVES) if directives and file.language == "cuda" else file
+
+
+def _run(todo: list[SourceFile], workers: Workers, max_bytes: int, directives: bool) -> Iterator[list[FileFacts]]:
+    """The facts in chunks, as they are made."""
+    jobs = workers.jobs
     if jobs <= 1 or len(todo) < 64:
-        return _extract_many(todo, max_bytes)
-    # Interleave big and small files so workers finish together.
-    batches = [todo[i::jobs * 4] for i in range(jobs * 4)]
-    out: list[FileFacts] = []
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for chunk in pool.map(_extract_many, batches, [max_bytes] * len(batches)):
-            out.extend(chunk)
-    return out
+        for start in range(0, len(todo), 64):
+            yield _extract_many(todo[start:start + 64], max_bytes, directives)
+        return
+    # Interleave big and small files so workers finish together; small batches keep progress moving.
+    count = max(jobs * 4, len(todo) // 64)
+    batches = [todo[i::count] for i in range(count)]
+    yield from workers.pool().map(_extract_many, batches, [max_bytes] * len(batches), [directives] * len(batches))

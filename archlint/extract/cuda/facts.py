@@ -81,6 +81,22 @@ def _runtime_archs(data: bytes, structure: Structure, spans: "_FunctionSpans") -
     return found
 
 
+def extract_cuda_directives(path: str, data: bytes) -> CudaFacts:
+    """What a file adds to the scan-wide tables, read without a C++ parse: its regions, macros,
+    includes, suppressions and directive diagnostics. The same fields as `extract_cuda` gives;
+    functions, constructs and the rest stay empty (a file no gate's units can include)."""
+    structure = scan_directives(path, data)
+    return CudaFacts(
+        path=path,
+        sha256=hashlib.sha256(data).hexdigest(),
+        regions=structure.regions,
+        defines=structure.defines,
+        includes=structure.includes,
+        suppressions=tuple(_suppressions(data, structure)),
+        diagnostics=structure.diagnostics,
+    )
+
+
 class _FunctionSpans:
     """Find the function enclosing a line."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 
 from archlint.lang.cpp.expr import parse_condition
 from archlint.model.cexpr import TRUE_EXPR, Binary, Defined, Expr, Unary
@@ -61,16 +62,23 @@ def mask_comments(data: bytes) -> bytes:
     def blank(match: re.Match) -> bytes:
         text = match.group(0)
         if text[:1] in (b'"', b"'"):
-            return text[:1] + re.sub(rb"[^\n]", b" ", text[1:-1]) + text[-1:]
-        return re.sub(rb"[^\n]", b" ", text)
+            return text[:1] + _spaces(text[1:-1]) + text[-1:]
+        return _spaces(text)
 
     if b"/" not in data and b'"' not in data and b"'" not in data:
         return data
     return _MASK_RE.sub(blank, data)
 
 
+def _spaces(text: bytes) -> bytes:
+    """Every byte but newlines turned into a space."""
+    if b"\n" not in text:
+        return b" " * len(text)
+    return b"\n".join(b" " * len(part) for part in text.split(b"\n"))
+
+
 def _line_starts(data: bytes) -> tuple[int, ...]:
-    return (0, *(m.end() for m in re.finditer(rb"\n", data)))
+    return (0, *accumulate(len(line) + 1 for line in data.split(b"\n")[:-1]))
 
 
 def _logical_line(data: bytes, start: int) -> tuple[str, int]:
