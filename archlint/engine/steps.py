@@ -137,4 +137,4 @@ def run_checks(ctx: Context, options: ScanOptions, *, file_rules: bool) -> list[
 def _gate_report(result: GateResult, targets: tuple[Target, ...]) -> GateReport:
     gate = result.gate
     admits = tuple(t.name for t in targets if t.cc in set(gate.admits))
-    return GateReport(gate.id, gate.text, gate_location(gate), admits, result.excluded, result.sources)
+    return GateReport(gate.id, gate.text, gate_location(gate), admits, result.excluded, result.sources, gate.function)

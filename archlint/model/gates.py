@@ -85,6 +85,7 @@ class GateReport:
     admits: tuple[str, ...]  # target names admitted, among those evaluated
     verdicts: tuple[TargetVerdict, ...]
     sources: tuple[str, ...] = ()  # root-relative translation units the gate's builds compile
+    function: str = ""  # the qualified name of the function the gate is written in; '' at module level
 
 
 @dataclass(frozen=True)
