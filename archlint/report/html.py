@@ -211,8 +211,9 @@ def _chain(cell: Cell, row: Row, links: _Links) -> str:
     ]
     if verdict.evidence:
         parts.append("<ol>" + "".join(_hop(hop, links) for hop in verdict.evidence) + "</ol>")
-    if verdict.empty_kernels:
-        parts.append("<p>Kernels left empty or trapping:</p><ul>" + "".join(_hop(hop, links) for hop in verdict.empty_kernels) + "</ul>")
+    others = [hop for hop in verdict.empty_kernels if hop not in verdict.evidence]
+    if others:
+        parts.append("<p>Kernels left empty or trapping:</p><ul>" + "".join(_hop(hop, links) for hop in others) + "</ul>")
     if verdict.reached is not None:
         parts.append(_checked(verdict.reached, links))
     parts.append("</div>")
