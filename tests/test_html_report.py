@@ -110,6 +110,9 @@ def test_function_named_without_its_module():
     assert local_function("flashinfer.jit.comm.gen_trtllm_comm_module", "flashinfer/jit/comm.py") == "gen_trtllm_comm_module"
     assert local_function("flashinfer.jit.comm.gen_trtllm_comm_module", "src/flashinfer/jit/comm.py") == "gen_trtllm_comm_module"
     assert local_function("pkg.Builder.build", "pkg/__init__.py") == "Builder.build"
+    assert local_function("flashinfer.decode.trtllm_batch_decode", "decode.py") == "trtllm_batch_decode"  # scanned from inside the package
+    assert local_function("flashinfer.decode.decode.run", "decode.py") == "decode.run"
+    assert local_function("flashinfer.jit.comm.gen_module", "jit/comm.py") == "gen_module"
     assert local_function("", "pkg/jit.py") == ""
 
 

@@ -12,6 +12,7 @@ import os
 import re
 from collections import Counter
 from html import escape
+from pathlib import Path
 from urllib.parse import quote
 
 from archlint.model.findings import Evidence, Location
@@ -119,15 +120,18 @@ class _Links:
     def __init__(self, report: Report):
         prefix = ""
         if report.root:
-            relative = os.path.relpath(report.root, report.output_dir or os.getcwd())
-            prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
-        self.prefix = prefix
+            try:
+                relative = os.path.relpath(report.root, report.output_dir or os.getcwd())
+                prefix = "" if relative == "." else quote(relative.replace(os.sep, "/"), safe="/") + "/"
+            except ValueError:  # another drive: no relative path leads there
+                prefix = Path(report.root).as_uri() + "/"
+        self.prefix = prefix  # URL-quoted
 
     def place(self, location: Location) -> str:
         return self.file(location.path, f"{location.path}:{location.line}", location.line)
 
     def file(self, path: str, text: str, line: int = 0) -> str:
-        href = quote(self.prefix + path, safe="/") + (f"#L{line}" if line else "")
+        href = self.prefix + quote(path, safe="/") + (f"#L{line}" if line else "")
         return f'<a href="{escape(href)}">{escape(text)}</a>'
 
 

@@ -94,17 +94,21 @@ def _row(gate: GateReport, targets: tuple[str, ...]) -> Row:
 
 
 def local_function(qualified: str, path: str) -> str:
-    """`pkg.jit.comm.gen_module` written in `src/pkg/jit/comm.py` -> `gen_module`: the qualified name
-    less the longest run of its leading parts that ends the file's dotted path."""
+    """`flashinfer.jit.comm.gen_module` written in `jit/comm.py` -> `gen_module`: what follows the
+    module's own name in the qualified name. The module is found by the file's dotted path, read from
+    its end, since the scan root may sit above the package or inside it."""
     if not qualified:
         return ""
     parts = qualified.split(".")
     stem = path.rsplit(".", 1)[0].split("/")
-    if stem and stem[-1] == "__init__":
+    if len(stem) > 1 and stem[-1] == "__init__":
         stem = stem[:-1]
-    for size in range(min(len(parts) - 1, len(stem)), 0, -1):
-        if parts[:size] == stem[-size:]:
-            return ".".join(parts[size:])
+    for end in range(len(parts) - 1):
+        depth = min(end + 1, len(stem))
+        if parts[end + 1 - depth:end + 1] == stem[-depth:]:
+            return ".".join(parts[end + 1:])
+    if stem[-1] in parts[:-1]:  # a package imported under another name than its folder's
+        return ".".join(parts[parts.index(stem[-1]) + 1:])
     return qualified
 
 
