@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # names for annotations only: the modules load inside the com
     from archlint.report import Report
 
 LEVELS = ("error", "warning", "note", "none")
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "json", "sarif", "github", "html", "markdown")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 # Commands other modules provide: name -> (module, attribute). Loaded on first use; a module
@@ -400,6 +400,7 @@ def _scan_once(options: ScanOptions, settings: Settings, chosen: PostprocessSett
         colour=use_colour(view.output, view.fmt),
         quiet=view.quiet,
         version=__version__,
+        output_dir=str(view.output.resolve().parent) if view.output else "",
     )
     exit_code = EXIT_FINDINGS if processed.fails(settings.fail_on) else EXIT_CLEAN
     return _Outcome(result, report, processed, render(view.fmt, report), exit_code)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from archlint.model.findings import Diagnostic, Finding, Level
 from archlint.model.gates import GateReport
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "json", "sarif", "github", "html", "markdown")
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class Report:
     colour: bool = False
     quiet: bool = False
     version: str = ""
+    output_dir: str = ""  # absolute folder the report is written to, for the HTML's relative links; '' = the working directory
 
 
 def render(fmt: str, report: Report) -> str:

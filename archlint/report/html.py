@@ -1,0 +1,262 @@
+"""The HTML report: one self-contained page (inline CSS and JS, no fonts, images or requests; a
+Content-Security-Policy forbids any) with the GPU support matrix, gates by targets, each cell
+coloured by verdict and opening its evidence chain, and a summary line per target.
+
+Everything that comes from a scanned file (gate text, reasons, paths, names) is escaped. Links to
+files are relative to the folder the page is written to (Report.output_dir).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from html import escape
+from pathlib import Path
+from urllib.parse import quote
+
+from archlint.model.findings import Evidence, Location
+from archlint.model.gates import Reached
+from archlint.report import Report
+from archlint.report.matrix import (ADMITTED, NOT_EVALUATED, VERDICTS, Cell, Matrix, Row, TargetSummary, build_matrix,
+                                    summary_line)
+
+_LISTED = 12  # units, headers, kernels and constructs listed under a POLICY cell, before "+N more"
+_LETTER = {"POLICY": "P", "GENUINE": "G", "EMPTY": "E", "UNKNOWN": "?", ADMITTED: "\u2713", NOT_EVALUATED: "\u00b7"}
+_MEANING = {
+    "POLICY": "could be widened: nothing it guards needs what the target lacks",
+    "GENUINE": "a real reason: something it guards needs what the target lacks",
+    "EMPTY": "without the gate, a kernel would compile to an empty body (or only trap)",
+    "UNKNOWN": "archlint could not decide",
+    ADMITTED: "the gate admits the target",
+    NOT_EVALUATED: "not evaluated for this gate",
+}
+
+_CSS = """
+:root { --policy:#f2c14e; --genuine:#5cb85c; --empty:#b07cc6; --unknown:#c8c8c8; --admitted:#dbe9f7; --line:#d0d7de; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5em; color: #1f2328; }
+code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.92em; }
+h1 { font-size: 1.4em; margin: 0 0 .3em; }
+.meta { color: #57606a; margin: 0 0 1em; }
+.legend span { display: inline-block; margin-right: 1em; }
+.swatch { display: inline-block; width: 1.4em; text-align: center; border-radius: 3px; margin-right: .3em; }
+ul.summary { padding-left: 1.2em; }
+ul.summary li { margin: .15em 0; }
+.why { color: #57606a; }
+code.fn { font-weight: 600; }
+table.matrix { border-collapse: separate; border-spacing: 0; border-top: 1px solid var(--line); border-left: 1px solid var(--line); }
+table.matrix th, table.matrix td { border-bottom: 1px solid var(--line); border-right: 1px solid var(--line); padding: 3px 6px; }
+thead th { position: sticky; top: 0; background: #f6f8fa; z-index: 3; white-space: nowrap; }
+th.gate { position: sticky; left: 0; background: #fff; text-align: left; font-weight: normal; z-index: 2; min-width: 22em; max-width: 34em; }
+thead th.gate { z-index: 4; background: #f6f8fa; }
+tr.module th { text-align: left; background: #eef1f4; position: sticky; left: 0; }
+.gatetext { color: #57606a; font-size: .85em; overflow-wrap: anywhere; }
+td.cell { position: relative; text-align: center; min-width: 4.2em; }
+td.v-policy, .swatch.v-policy { background: var(--policy); }
+td.v-genuine, .swatch.v-genuine { background: var(--genuine); }
+td.v-empty, .swatch.v-empty { background: var(--empty); }
+td.v-unknown, .swatch.v-unknown { background: var(--unknown); }
+td.v-admitted, .swatch.v-admitted { background: var(--admitted); color: #24527a; }
+td.v-none { color: #8c959f; }
+summary { cursor: pointer; font-weight: 600; list-style: none; }
+summary::-webkit-details-marker { display: none; }
+details[open] > summary { text-decoration: underline; }
+.chain { position: absolute; top: 100%; left: 0; z-index: 10; width: min(70ch, 90vw); text-align: left;
+  background: #fff; border: 1px solid #8c959f; border-radius: 6px; padding: .6em .8em; box-shadow: 0 4px 14px rgba(0,0,0,.18);
+  font-weight: normal; overflow-wrap: anywhere; }
+td.right .chain { left: auto; right: 0; }
+.chain ol, .chain ul { margin: .3em 0; padding-left: 1.4em; }
+.chain p { margin: .3em 0; }
+"""
+
+_JS = """
+document.addEventListener('toggle', function (event) {
+  var opened = event.target;
+  if (!opened.open || opened.tagName !== 'DETAILS') return;
+  document.querySelectorAll('td.cell details[open]').forEach(function (other) { if (other !== opened) other.open = false; });
+  history.replaceState(null, '', '#' + encodeURIComponent(opened.parentNode.id));
+}, true);
+function openFromHash() {
+  var cell = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  var details = cell && cell.querySelector('details');
+  if (details) { details.open = true; cell.scrollIntoView({block: 'nearest', inline: 'nearest'}); }
+}
+window.addEventListener('hashchange', openFromHash);
+openFromHash();
+document.addEventListener('keydown', function (event) {
+  if (event.key === 'Escape') document.querySelectorAll('td.cell details[open]').forEach(function (d) { d.open = false; });
+});
+"""
+
+_QUOTED = re.compile(r"`([^`]+)`")
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+
+
+def render(report: Report) -> str:
+    matrix = build_matrix(report)
+    links = _Links(report)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        "<title>archlint: GPU support matrix</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>GPU support matrix</h1>",
+        f'<p class="meta">{_meta(report, matrix)}</p>',
+        _legend(),
+        _summaries(matrix),
+        _table(matrix, links),
+        f"<script>{_JS}</script>",
+        "</body></html>",
+    ]
+    return "\n".join(part for part in parts if part) + "\n"
+
+
+class _Links:
+    """Hrefs to scanned files, relative to the folder the page is written to."""
+
+    def __init__(self, report: Report):
+        prefix = ""
+        if report.root:
+            try:
+                relative = os.path.relpath(report.root, report.output_dir or os.getcwd())
+                prefix = "" if relative == "." else quote(relative.replace(os.sep, "/"), safe="/") + "/"
+            except ValueError:  # another drive: no relative path leads there
+                prefix = Path(report.root).as_uri() + "/"
+        self.prefix = prefix  # URL-quoted
+
+    def place(self, location: Location) -> str:
+        return self.file(location.path, f"{location.path}:{location.line}", location.line)
+
+    def file(self, path: str, text: str, line: int = 0) -> str:
+        href = self.prefix + quote(path, safe="/") + (f"#L{line}" if line else "")
+        return f'<a href="{escape(href)}">{escape(text)}</a>'
+
+
+def _meta(report: Report, matrix: Matrix) -> str:
+    shown = [f for f in report.findings if not f.suppressed]
+    levels = Counter(f.level.value for f in shown)
+    by_level = ", ".join(f"{levels[level]} {level}" for level in ("error", "warning", "note") if levels[level])
+    pieces = [
+        f"archlint {escape(report.version)}" if report.version else "archlint",
+        _plural(len(matrix.rows), "gate"),
+        _plural(report.files_scanned, "file") + " scanned",
+        _plural(len(shown), "finding") + (f" ({by_level})" if by_level else ""),
+    ]
+    return " \u00b7 ".join(pieces)
+
+
+def _legend() -> str:
+    items = [f'<span><span class="swatch {_css_class(state)}">{escape(_LETTER[state])}</span>'
+             f"<b>{escape(state)}</b>: {escape(_MEANING[state])}</span>" for state in (*VERDICTS, ADMITTED)]
+    return f'<p class="legend">{"".join(items)}</p>'
+
+
+def _summaries(matrix: Matrix) -> str:
+    if not matrix.targets:
+        return "<p>No target evaluated.</p>"
+    lines = [f'<li data-target="{escape(s.target)}">{summary_html(s)}</li>' for s in matrix.summaries]
+    return '<h2>Per target</h2>\n<ul class="summary">\n' + "\n".join(lines) + "\n</ul>"
+
+
+def summary_html(summary: TargetSummary) -> str:
+    line = escape(summary_line(summary)).replace(escape(summary.target), f"<b>{escape(summary.target)}</b>", 1)
+    if summary.unknown_reasons:
+        why = "; ".join(f"{count} \u00d7 {escape(reason)}" for reason, count in summary.unknown_reasons)
+        line += f' <span class="why">(unknown: {why})</span>'
+    return line
+
+
+def _table(matrix: Matrix, links: _Links) -> str:
+    if not matrix.rows:
+        return "<p>No gate found.</p>"
+    head = "".join(f'<th scope="col" class="mono">{escape(target)}</th>' for target in matrix.targets)
+    lines = ['<table class="matrix">', f'<thead><tr><th class="gate" scope="col">gate</th>{head}</tr></thead>', "<tbody>"]
+    module = None
+    for row in matrix.rows:
+        if row.module != module:
+            module = row.module
+            lines.append(f'<tr class="module"><th colspan="{len(matrix.targets) + 1}">{links.file(module, module)}</th></tr>')
+        lines.append(_row_html(row, links, len(matrix.targets)))
+    lines.append("</tbody></table>")
+    return "\n".join(lines)
+
+
+def _row_html(row: Row, links: _Links, width: int) -> str:
+    name = escape(row.function) if row.function else "<i>module level</i>"
+    gate = (f'<th class="gate" scope="row"><code class="fn">{name}</code> {links.place(row.gate.location)}'
+            f'<div class="gatetext mono">{escape(row.gate.text)}</div></th>')
+    cells = "".join(_cell_html(cell, row, links, index >= width // 2) for index, cell in enumerate(row.cells))
+    return f'<tr class="gate" id="{escape(_anchor(row.gate.gate_id))}" data-gate="{escape(row.gate.gate_id)}">{gate}{cells}</tr>'
+
+
+def _cell_html(cell: Cell, row: Row, links: _Links, right: bool) -> str:
+    classes = f"cell {_css_class(cell.state)}" + (" right" if right else "")
+    attributes = (f'id="{escape(_anchor(row.gate.gate_id, cell.target))}" class="{classes}" '
+                  f'data-target="{escape(cell.target)}" data-verdict="{escape(cell.state)}"')
+    letter = escape(_LETTER[cell.state])
+    if cell.verdict is None:
+        return f'<td {attributes} title="{escape(cell.target)}: {escape(_MEANING[cell.state])}">{letter}</td>'
+    title = f"{cell.target}: {cell.state}"
+    return (f'<td {attributes}><details><summary title="{escape(title)}">{letter}</summary>'
+            f"{_chain(cell, row, links)}</details></td>")
+
+
+def _chain(cell: Cell, row: Row, links: _Links) -> str:
+    verdict = cell.verdict
+    assert verdict is not None
+    name = escape(row.function) if row.function else "module level"
+    parts = [
+        f'<div class="chain"><p><b>{escape(cell.state)}</b> on <b>{escape(cell.target)}</b> for <code>{name}</code> '
+        f"{links.place(row.gate.location)}</p>",
+        f'<p class="reason">{_prose(verdict.reason)}</p>',
+    ]
+    if verdict.evidence:
+        parts.append("<ol>" + "".join(_hop(hop, links) for hop in verdict.evidence) + "</ol>")
+    others = [hop for hop in verdict.empty_kernels if hop not in verdict.evidence]
+    if others:
+        parts.append("<p>Kernels left empty or trapping:</p><ul>" + "".join(_hop(hop, links) for hop in others) + "</ul>")
+    if verdict.reached is not None:
+        parts.append(_checked(verdict.reached, links))
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _hop(hop: Evidence, links: _Links) -> str:
+    return f"<li>{links.place(hop.location)}: {_prose(hop.message)}</li>"
+
+
+def _checked(reached: Reached, links: _Links) -> str:
+    """What a POLICY verdict checked: units, headers, kernels and arch-sensitive constructs."""
+    parts = [f"<p>Checked {_plural(len(reached.units), 'unit')}, {_plural(len(reached.headers), 'header')} followed, "
+             f"{_plural(len(reached.kernels), 'kernel')}, {_plural(len(reached.constructs), 'arch-sensitive construct')}:</p>"]
+    items = [f"<li>unit {links.file(unit, unit)}</li>" for unit in reached.units]
+    items += [f"<li>kernel <code>{escape(hop.name)}</code> at {links.place(hop.location)}</li>" for hop in reached.kernels]
+    for item in reached.constructs:
+        under = f"under <code>{escape(item.guard)}</code> ({escape(item.holds)})" if item.guard else "with no arch guard"
+        items.append(f"<li><code>{escape(item.hop.name)}</code> at {links.place(item.hop.location)} {under}; "
+                     f"{escape(item.needs)} [{escape(item.requirement)}]</li>")
+    shown = items[:_LISTED]
+    if len(items) > _LISTED:
+        shown.append(f"<li>+{len(items) - _LISTED} more (all of them in --format json)</li>")
+    return "<ul>" + "".join(shown) + "</ul>"
+
+
+def _prose(text: str) -> str:
+    """A reason or evidence message, escaped, its `backquoted` names shown as code."""
+    return _QUOTED.sub(r"<code>\1</code>", escape(text))
+
+
+def _anchor(gate_id: str, target: str = "") -> str:
+    """The element id of a gate's row, or of one of its cells (`#<gate id>@sm_120a` opens that cell)."""
+    return "-".join(gate_id.split()) + (f"@{target}" if target else "")
+
+
+def _css_class(state: str) -> str:
+    return f"v-{state.lower()}" if state else "v-none"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
