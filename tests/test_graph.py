@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -69,3 +70,13 @@ def test_cli_stops_on_a_bad_config(tmp_path):
     (tmp_path / "archlint.toml").write_text('ignore = ["no-such-rule"]\n')
     result = CliRunner().invoke(main, ["graph", str(tmp_path), "--no-cache"])
     assert result.exit_code == 2 and "unknown rule 'no-such-rule'" in result.output
+
+
+def test_paths_are_from_the_repository_root(tmp_path):
+    """`archlint graph mykern` in a repository names files as the scan reports do: `mykern/...`."""
+    (tmp_path / ".git").mkdir()
+    shutil.copytree(CASE, tmp_path / "mykern")
+    result = CliRunner().invoke(main, ["graph", str(tmp_path / "mykern"), "--format", "json", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    paths = {node["path"] for node in json.loads(result.output)["nodes"] if "path" in node}
+    assert paths and all(path.startswith("mykern/") and (tmp_path / path).is_file() for path in paths)

@@ -31,8 +31,10 @@ def graph_command(paths, fmt, gate_filter, targets, output, no_cache, config_fil
         ConfigError,
         read_settings,
     )
+    from archlint.discover import report_root  # deferred: as above
     from archlint.engine.pipeline import link  # deferred: as above
-    from archlint.report.graph import build_graph, export  # deferred: as above
+    from archlint.postprocess.paths import scan_prefix  # deferred: as above
+    from archlint.report.graph import build_graph, export, rebased  # deferred: as above
 
     try:
         settings = read_settings(paths[0], config_file, targets=tuple(targets))
@@ -42,7 +44,7 @@ def graph_command(paths, fmt, gate_filter, targets, output, no_cache, config_fil
     graph = build_graph(linked, gate_filter)
     if gate_filter and not any(kind == "gate" for _, kind in graph.nodes(data="kind")):
         raise UserError(f"no gate's text or function contains {gate_filter!r}; `archlint graph PATH` draws them all")
-    text = export(graph, fmt)
+    text = export(rebased(graph, scan_prefix(linked.root, report_root(tuple(paths)))), fmt)
     if output:
         with open(output, "w", encoding="utf-8") as handle:
             handle.write(text)

@@ -29,6 +29,24 @@ def build_graph(linked, gate_filter: str = "") -> nx.MultiDiGraph:
     return graph
 
 
+def rebased(graph: nx.MultiDiGraph, prefix: str) -> nx.MultiDiGraph:
+    """The graph with every file path `prefix/`-ed: paths from the repository root, as reports give them."""
+    if not prefix:
+        return graph
+
+    def move(node: str) -> str:
+        kind, _, rest = node.partition(":")
+        return f"{kind}:{prefix}/{rest}" if kind in ("gate", "file", "function", "construct") else node
+
+    moved = nx.relabel_nodes(graph, move, copy=True)
+    for _, data in moved.nodes(data=True):
+        if "path" in data:
+            if data.get("label") == data["path"]:
+                data["label"] = f"{prefix}/{data['label']}"
+            data["path"] = f"{prefix}/{data['path']}"
+    return moved
+
+
 def add_gate(graph: nx.MultiDiGraph, result) -> str:
     gate = result.gate
     verdicts = {v.target: v.verdict.value for v in result.excluded}
