@@ -44,17 +44,11 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         key=lambda c: (c.line, c.col, c.kind, c.name),
     )
     constructs = _mark_constexpr_branches(constructs, structure)
-    return CudaFacts(
-        path=path,
-        sha256=hashlib.sha256(data).hexdigest(),
-        regions=structure.regions,
-        defines=structure.defines,
-        includes=structure.includes,
+    return replace(
+        _directive_facts(path, data, structure),
         functions=tuple(functions),
         constructs=tuple(constructs),
         smem=tuple(smem_requests(structure, spans.enclosing)),
-        suppressions=tuple(_suppressions(data, structure)),
-        diagnostics=structure.diagnostics,
         partial_parse=partial,
         calls=calls.guarded(0, len(structure.masked)),
         declarations=read_declarations(structure.masked, structure.line_starts),
@@ -85,7 +79,10 @@ def extract_cuda_directives(path: str, data: bytes) -> CudaFacts:
     """What a file adds to the scan-wide tables, read without a C++ parse: its regions, macros,
     includes, suppressions and directive diagnostics. The same fields as `extract_cuda` gives;
     functions, constructs and the rest stay empty (a file no gate's units can include)."""
-    structure = scan_directives(path, data)
+    return _directive_facts(path, data, scan_directives(path, data))
+
+
+def _directive_facts(path: str, data: bytes, structure: Structure) -> CudaFacts:
     return CudaFacts(
         path=path,
         sha256=hashlib.sha256(data).hexdigest(),
