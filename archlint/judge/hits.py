@@ -1,0 +1,33 @@
+"""What one translation unit means for one target: a Hit, with the evidence chain that leads to it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from archlint.model.findings import Evidence, Location
+
+
+class HitKind(Enum):
+    """What a Hit is; the last hop of its chain says it (an UNRESOLVED hit has no hop of its own)."""
+
+    INSTRUCTION = "instruction"
+    ASSERT = "assert"
+    SMEM = "smem"
+    EMPTY_KERNEL = "empty-kernel"
+    TRAP_KERNEL = "trap-kernel"
+    TRAP_CALL = "trap-call"
+    UNRESOLVED = "unresolved"
+    ASSUMED = "assumed"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One reason a unit matters for a target, with the chain that leads to it."""
+
+    kind: HitKind
+    location: Location
+    message: str
+    chain: tuple[Evidence, ...]
+    certain: bool  # False: compiled only under a condition archlint could not decide
+    undecided: tuple[str, ...] = ()  # the macros that leave its condition undecided (a --define settles it)
