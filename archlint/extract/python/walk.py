@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import tree_sitter
-import tree_sitter_python
 from tree_sitter import Node
 
 from archlint.extract.python.flags import flag_lists
+from archlint.extract.python.queries import CallTable, Interesting, language, root_of
 from archlint.extract.suppressions import suppression_of
 from archlint.knowledge.idioms import Idioms
 from archlint.knowledge.languages import is_cuda_name
@@ -38,17 +38,11 @@ from archlint.model.findings import Diagnostic
 
 _EXITS = frozenset({"raise_statement", "return_statement", "continue_statement", "break_statement"})
 _MAX_PATH = 24
-_MAX_CALLEES = 64
-
-
-@lru_cache(maxsize=1)
-def _language() -> tree_sitter.Language:
-    return tree_sitter.Language(tree_sitter_python.language())
 
 
 @lru_cache(maxsize=1)
 def _parser() -> tree_sitter.Parser:
-    return tree_sitter.Parser(_language())
+    return tree_sitter.Parser(language())
 
 
 @dataclass
@@ -88,7 +82,7 @@ class _Walker:
         self.out = _Out()
         self.exprs = ExprBuilder()
         self._callees: dict[int, tuple[str, ...]] = {}
-        self._calls: _CallTable | None = None
+        self._calls: CallTable | None = None
         self._root = None
 
     def col(self, point) -> int:
@@ -103,7 +97,7 @@ class _Walker:
 
     def run(self, root) -> None:
         self._root = root
-        wanted = _Interesting(root)
+        wanted = Interesting(root, _INTERESTING_KINDS)
         stack = [_Frame(root)]
         while stack:
             frame = stack.pop()
@@ -371,7 +365,7 @@ class _Walker:
         found = self._callees.get(node.id)
         if found is None:
             if self._calls is None:
-                self._calls = _CallTable(self._root if self._root is not None else _root(node))
+                self._calls = CallTable(self._root if self._root is not None else root_of(node))
             found = self._callees[node.id] = self._calls.callees(node)
         return found
 
@@ -402,46 +396,11 @@ _HANDLERS = {
     "import_from_statement": _Walker.import_from_statement,
     "comment": _Walker.comment,
 }
-
-
-@lru_cache(maxsize=1)
-def _interesting_query() -> tree_sitter.Query:
-    kinds = sorted((set(_HANDLERS) | STATEMENTS | {"ERROR"}) - {"module"})
-    return tree_sitter.Query(_language(), "[" + " ".join(f"({kind})" for kind in kinds) + "] @node")
-
-
-class _Interesting:
-    """Which subtrees hold a node the walk records (a handled kind, a statement, a parse error):
-    found by one tree-sitter query, so the walk skips the rest (most identifiers, attributes and
-    operators) without visiting them node by node."""
-
-    def __init__(self, root) -> None:
-        nodes = tree_sitter.QueryCursor(_interesting_query()).captures(root).get("node", [])
-        spans = sorted((node.start_byte, node.end_byte) for node in nodes)
-        self.kinds = _INTERESTING_KINDS
-        self.starts = [start for start, _ in spans]
-        self.ends = [end for _, end in spans]
-
-    def holds(self, node) -> bool:
-        """The node is one the walk records or has one below it. A node starting strictly inside the
-        node's span lies below it (tree-sitter nests spans); one starting where it starts may be an
-        ancestor, so it counts only if it also ends inside."""
-        if node.type in self.kinds or node.has_error or node.parent is None:
-            return True
-        start, end = node.start_byte, node.end_byte
-        index = bisect.bisect_left(self.starts, start)
-        while index < len(self.starts) and self.starts[index] <= end:
-            if self.starts[index] > start or self.ends[index] <= end:
-                return True
-            index += 1
-        return False
+_INTERESTING_KINDS = frozenset(_HANDLERS) | STATEMENTS
 
 
 def _child(frame: _Frame, node, path=None) -> _Frame:
     return _Frame(node, frame.function, frame.scope, frame.cls, frame.path if path is None else path)
-
-
-_INTERESTING_KINDS = frozenset(_HANDLERS) | STATEMENTS
 
 
 def _extend(path: tuple, more: tuple) -> tuple:
@@ -481,77 +440,6 @@ def _raises(if_node) -> bool:
 
 def _alternatives(if_node) -> bool:
     return bool(if_node.children_by_field_name("alternative"))
-
-
-def _find_callees(node) -> tuple[str, ...]:
-    found: set[str] = set()
-    stack = [node]
-    while stack and len(found) < _MAX_CALLEES:
-        current = stack.pop()
-        if current.type == "call":
-            name = dotted(current.child_by_field_name("function"))
-            if name:
-                found.add(name)
-        if current.type not in ("function_definition", "class_definition", "lambda"):
-            stack.extend(current.named_children)
-    return tuple(sorted(found))
-
-
-_SCOPES = ("function_definition", "class_definition", "lambda")
-
-
-@lru_cache(maxsize=1)
-def _calls_query() -> tree_sitter.Query:
-    return tree_sitter.Query(_language(), "(call) @call [(function_definition) (class_definition) (lambda)] @scope")
-
-
-def _root(node):
-    while node.parent is not None:
-        node = node.parent
-    return node
-
-
-class _CallTable:
-    """Every call of a module with its dotted callee, and every nested scope, by span: what
-    `_find_callees` reads from a subtree, found once per module by a tree-sitter query."""
-
-    def __init__(self, root) -> None:
-        captured = tree_sitter.QueryCursor(_calls_query()).captures(root)
-        calls = sorted((c.start_byte, c.end_byte, dotted(c.child_by_field_name("function")) or "") for c in captured.get("call", []))
-        self.call_starts = [start for start, _, _ in calls]
-        self.calls = calls
-        scopes = sorted((n.start_byte, n.end_byte) for n in captured.get("scope", []))
-        self.scope_starts = [start for start, _ in scopes]
-        self.scopes = scopes
-
-    def callees(self, node) -> tuple[str, ...]:
-        """What `_find_callees(node)` gives: the calls inside the node, less those inside a scope
-        nested in it. A scope with the node's own span (it or an ancestor) and a cap reached, where
-        the walk's order decides what is kept, are left to the walk."""
-        if node.type in _SCOPES:
-            return ()
-        start, end = node.start_byte, node.end_byte
-        nested: list[tuple[int, int]] = []
-        for index in range(bisect.bisect_left(self.scope_starts, start), bisect.bisect_right(self.scope_starts, end)):
-            scope_start, scope_end = self.scopes[index]
-            if scope_end <= end:
-                if (scope_start, scope_end) == (start, end):
-                    return _find_callees(node)
-                if not nested or scope_end > nested[-1][1]:
-                    nested.append((scope_start, scope_end))
-        outer_starts = [scope_start for scope_start, _ in nested]
-        found: set[str] = set()
-        for index in range(bisect.bisect_left(self.call_starts, start), bisect.bisect_right(self.call_starts, end)):
-            call_start, call_end, name = self.calls[index]
-            if not name or call_end > end:
-                continue
-            inside = bisect.bisect_right(outer_starts, call_start) - 1
-            if inside >= 0 and call_end <= nested[inside][1]:
-                continue
-            found.add(name)
-        if len(found) >= _MAX_CALLEES:
-            return _find_callees(node)
-        return tuple(sorted(found))
 
 
 def _subscript_target(node) -> str:
