@@ -160,3 +160,24 @@ def test_a_template_named_at_run_time_renders_each_template_it_spells():
     assert gate.sources == ("fi/csrc/allgather_kernel_inst.jinja", "fi/csrc/allgather_ll_kernel_inst.jinja")
     verdicts = {v.target: v.verdict for v in gate.verdicts}
     assert verdicts["sm_80"] == "GENUINE" and verdicts["sm_120a"] == "POLICY"
+
+
+def test_each_branch_renders_its_own_template():
+    """FlashInfer's `gen_customize_single_prefill_module`: the `fa2` and `fa3` arms bind the same names
+    to different templates; each arm's config is rendered from its own template only."""
+    code = b'''
+def gen_module(backend, gen_directory):
+    if backend == "fa2":
+        with open(CSRC_DIR / "prefill_customize_config.jinja") as f:
+            config_templ = jinja2.Template(f.read())
+        generated_inc_str = config_templ.render(dtype="half")
+        write_if_different(gen_directory / "prefill_config.inc", generated_inc_str)
+    elif backend == "fa3":
+        with open(CSRC_DIR / "prefill_sm90_customize_config.jinja") as f:
+            config_templ = jinja2.Template(f.read())
+        generated_inc_str = config_templ.render(dtype="half")
+        write_if_different(gen_directory / "prefill_sm90_config.inc", generated_inc_str)
+'''
+    found = {(r.template, r.output) for r in renderings(extract_python("fi/jit/prefill.py", code))}
+    assert found == {("prefill_customize_config.jinja", "prefill_config.inc"),
+                     ("prefill_sm90_customize_config.jinja", "prefill_sm90_config.inc")}

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.model.python import PyExpr, PythonFacts
@@ -42,10 +43,10 @@ def renderings(facts: PythonFacts, idioms: Idioms | None = None) -> tuple[Render
     """Every rendering the file's functions write; writer calls come from `idioms` (the shipped
     vocabulary by default)."""
     writer_calls = (idioms or load_idioms()).writer_calls
-    assigns: dict[tuple[str, str], list[tuple[int, PyExpr]]] = defaultdict(list)
+    assigns: dict[tuple[str, str], list[tuple[_Site, PyExpr]]] = defaultdict(list)
     for assign in facts.assigns:
         if not assign.unpack and len(assign.targets) == 1:
-            assigns[(assign.function, assign.targets[0])].append((assign.line, assign.value))
+            assigns[(assign.function, assign.targets[0])].append((_Site(assign.line, assign.path), assign.value))
     found: list[Rendering] = []
     for call in facts.calls:
         written = _written(call.expr, writer_calls)
@@ -53,8 +54,8 @@ def renderings(facts: PythonFacts, idioms: Idioms | None = None) -> tuple[Render
             continue
         path, value = written
         trace = _Trace(assigns, call.function)
-        line = call.span.line
-        for template, render, at in sorted(trace.renders(value, line), key=lambda item: (item[0], item[2])):
+        line = _Site(call.span.line, call.path)
+        for template, render, at in sorted(trace.renders(value, line), key=lambda item: (item[0], item[2].line)):
             arguments = trace.arguments(render, at)
             for output in sorted(trace.names(path, line)):
                 found.append(Rendering(call.function, template, output, arguments))
@@ -83,23 +84,36 @@ def _owner(callee: PyExpr) -> PyExpr | None:
     return None
 
 
+class _Site(NamedTuple):
+    """Where a name is read or bound: its line, and the branch conditions it runs under."""
+
+    line: int
+    path: tuple = ()
+
+    def excludes(self, other: "_Site") -> bool:
+        """The two lie in branches no run takes both of: one condition taken here, not there."""
+        taken = dict(self.path)
+        return any(cond in taken and taken[cond] != polarity for cond, polarity in other.path)
+
+
 class _Trace:
     """Follows names back through their assignments in one function. A name may be bound in several
-    branches, so every binding counts, except for a file handle (`with open(p) as f`): its reads
-    happen inside its own block, so the binding nearest above the read is the one read."""
+    branches, so every binding counts but those in a branch that excludes the read's (the `fa2` and
+    `fa3` arms of one `if`), and for a file handle (`with open(p) as f`), whose reads happen inside
+    its own block, only the binding nearest above the read."""
 
     def __init__(self, assigns: dict, function: str):
         self.assigns = assigns
         self.function = function
 
-    def values(self, name: str, line: int) -> list[tuple[int, PyExpr]]:
-        bound = self.assigns.get((self.function, name), [])
+    def values(self, name: str, line: "_Site") -> list[tuple["_Site", PyExpr]]:
+        bound = [item for item in self.assigns.get((self.function, name), []) if not line.excludes(item[0])]
         if bound and all(_is_open(value) for _, value in bound):
-            before = [item for item in bound if item[0] <= line]
-            return [max(before, key=lambda item: item[0])] if before else []
+            before = [item for item in bound if item[0].line <= line.line]
+            return [max(before, key=lambda item: item[0].line)] if before else []
         return bound
 
-    def renders(self, expr: PyExpr, line: int, hops: int = 0) -> set[tuple[str, PyExpr, int]]:
+    def renders(self, expr: PyExpr, line: _Site, hops: int = 0) -> set[tuple[str, PyExpr, _Site]]:
         """(template file name, the `render(...)` call, its line) for each rendering `expr` evaluates to."""
         if hops > _MAX_HOPS:
             return set()
@@ -110,7 +124,7 @@ class _Trace:
         owner = _owner(expr.args[0])
         return {(t, expr, line) for t in self.templates(owner, line, hops + 1)} if owner is not None else set()
 
-    def arguments(self, render: PyExpr, line: int) -> tuple[tuple[str, PyExpr], ...]:
+    def arguments(self, render: PyExpr, line: _Site) -> tuple[tuple[str, PyExpr], ...]:
         """The names a `render(...)` call passes: its keywords, and the entries of a `**dict` literal."""
         out: list[tuple[str, PyExpr]] = []
         for arg in render.args[1:]:
@@ -126,7 +140,7 @@ class _Trace:
                 out.append(("**", arg))
         return tuple(out)
 
-    def templates(self, expr: PyExpr, line: int, hops: int = 0) -> set[str]:
+    def templates(self, expr: PyExpr, line: _Site, hops: int = 0) -> set[str]:
         """Template file names a `Template` object comes from."""
         if hops > _MAX_HOPS:
             return set()
@@ -139,14 +153,14 @@ class _Trace:
             return self.read_from(expr.positional()[0], line, hops + 1)
         return set()
 
-    def read_from(self, expr: PyExpr, line: int, hops: int) -> set[str]:
+    def read_from(self, expr: PyExpr, line: _Site, hops: int) -> set[str]:
         """Template names a `Template(...)` argument reads: `f.read()`, `path.read_text()`, `open(p).read()`."""
         if hops > _MAX_HOPS or expr.kind != "call" or _method(expr) not in ("read", "read_text"):
             return set()
         owner = _owner(expr.args[0])
         return self.opened(owner, line, hops + 1) if owner is not None else set()
 
-    def opened(self, expr: PyExpr, line: int, hops: int) -> set[str]:
+    def opened(self, expr: PyExpr, line: _Site, hops: int) -> set[str]:
         if hops > _MAX_HOPS:
             return set()
         if expr.kind == "name" and self.values(expr.text, line):
@@ -155,7 +169,7 @@ class _Trace:
             expr = expr.positional()[0]
         return {name for name in self.names(expr, line, hops) if name.endswith(".jinja")}
 
-    def names(self, expr: PyExpr, line: int, hops: int = 0) -> set[str]:
+    def names(self, expr: PyExpr, line: _Site, hops: int = 0) -> set[str]:
         """The file names a path expression can end in, '{}' where formatted."""
         if hops > _MAX_HOPS:
             return set()

@@ -79,6 +79,7 @@ class PyCall:
     expr: PyExpr  # kind 'call'
     text: str
     arg_spans: tuple[tuple[str, Span], ...] = ()  # keyword name or positional index -> span of a literal list value
+    path: tuple = ()  # the branch conditions it runs under, as the walk records them: ((PyExpr, taken), ...)
 
     def kwargs(self) -> dict[str, PyExpr]:
         return {arg.text: arg.args[0] for arg in self.expr.args[1:] if arg.kind == "kw"}
@@ -110,6 +111,7 @@ class PyAssign:
     function: str
     unpack: bool
     value_span: Span | None = None
+    path: tuple = ()  # the branch conditions it runs under: ((PyExpr, taken), ...)
 
 
 @dataclass(frozen=True)

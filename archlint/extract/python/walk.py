@@ -255,7 +255,8 @@ class _Walker:
             unpack = False
         if any(targets):
             line = node.start_point[0] + 1
-            self.out.assigns.append(pf.PyAssign(targets, self.exprs.build(right), line, frame.function, unpack, self.span(right)))
+            self.out.assigns.append(pf.PyAssign(targets, self.exprs.build(right), line, frame.function, unpack, self.span(right),
+                                                frame.path))
         return None
 
     def as_pattern(self, frame: _Frame):
@@ -266,7 +267,7 @@ class _Walker:
         target = dotted(alias.named_children[0]) if alias is not None and alias.named_children else None
         if node.parent is not None and node.parent.type == "with_item" and value is not None and target:
             self.out.assigns.append(pf.PyAssign((target,), self.exprs.build(value), node.start_point[0] + 1, frame.function,
-                                                False, self.span(value)))
+                                                False, self.span(value), frame.path))
         return None
 
     def augmented_assignment(self, frame: _Frame):
@@ -287,7 +288,8 @@ class _Walker:
         node = frame.node
         expr = self.exprs.build(node)
         spans = self.list_spans(node.child_by_field_name("arguments"))
-        self.out.calls.append(pf.PyCall(expr.text, self.span(node), frame.function, expr, short(node_text(node)), spans))
+        self.out.calls.append(pf.PyCall(expr.text, self.span(node), frame.function, expr, short(node_text(node)), spans,
+                                        frame.path))
         return None
 
     def list_spans(self, arguments) -> tuple:
