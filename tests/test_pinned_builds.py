@@ -28,3 +28,4 @@ def test_a_unit_whose_gemms_are_built_at_run_time_for_sm90a_is_never_policy():
         assert "run time for `sm_90a`" in verdict.reason
     hop = gate.verdicts[0].evidence[-1]
     assert (hop.location.path, hop.location.line) == ("fi/csrc/deep_gemm/compiler.cuh", 15)
+

@@ -11,8 +11,10 @@ from archlint.lang.cpp.directives import Structure
 _CALL_RE = re.compile(rb"(?:(?<=[^\w])|^)(~?[A-Za-z_]\w*)\s*(?:<[^;{}()]{0,200}?>\s*)?(?:\(|<<<)")
 
 
-# `auto kernel = tmpl<...>;` then `cudaLaunchKernelExC(&cfg, (void*)kernel, ...)`: a launch with no call syntax.
-_ASSIGNED_RE = re.compile(rb"=\s*&?\s*(?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)\s*(?:<[^;{}()]{0,400}?>)?\s*;")
+# `auto kernel = tmpl<...>;` (or `= (void*)tmpl<...>;`) then `cudaLaunchKernelExC(&cfg, (void*)kernel, ...)`:
+# a launch with no call syntax.
+_ASSIGNED_RE = re.compile(rb"=\s*(?:\(\s*(?:const\s+)?void\s*(?:const\s*)?\*\s*\)\s*)?&?\s*(?:[A-Za-z_]\w*::)*"
+                          rb"([A-Za-z_]\w*)\s*(?:<[^;{}()]{0,400}?>)?\s*;")
 
 
 _ARG_NAME_RE = re.compile(rb"[(,]\s*&?\s*(?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)\s*(?:<[^;{}()]{0,200}?>)?\s*(?=[,)])")
