@@ -110,9 +110,10 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         judging = Judging(index, kb)
         memos, results = [], []
         variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
+        overrides = user_defines(options)
         for gate, units in with_absent_variant_macros(gated, variants):
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
-            results.append(judge_gate(gate, units, judging, targets, user_defines(options)))
+            results.append(judge_gate(gate, units, judging, targets, overrides))
         ctx = Context.judged(judging, targets, tuple(results))
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, tuple(memos), shallow)
 

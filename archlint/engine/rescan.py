@@ -114,13 +114,14 @@ def rescan(options, discovery, cache, store):
     shallow = state.shallow - changed_paths
     with stage("verdicts"):
         judging, targets = Judging(index, load_kb()), scan_targets(options)
+        overrides = user_defines(options)
         memos, results = [], []
         for memo, old in zip(state.memos, state.results):
             if memo.deps & changed_paths:
                 memo = replace(memo, deps=include_closure(index, memo.units.sources))
                 if memo.deps & shallow:
                     return None  # the change reaches a file read for its directives only
-                old = judge_gate(memo.gate, memo.units, judging, targets, user_defines(options))
+                old = judge_gate(memo.gate, memo.units, judging, targets, overrides)
             memos.append(memo)
             results.append(old)
         judged = Context.judged(judging, targets, tuple(results))

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from archlint.judge.asserts import assert_hits
-from archlint.judge.hits import Hit, HitKind
+from archlint.judge.hits import SETTLE_BY_INCLUDE_DIR, Hit, HitKind, settle_by_define
 from archlint.judge.hollow import (
     directive_text,
     empty_kernel,
@@ -330,7 +330,8 @@ def _unresolved_includes(view: TargetView, facts: CudaFacts, chain, out: list[Hi
     for resolved in view.index.resolved(facts.path):
         if resolved.target is None and not resolved.external and view.truth(facts.path, resolved.include.region) != 0:
             location = Location(facts.path, resolved.include.line)
-            out.append(Hit(HitKind.UNRESOLVED, location, f"#include \"{resolved.include.target}\" not found in the scanned trees", chain, False))
+            message = f"#include \"{resolved.include.target}\" not found in the scanned trees"
+            out.append(Hit(HitKind.UNRESOLVED, location, message, chain, False, SETTLE_BY_INCLUDE_DIR))
 
 
 def _runtime_builds(view: TargetView, facts: CudaFacts, compiled, chain, unresolved: list[Hit]) -> None:
@@ -384,8 +385,8 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
     sure_site = (facts.path, construct.function) in surely if construct.function else facts.path == source
     certain = state == 1 and sure_site and emits_instruction(construct)
     hop = Evidence(location, message, EvidenceKind.CONSTRUCT, name=construct.name)
-    undecided = view.undecided_macros(facts.path, construct.region) if state is None else ()
-    hit = Hit(HitKind.INSTRUCTION, location, message, chain + (hop,), certain, undecided)
+    settle = settle_by_define(view.undecided_macros(facts.path, construct.region)) if state is None else ""
+    hit = Hit(HitKind.INSTRUCTION, location, message, chain + (hop,), certain, settle)
     (blockers if certain else possible).append(hit)
 
 

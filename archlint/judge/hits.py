@@ -30,4 +30,16 @@ class Hit:
     message: str
     chain: tuple[Evidence, ...]
     certain: bool  # False: compiled only under a condition archlint could not decide
-    undecided: tuple[str, ...] = ()  # the macros that leave its condition undecided (a --define settles it)
+    settle: str = ""  # what would decide it, for the verdict's reason ('' when nothing the user gives would)
+
+
+SETTLE_BY_INCLUDE_DIR = "settle by scanning the folder that holds it or passing it with --include-dir"
+
+
+def settle_by_define(macros: tuple[str, ...]) -> str:
+    """How to decide a condition that hangs on macros no read flag sets ('' for none)."""
+    if not macros:
+        return ""
+    shown = ", ".join(f"`{name}`" for name in macros[:3])
+    example = " ".join(f"--define {name}=VALUE" for name in macros[:2])
+    return f"it hangs on {shown}, which the build sets where archlint cannot read it: settle with {example}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from archlint.judge.hits import Hit, HitKind
+from archlint.judge.hits import Hit, HitKind, settle_by_define
 from archlint.lang.cpp.evaluate import Evaluator
 from archlint.lang.cpp.expr import render
 from archlint.model.cexpr import Binary, Expr
@@ -64,12 +64,12 @@ def fallback_trap(view: TargetView, facts: CudaFacts, function: Function, refere
                "kernels that call it trap when they get there")
     state = view.truth(facts.path, traps[0].region)
     certain = surely_reached and state == 1
-    undecided = () if certain else tuple(dict.fromkeys(
-        view.undecided_macros(facts.path, traps[0].region) + view.undecided_macros(facts.path, function.region)))
+    settle = "" if certain else settle_by_define(tuple(dict.fromkeys(
+        view.undecided_macros(facts.path, traps[0].region) + view.undecided_macros(facts.path, function.region))))
     called = Evidence(Location(facts.path, function.line, function.col), f"`{function.name}` is called from a kernel",
                       EvidenceKind.DEVICE_FUNCTION, name=function.name)
     hops = (called, Evidence(where, message, EvidenceKind.TRAP_CALL, name=function.name))
-    return Hit(HitKind.TRAP_CALL, where, message, chain + hops, certain, undecided)
+    return Hit(HitKind.TRAP_CALL, where, message, chain + hops, certain, settle)
 
 
 def _in_arch_fallback(view: TargetView, facts: CudaFacts, region: int, stop: int) -> bool:

@@ -3,19 +3,15 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from archlint.knowledge.arch import Target
+from archlint.knowledge.arch import Target, TargetError, parse_target
 from archlint.model.cuda import CudaFacts, RuntimeArch
 from archlint.model.findings import Location
 
 if TYPE_CHECKING:
     from archlint.judge.analysis import TargetView
-
-_PINNED_RE = re.compile(r"(sm|compute)_(\d+)([af]?)")
-
 
 def pinned_runtime_builds(view: "TargetView", facts: CudaFacts,
                           compiled: Callable[[RuntimeArch], bool]) -> Iterator[tuple[Location, str, str]]:
@@ -29,13 +25,14 @@ def pinned_runtime_builds(view: "TargetView", facts: CudaFacts,
 
 
 def runs_on(arch: str, target: Target) -> bool:
-    """Whether code built for `arch` (as a compiler option spells it) runs on the target's GPU."""
-    match = _PINNED_RE.fullmatch(arch)
-    if match is None:
+    """Whether code built for `arch` (as a compiler option spells it) runs on the target's GPU; an
+    arch the knowledge base does not know claims nothing."""
+    try:
+        pinned = parse_target(arch)
+    except TargetError:
         return True
-    kind, cc, suffix = match.group(1), int(match.group(2)), match.group(3)
-    if suffix == "a":
-        return target.cc == cc
-    if kind == "compute" and not suffix:
-        return target.cc >= cc  # PTX: compiled again by the driver for newer GPUs
-    return target.cc // 10 == cc // 10 and target.cc >= cc
+    if pinned.suffix == "a":
+        return target.cc == pinned.cc
+    if arch.startswith("compute_") and not pinned.suffix:
+        return target.cc >= pinned.cc  # PTX: compiled again by the driver for newer GPUs
+    return target.cc // 10 == pinned.cc // 10 and target.cc >= pinned.cc

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 
 from archlint.gates.detect import flag_lists_of
-from archlint.judge.analysis import Analysis, Defines, Hit, HitKind, Judging, analyze_units
+from archlint.judge.analysis import Analysis, Defines, Hit, Judging, analyze_units
 from archlint.knowledge.arch import Target, known_ccs
 from archlint.link.python import PyIndex
 from archlint.model.findings import Evidence, EvidenceKind, Location, Verdict
@@ -143,10 +143,10 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
     if analysis.possible:
         first = analysis.possible[0]
         reason = f"possible blocker under a condition archlint cannot decide for {target}: {first.message}"
-        return Verdict.UNKNOWN, reason + _settle_macros(first.undecided), first.chain
+        return Verdict.UNKNOWN, reason + _settle(first), first.chain
     if analysis.unresolved:
         first = analysis.unresolved[0]
-        return Verdict.UNKNOWN, f"evidence incomplete: {first.message}{_settle_include(first)}", first.chain
+        return Verdict.UNKNOWN, f"evidence incomplete: {first.message}{_settle(first)}", first.chain
     if units.unresolved:
         return Verdict.UNKNOWN, f"some guarded sources could not be resolved: {', '.join(units.unresolved[:3])}", ()
     if not exact:
@@ -161,19 +161,8 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
     return Verdict.POLICY, reason, ()
 
 
-def _settle_macros(macros: tuple[str, ...]) -> str:
-    """How to decide a condition that hangs on macros no read flag sets."""
-    if not macros:
-        return ""
-    shown = ", ".join(f"`{name}`" for name in macros[:3])
-    example = " ".join(f"--define {name}=VALUE" for name in macros[:2])
-    return f"; it hangs on {shown}, which the build sets where archlint cannot read it: settle with {example}"
-
-
-def _settle_include(hit: Hit) -> str:
-    if hit.kind is not HitKind.UNRESOLVED or "not found in the scanned trees" not in hit.message:
-        return ""
-    return "; settle by scanning the folder that holds it or passing it with --include-dir"
+def _settle(hit: Hit) -> str:
+    return f"; {hit.settle}" if hit.settle else ""
 
 
 def verdict_for(gate: Gate, units: GuardedUnits, judging: Judging, target: Target, defines: Defines,

@@ -230,8 +230,6 @@ def _hop(hop: Evidence, links: _Links) -> str:
 
 def _checked(reached: Reached, links: _Links) -> str:
     """What a POLICY verdict checked: units, headers, kernels and arch-sensitive constructs."""
-    parts = [f"<p>Checked {_plural(len(reached.units), 'unit')}, {_plural(len(reached.headers), 'header')} followed, "
-             f"{_plural(len(reached.kernels), 'kernel')}, {_plural(len(reached.constructs), 'arch-sensitive construct')}:</p>"]
     items = [f"<li>unit {links.file(unit, unit)}</li>" for unit in reached.units]
     items += [f"<li>kernel <code>{escape(hop.name)}</code> at {links.place(hop.location)}</li>" for hop in reached.kernels]
     for item in reached.constructs:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -217,39 +218,38 @@ class _Head:
 
 def _function_names(body: bytes) -> tuple[str, ...]:
     """The defined function's name, and for an out-of-line member (`Foo<T>::bar`) its class's too."""
+    match = _function_name(body)
+    if match is None:
+        return ()
+    name = match.group(2)
+    if name == b"operator" or _OPERATOR_BEFORE_RE.search(body, 0, match.start(2)):
+        return ("operator",)  # `operator()`, or a conversion `operator bool()`
+    owners = [m.group(1).decode() for m in _OWNER_RE.finditer(match.group(1))]
+    return tuple(dict.fromkeys([name.decode().lstrip("~"), *owners[-1:]]))
+
+
+def _function_name(body: bytes) -> re.Match | None:
+    """The defined function's name up to its `(`, past attribute calls (`__launch_bounds__(...)`)."""
     for match in _FUNCTION_NAME_RE.finditer(body):
         name = match.group(2)
-        if name in _ATTRIBUTE_CALLS or name.startswith(b"__") and name.endswith(b"__"):
-            continue
-        if name == b"operator" or _OPERATOR_BEFORE_RE.search(body, 0, match.start(2)):
-            return ("operator",)  # `operator()`, or a conversion `operator bool()`
-        owners = [m.group(1).decode() for m in _OWNER_RE.finditer(match.group(1))]
-        return tuple(dict.fromkeys([name.decode().lstrip("~"), *owners[-1:]]))
-    return ()
+        if not (name in _ATTRIBUTE_CALLS or name.startswith(b"__") and name.endswith(b"__")):
+            return match
+    return None
 
 
 def _parameter_keys(body: bytes, params: AbstractSet[str]) -> tuple[tuple[str, ...], ...]:
     """What calling a function overload needs: every concrete template argument its parameter types
     spell (`copy(Copy_Traits<SM90_BULK_COPY_AUTO, Args...> const&, ...)` needs `SM90_BULK_COPY_AUTO`),
     since an argument of that type exists only where something names it."""
-    opening = _parameter_list(body)
-    if opening is None:
+    name = _function_name(body)
+    if name is None:
         return ()
+    opening = name.end() - 1
     close = _closing(body, opening, _PARENS_RE)
     clauses: list[tuple[str, ...]] = []
     for parameter in _split_top(body[opening + 1 : close if close is not None else len(body)]):
         clauses += _template_argument_keys(parameter.split(b"=", 1)[0], params)
     return tuple(dict.fromkeys(clauses))
-
-
-def _parameter_list(body: bytes) -> int | None:
-    """Offset of the `(` opening a function head's parameter list."""
-    for match in _FUNCTION_NAME_RE.finditer(body):
-        name = match.group(2)
-        if name in _ATTRIBUTE_CALLS or name.startswith(b"__") and name.endswith(b"__"):
-            continue
-        return match.end() - 1
-    return None
 
 
 def _template_argument_keys(text: bytes, params: AbstractSet[str]) -> list[tuple[str, ...]]:
@@ -428,28 +428,32 @@ def _identifiers(text: bytes, patterns: bool = True) -> set[str]:
 def type_test_spans(masked: bytes) -> list[tuple[int, int]]:
     """(start, end) byte offsets of the argument lists of type tests (`is_same_v<...>`,
     `is_base_of_v<...>`): a type named there is compared, not instantiated."""
-    spans = []
-    if b"is_same" in masked or b"is_base_of" in masked:
-        for test in _TYPE_TEST_RE.finditer(masked):
-            close = _closing_angle(masked, test.end() - 1)
-            if close is not None:
-                spans.append((test.end(), close))
-    return spans
+    if b"is_same" not in masked and b"is_base_of" not in masked:
+        return []
+    return list(_argument_spans(masked, _TYPE_TEST_RE))
 
 
 def _without_arguments(text: bytes, opener: re.Pattern) -> bytes:
     """`text` with the argument lists that `opener` (ending at a `<`) opens cut out."""
     parts, pos = [], 0
+    for start, close in _argument_spans(text, opener):
+        parts.append(text[pos:start])
+        pos = close
+    parts.append(text[pos:])
+    return b"".join(parts)
+
+
+def _argument_spans(text: bytes, opener: re.Pattern) -> Iterator[tuple[int, int]]:
+    """(after the `<`, at the `>`) of each outermost argument list `opener` (ending at a `<`) opens."""
+    pos = 0
     for test in opener.finditer(text):
         if test.start() < pos:
             continue
         close = _closing_angle(text, test.end() - 1)
         if close is None:
-            break
-        parts.append(text[pos : test.end()])
+            return
+        yield test.end(), close
         pos = close
-    parts.append(text[pos:])
-    return b"".join(parts)
 
 
 def _line_col(line_starts: tuple[int, ...], offset: int, head: bytes) -> tuple[int, int]:

@@ -136,7 +136,7 @@ class Evaluator:
         found = self._live_bindings(name) if name not in self._unknown else None
         if not found or found[1] or len(found[0]) != 1 or found[0][0].params is not None or not found[0][0].value:
             return None
-        return parse_condition(found[0][0].value)
+        return self._parse(found[0][0].value)
 
     # ------------------------------------------------------------ macros
 
@@ -221,10 +221,13 @@ class Evaluator:
             return None
         if binding.value == "":
             return None  # `#define X` used as a number is an error in C; say unknown
-        expr = self._parsed.get(binding.value)
+        return self.value(self._parse(binding.value))
+
+    def _parse(self, text: str) -> Expr:
+        expr = self._parsed.get(text)
         if expr is None:
-            expr = self._parsed[binding.value] = parse_condition(binding.value)
-        return self.value(expr)
+            expr = self._parsed[text] = parse_condition(text)
+        return expr
 
 
 def _num(ev: Evaluator, expr: Num) -> Value:

@@ -37,11 +37,7 @@ def source_ref(exprs: ExprBuilder, node, value: str, dynamic: bool, function: st
                join_calls: tuple[str, ...]) -> pf.SourceRef:
     """The source a string names, with the `/`-chain or join call around it (its root built by
     `exprs`). `join_calls`: ends of the dotted callees that join path parts (`path.join`, `Path`)."""
-    top = node
-    while top.parent is not None and top.parent.type == "binary_operator" and _op(top.parent) == "/":
-        top = top.parent
-    join = _enclosing_join(top, join_calls)
-    whole = join if join is not None else top
+    whole = _path_expression(node, join_calls)
     root, parts, root_node = _flatten_path(whole, join_calls)
     return pf.SourceRef(
         function,
@@ -56,6 +52,15 @@ def source_ref(exprs: ExprBuilder, node, value: str, dynamic: bool, function: st
     )
 
 
+def _path_expression(node, join_calls: tuple[str, ...]):
+    """The whole path expression a string ends: the `/`-chain above it, or the join call around that."""
+    top = node
+    while top.parent is not None and top.parent.type == "binary_operator" and _op(top.parent) == "/":
+        top = top.parent
+    join = _enclosing_join(top, join_calls)
+    return join if join is not None else top
+
+
 _PROBE_METHODS = frozenset({"is_file", "exists", "is_dir", "stat"})
 _PROBE_CALLS = ("path.exists", "path.isfile", "path.isdir", "os.stat")
 
@@ -63,11 +68,7 @@ _PROBE_CALLS = ("path.exists", "path.isfile", "path.isdir", "os.stat")
 def is_probe(node, join_calls: tuple[str, ...]) -> bool:
     """The path a string ends is only tested for existence (`(include / "tvm_ffi_utils.h").is_file()`,
     `os.path.exists(os.path.join(root, "x.cuh"))`): a marker that locates a folder, not a source."""
-    top = node
-    while top.parent is not None and top.parent.type == "binary_operator" and _op(top.parent) == "/":
-        top = top.parent
-    join = _enclosing_join(top, join_calls)
-    whole = join if join is not None else top
+    whole = _path_expression(node, join_calls)
     while whole.parent is not None and whole.parent.type == "parenthesized_expression":
         whole = whole.parent
     parent = whole.parent
