@@ -279,7 +279,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         compiled = compiled_in(path)
         _unresolved_includes(view, facts, chain, unresolved)
         _code_holes(facts, chain, unresolved, assumed)
-        _runtime_builds(view, facts, compiled, chain, unresolved)
+        _runtime_builds(view, facts, (compiled, surely), chain, blockers, possible)
         for construct in facts.constructs:
             if compiled(construct):
                 _judge_construct(view, facts, construct, (reached, surely), source, chain, blockers, possible, checked)
@@ -334,10 +334,14 @@ def _unresolved_includes(view: TargetView, facts: CudaFacts, chain, out: list[Hi
             out.append(Hit(HitKind.UNRESOLVED, location, message, chain, False, SETTLE_BY_INCLUDE_DIR))
 
 
-def _runtime_builds(view: TargetView, facts: CudaFacts, compiled, chain, unresolved: list[Hit]) -> None:
-    for location, message, arch in pinned_runtime_builds(view, facts, compiled):
-        hop = Evidence(location, message, EvidenceKind.CONSTRUCT, name=arch)
-        unresolved.append(Hit(HitKind.UNRESOLVED, location, message, chain + (hop,), False))
+def _runtime_builds(view: TargetView, facts: CudaFacts, reach, chain, blockers: list[Hit], possible: list[Hit]) -> None:
+    """Kernels built at run time for one arch the target cannot run: a blocker where the code that
+    builds them surely compiles and its condition holds."""
+    compiled, surely = reach
+    for pin, location, message in pinned_runtime_builds(view, facts, compiled):
+        certain = (facts.path, pin.function) in surely and view.truth(facts.path, pin.region, host=True) == 1
+        hop = Evidence(location, message, EvidenceKind.CONSTRUCT, name=pin.arch)
+        (blockers if certain else possible).append(Hit(HitKind.INSTRUCTION, location, message, chain + (hop,), certain))
 
 
 def _code_holes(facts: CudaFacts, chain, unresolved: list[Hit], assumed: list[Hit]) -> None:

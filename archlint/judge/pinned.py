@@ -14,14 +14,24 @@ if TYPE_CHECKING:
     from archlint.judge.analysis import TargetView
 
 def pinned_runtime_builds(view: "TargetView", facts: CudaFacts,
-                          compiled: Callable[[RuntimeArch], bool]) -> Iterator[tuple[Location, str, str]]:
-    """(where, why, arch) for each live run-time build pinned to an arch the target cannot run."""
+                          compiled: Callable[[RuntimeArch], bool]) -> Iterator[tuple[RuntimeArch, Location, str]]:
+    """(pin, where, why) for each live run-time build pinned to an arch the target cannot run."""
     for pin in facts.runtime_archs:
         if not compiled(pin) or view.truth(facts.path, pin.region, host=True) == 0 or runs_on(pin.arch, view.target):
             continue
-        message = (f"kernels compiled at run time for `{pin.arch}` only (a run-time compiler option), which "
-                   f"{view.target} cannot run; archlint does not see their code")
-        yield Location(facts.path, pin.line, pin.col), message, pin.arch
+        message = (f"kernels compiled at run time for `{pin.arch}` only (a run-time compiler option): "
+                   f"{_runs_where(pin.arch)}, not on {view.target} (rules/kb/targets.toml)")
+        yield pin, Location(facts.path, pin.line, pin.col), message
+
+
+def _runs_where(arch: str) -> str:
+    pinned = parse_target(arch)
+    major, minor = divmod(pinned.cc, 10)
+    if pinned.suffix == "a":
+        return f"`{arch}` code runs only on compute capability {major}.{minor}"
+    if arch.startswith("compute_") and not pinned.suffix:
+        return f"`{arch}` code runs from compute capability {major}.{minor} up"
+    return f"`{arch}` code runs on compute capability {major}.x from {major}.{minor} up"
 
 
 def runs_on(arch: str, target: Target) -> bool:

@@ -36,7 +36,7 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         kb = load_kb()
     structure = scan_directives(path, data)
     calls = FileCalls(structure)
-    functions, partial = find_functions(data, structure, calls, parse_limit)
+    functions, partial = find_functions(data, structure, calls, parse_limit, host_code=_RUNTIME_ARCH_RE.search(data) is not None)
     spans = _FunctionSpans(functions)
     text = data.decode("utf-8", "replace")
     constructs = sorted(

@@ -31,13 +31,15 @@ def _parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
 
 
-def find_functions(data: bytes, structure: Structure, calls: FileCalls, parse_limit: int) -> tuple[list[Function], bool]:
+def find_functions(data: bytes, structure: Structure, calls: FileCalls, parse_limit: int,
+                   host_code: bool = False) -> tuple[list[Function], bool]:
     """All function definitions with a CUDA qualifier, and whether the C++ parse was partial.
-    `calls`: the file's calls, read for each body."""
+    `calls`: the file's calls, read for each body. `host_code`: parse a file with no CUDA qualifier
+    too (its host functions place what it hands a run-time compiler)."""
     found: dict[int, Function] = {}
     covered: list[tuple[int, int]] = []
     partial = False
-    if len(data) <= parse_limit and _QUALIFIER_RE.search(structure.masked):
+    if len(data) <= parse_limit and (host_code or _QUALIFIER_RE.search(structure.masked)):
         tree = _parser().parse(data)
         partial = tree.root_node.has_error
         for function, start, end in _tree_functions(tree.root_node, structure, calls):
