@@ -38,12 +38,25 @@ def test_a_builder_for_another_arch_tag_is_not_compiled():
     assert verdicts["sm_110a"].verdict == "POLICY"
 
 
-def test_the_chosen_builders_atoms_still_count():
+def test_the_arch_tag_a_unit_builds_with_decides_and_the_chosen_builders_atoms_still_count():
     sm100 = _verdicts()[("gm/jit/gemm.py", 8)]
-    assert sm100["sm_120a"].verdict == "UNKNOWN"
-    assert "SM100_MMA_F16BF16_SS" in sm100["sm_120a"].reason
+    assert sm100["sm_120a"].verdict == "GENUINE"
+    assert "`Sm100`" in sm100["sm_120a"].reason and "[cutlass-arch-sm100]" in sm100["sm_120a"].reason
+    hop = sm100["sm_120a"].evidence[-1]
+    assert (hop.location.path, hop.location.line) == ("gm/csrc/gemm_sm100.cu", 3)
     sm120 = _verdicts()[("gm/jit/gemm.py", 15)]
     assert sm120["sm_110a"].verdict == "UNKNOWN" and "SM120_16x8x32_TN" in sm120["sm_110a"].reason
+
+
+def test_an_arch_tag_in_a_macro_the_unit_invokes_is_certain_and_one_for_simt_is_not():
+    launch = _verdicts()[("gm/jit/gemm.py", 57)]["sm_120a"]
+    assert launch.verdict == "GENUINE"
+    assert "in macro `INSTANTIATE_GEMM_LAUNCHER` (which the unit invokes)" in launch.reason
+    hop = launch.evidence[-1]
+    assert (hop.location.path, hop.location.line) == ("gm/include/mini/launchers/gemm_launcher_sm100.h", 17)
+    simt = _verdicts()[("gm/jit/gemm.py", 64)]["sm_120a"]
+    assert simt.verdict != "GENUINE"
+    assert "gemm_launcher_sm100.h:30" not in str([h.location for h in simt.evidence])
 
 
 def test_an_explicit_instantiation_compiles_what_it_names():

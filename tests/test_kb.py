@@ -21,7 +21,8 @@ NVCC = shutil.which("nvcc") or ("/usr/local/bin/nvcc" if Path("/usr/local/bin/nv
 
 
 def _rows() -> list[dict]:
-    return load_toml("kb/instructions.toml")["instruction"] + load_toml("kb/intrinsics.toml")["intrinsic"]
+    intrinsics = load_toml("kb/intrinsics.toml")
+    return load_toml("kb/instructions.toml")["instruction"] + intrinsics["intrinsic"] + intrinsics["arch_tag"]
 
 
 # ---------------------------------------------------------------- schema
@@ -172,7 +173,7 @@ def test_intrinsic_names_and_prefixes():
 def test_every_requirement_kind():
     kb = load_kb()
     assert isinstance(kb, KnowledgeBase)
-    assert {req.kind for req in kb.requirements} == {"ptx", "intrinsic"}
+    assert {req.kind for req in kb.requirements} == {"ptx", "intrinsic", "arch-tag"}
     assert all(isinstance(req, Requirement) for req in kb.requirements)
 
 

@@ -26,7 +26,7 @@ from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import hint, stage, stage_progress
 from archlint.extract.files import Workers, extract_all
 from archlint.gates.detect import find_gates
-from archlint.gates.variants import variant_macros, with_absent_variant_macros
+from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
 from archlint.judge.analysis import Judging
 from archlint.judge.verdicts import guarded_units
 from archlint.knowledge.kb import load_kb
@@ -110,8 +110,9 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         judging = Judging(index, kb)
         memos, results = [], []
         variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
+        passed = passed_macros(pyindex) if pyindex is not None else frozenset()
         overrides = user_defines(options)
-        for gate, units in with_absent_variant_macros(gated, variants):
+        for gate, units in with_absent_variant_macros(gated, variants, passed):
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, judging, targets, overrides))
         ctx = Context.judged(judging, targets, tuple(results))

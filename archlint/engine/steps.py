@@ -19,7 +19,7 @@ from archlint.judge.verdicts import (
 )
 from archlint.knowledge.arch import Target, default_targets, parse_target
 from archlint.knowledge.rules import resolve_all
-from archlint.lang.cpp.evaluate import NOT_PASSED, UNKNOWN_DEFINE
+from archlint.lang.cpp.evaluate import NOT_PASSED, PASSABLE, UNKNOWN_DEFINE
 from archlint.link.cuda import CudaIndex
 from archlint.link.python import PyIndex
 from archlint.model.files import FileFacts
@@ -106,6 +106,8 @@ def _defines(gate: Gate, units: GuardedUnits) -> Defines:
     defines = {name: next(iter(v)) if len(v) == 1 else UNKNOWN_DEFINE for name, v in values.items()}
     # Variant macros the specs of sibling gates pass and this one's (fully read) flags do not.
     defines.update({name: NOT_PASSED for name in gate.absent_defines if name not in defines})
+    if gate.passable_defines is not None:
+        defines[PASSABLE] = frozenset(gate.passable_defines)
     return defines
 
 

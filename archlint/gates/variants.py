@@ -30,10 +30,18 @@ def variant_macros(index: PyIndex, gates: tuple[Gate, ...]) -> frozenset[str]:
     return frozenset(name for name, functions in passed_by.items() if functions <= owners)
 
 
-def with_absent_variant_macros(gated: list[tuple[Gate, GuardedUnits]], variants: frozenset[str]) -> list[tuple[Gate, GuardedUnits]]:
+def passed_macros(index: PyIndex) -> frozenset[str]:
+    """Every macro some scanned build function passes with -D, on any path."""
+    return frozenset(_macro(define) for facts in index.modules.values() for flags in facts.flags
+                     for define in (*flags.defines, *flags.maybe_defines))
+
+
+def with_absent_variant_macros(gated: list[tuple[Gate, GuardedUnits]], variants: frozenset[str],
+                               passed: frozenset[str] = frozenset()) -> list[tuple[Gate, GuardedUnits]]:
     """(gate, guarded units) pairs, each gate told which variant macros its build lacks: those the
     specs of gates guarding some of the same sources pass and its own spec, whose flags are all read,
-    does not. They are undefined in its build."""
+    does not. They are undefined in its build. A gate whose flags are all read is also told every
+    macro some scanned build passes (`passed`): no other can come from a -D flag."""
     sources = [set(units.sources) for _, units in gated]
     out = []
     for index, (gate, units) in enumerate(gated):
@@ -43,5 +51,6 @@ def with_absent_variant_macros(gated: list[tuple[Gate, GuardedUnits]], variants:
                 if other_index != index and sources[other_index] & sources[index]:
                     absent.update(_macro(d) for d in other.defines)
             absent = (absent & variants) - {_macro(d) for d in gate.defines}
-        out.append((replace(gate, absent_defines=tuple(sorted(absent))) if absent else gate, units))
+        passable = tuple(sorted(passed)) if gate.flags_complete and units.sources else None
+        out.append((replace(gate, absent_defines=tuple(sorted(absent)), passable_defines=passable), units))
     return out

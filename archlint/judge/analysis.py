@@ -69,7 +69,7 @@ class Judging:
 
     def view(self, target: Target, defines: Defines | None = None) -> TargetView:
         """The view for one build: made once, then shared by every gate and check of the scan."""
-        key = (target, tuple(sorted((k, v if isinstance(v, int) else id(v)) for k, v in (defines or {}).items())))
+        key = (target, tuple(sorted((k, v if isinstance(v, (int, frozenset)) else id(v)) for k, v in (defines or {}).items())))
         view = self._views.get(key)
         if view is None:
             view = self._views[key] = TargetView(self, target, defines or {})
@@ -198,9 +198,24 @@ class TargetView:
                         queue.append((path, callee))
         return seen
 
+    def surely_invoked(self, source: str, surely: set[tuple[str, str]]) -> frozenset[str]:
+        """Function-like macros the unit expands whatever undecided conditions say: invoked in its
+        own file or in a function it surely compiles, or in the body of one of those."""
+        names = [name for name, region in self.index.files[source].calls if region < 0 or self._live(source, region, True)]
+        for path, qualname in surely:
+            for where, function in self.index.functions_by_name.get(qualname.rpartition("::")[2], ()):
+                if (where, function.qualname) == (path, qualname):
+                    names += [name for name, region in function.calls if region < 0 or self._live(path, region, True)]
+        return frozenset(name for name in self.index.expand(tuple(names)) if name in self.index.macro_calls)
+
     def _live(self, path: str, region: int, sure: bool) -> bool:
         states = (self.truth(path, region), self.truth(path, region, host=True))
         return 1 in states if sure else any(state != 0 for state in states)
+
+
+def _macro_at(facts: CudaFacts, line: int) -> str:
+    """The macro whose definition spans a line ('' for none)."""
+    return next((d.name for d in facts.defines if not d.undef and d.line <= line <= max(d.line, d.end_line)), "")
 
 
 def _is_source_file(path: str) -> bool:
@@ -263,6 +278,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     files = set(parents)
     reached = view.reachable(source, files)
     surely = view.reachable(source, files, sure=True)
+    invoked = view.surely_invoked(source, surely)
     unreached = view.judging.unreached(source, files)
     constants = {c.name: c for path in sorted(files) for c in view.index.files[path].arch_constants}
 
@@ -282,7 +298,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         _runtime_builds(view, facts, (compiled, surely), chain, blockers, possible)
         for construct in facts.constructs:
             if compiled(construct):
-                _judge_construct(view, facts, construct, (reached, surely), source, chain, blockers, possible, checked)
+                _judge_construct(view, facts, construct, (reached, surely, invoked), source, chain, blockers, possible, checked)
         for request in facts.smem:
             _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
         for location, message in assert_hits(view, facts, constants, references, compiled):
@@ -303,6 +319,10 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
                 hit = fallback_trap(view, facts, function, references, chain, (path, function.qualname) in surely)
                 if hit is not None:
                     (empty if hit.certain else possible).append(hit)
+    if any(view.kb.by_id(item.requirement).kind == "arch-tag" for item in checked):
+        # The unit also builds for an arch the target has: it may pick that one at run time.
+        possible += [replace(hit, certain=False) for hit in blockers if hit.kind is HitKind.ARCH_TAG]
+        blockers = [hit for hit in blockers if hit.kind is not HitKind.ARCH_TAG]
     return _UnitHits(_dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved),
                      frozenset(reached) | {(path, "") for path in files}, kernels, _dedupe(assumed),
                      tuple(sorted(files - {source})), tuple(kernel_hops), tuple(checked))
@@ -360,17 +380,24 @@ def _code_holes(facts: CudaFacts, chain, unresolved: list[Hit], assumed: list[Hi
 
 
 def emits_instruction(construct: Construct) -> bool:
-    """False for a CuTe/CUTLASS atom's type name, and for anything in an `if constexpr` branch: each
-    needs its instruction only where a template is instantiated a certain way, which a name-based
-    call graph cannot tell (UNKNOWN at most, never AL201)."""
-    return construct.kind != "tag" and not construct.in_constexpr_branch
+    """False for a CuTe atom's or CUTLASS arch tag's type name, and for anything in an `if constexpr`
+    branch: each needs its instruction only where a template is instantiated a certain way, which a
+    name-based call graph cannot tell (UNKNOWN at most, never AL201)."""
+    return construct.kind not in ("tag", "arch-tag") and not construct.in_constexpr_branch
+
+
+def selects_arch_code(construct: Construct) -> bool:
+    """A CUTLASS arch tag outside `if constexpr` branches: code that surely compiles with it
+    instantiates the collectives CUTLASS builds for that arch, whatever their atoms are."""
+    return construct.kind == "arch-tag" and not construct.in_constexpr_branch
 
 
 def _judge_construct(view, facts, construct: Construct, reach, source, chain, blockers, possible, checked) -> None:
-    """A construct at a site the unit compiles. `reach`: the functions compiled for the target, and
-    those compiled whatever undecided conditions say; an instruction reached only through an
-    undecided call is a possible blocker. One the target has goes to `checked`, with its guard."""
-    reached, surely = reach
+    """A construct at a site the unit compiles. `reach`: the functions compiled for the target, those
+    compiled whatever undecided conditions say, and the macros the unit surely expands; an
+    instruction reached only through an undecided call is a possible blocker. One the target has
+    goes to `checked`, with its guard."""
+    reached, surely, invoked = reach
     requirement = view.kb.requirement(construct.kind, construct.name)
     if requirement is None or _shadowed(view, construct, reached):
         return
@@ -382,15 +409,27 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
     if state == 0:
         return
     location = Location(facts.path, construct.line, construct.col)
-    where = f" in `{construct.function.split('::')[-1]}`" if construct.function else " (file scope, e.g. a macro body)"
+    macro = "" if construct.function else _macro_at(facts, construct.line)
+    if construct.function:
+        where = f" in `{construct.function.split('::')[-1]}`"
+    elif macro:
+        where = f" in macro `{macro}`" + (" (which the unit invokes)" if macro in invoked else "")
+    elif facts.path == source:
+        where = " at file scope of the compiled source"
+    else:
+        where = " (file scope, e.g. a macro body)"
     if construct.in_constexpr_branch:
         where += " (in an `if constexpr` branch: compiled only for the template arguments that take it)"
     message = f"`{construct.name}`{where} {requirement.describe()}; {view.target} lacks it [{requirement.id}]"
-    sure_site = (facts.path, construct.function) in surely if construct.function else facts.path == source
-    certain = state == 1 and sure_site and emits_instruction(construct)
+    if construct.function:
+        sure_site = (facts.path, construct.function) in surely
+    else:
+        sure_site = facts.path == source or macro in invoked
+    certain = state == 1 and sure_site and (emits_instruction(construct) or selects_arch_code(construct))
     hop = Evidence(location, message, EvidenceKind.CONSTRUCT, name=construct.name)
     settle = settle_by_define(view.undecided_macros(facts.path, construct.region)) if state is None else ""
-    hit = Hit(HitKind.INSTRUCTION, location, message, chain + (hop,), certain, settle)
+    kind = HitKind.ARCH_TAG if construct.kind == "arch-tag" else HitKind.INSTRUCTION
+    hit = Hit(kind, location, message, chain + (hop,), certain, settle)
     (blockers if certain else possible).append(hit)
 
 

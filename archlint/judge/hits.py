@@ -12,6 +12,7 @@ class HitKind(Enum):
     """What a Hit is; the last hop of its chain says it (an UNRESOLVED hit has no hop of its own)."""
 
     INSTRUCTION = "instruction"
+    ARCH_TAG = "arch-tag"  # a CUTLASS arch tag: the collectives built for an arch the target lacks
     ASSERT = "assert"
     SMEM = "smem"
     EMPTY_KERNEL = "empty-kernel"

@@ -24,7 +24,7 @@ _LITERAL_HEAD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 @dataclass(frozen=True)
 class Requirement:
     id: str
-    kind: str  # 'ptx' | 'intrinsic'
+    kind: str  # 'ptx' | 'intrinsic' | 'arch-tag'
     match: str
     summary: str
     min_cc: int
@@ -32,6 +32,7 @@ class Requirement:
     ccs: tuple[int, ...]
     source: str
     snippet: str
+    context: str = ""  # arch tags: a pattern the code around the tag must also spell
 
     def supports(self, target: Target) -> bool:
         if target.cc < self.min_cc or (self.ccs and target.cc not in self.ccs):
@@ -83,6 +84,11 @@ class DeviceProfile:
     source: str
 
 
+# Rows matched against identifiers: intrinsics, APIs and CuTe atoms; and CUTLASS arch tags
+# (`cutlass::arch::Sm100`), which select the collectives built for one architecture.
+_IDENTIFIER_KINDS = ("intrinsic", "arch-tag")
+
+
 class KnowledgeBase:
     """Requirement rows in match order, plus device profiles by compute capability."""
 
@@ -90,11 +96,16 @@ class KnowledgeBase:
         self.requirements = requirements
         self.profiles = profiles
         self._ptx = tuple((re.compile(r.match), r) for r in requirements if r.kind == "ptx")
-        self._intrinsic = tuple((re.compile(r.match), r) for r in requirements if r.kind == "intrinsic")
+        self._intrinsic = tuple((re.compile(r.match), r) for r in requirements if r.kind in _IDENTIFIER_KINDS)
         self._by_id = {r.id: r for r in requirements}
         self._by_cc = {p.cc: p for p in profiles}
-        matches = [r.match for r in requirements if r.kind == "intrinsic"]
+        matches = [r.match for r in requirements if r.kind in _IDENTIFIER_KINDS]
         self.intrinsic_names = frozenset(name for match in matches for name in _plain_names(match))
+        self.arch_tag_names = frozenset(name for r in requirements if r.kind == "arch-tag" for name in _plain_names(r.match))
+        # an arch tag counts only where the code around it also spells this (the operator class
+        # that makes CUTLASS pick the arch's tensor-core collectives)
+        self.arch_tag_context = {name: re.compile(r.context.encode()) for r in requirements if r.kind == "arch-tag"
+                                 for name in _plain_names(r.match)}
         self.intrinsic_prefixes = _prefixes([match for match in matches if not _plain_names(match)])
         self._requirements: dict[tuple[str, str], Requirement | None] = {}
 
@@ -161,7 +172,7 @@ def _requirement(row: dict, kind: str) -> Requirement:
     return Requirement(
         id=row["id"], kind=kind, match=row["match"], summary=row["summary"], min_cc=int(row["min_cc"]),
         requires=row.get("requires", ""), ccs=tuple(row.get("ccs", ())), source=row["source"],
-        snippet=row["snippet"],
+        snippet=row["snippet"], context=row.get("context", ""),
     )
 
 
@@ -177,6 +188,8 @@ def _profile(row: dict) -> DeviceProfile:
 @lru_cache(maxsize=1)
 def load_kb() -> KnowledgeBase:
     rows = [_requirement(r, "ptx") for r in load_toml("kb/instructions.toml").get("instruction", [])]
-    rows += [_requirement(r, "intrinsic") for r in load_toml("kb/intrinsics.toml").get("intrinsic", [])]
+    intrinsics = load_toml("kb/intrinsics.toml")
+    rows += [_requirement(r, "intrinsic") for r in intrinsics.get("intrinsic", [])]
+    rows += [_requirement(r, "arch-tag") for r in intrinsics.get("arch_tag", [])]
     profiles = sorted((_profile(d) for d in load_toml("kb/devices.toml")["device"]), key=lambda p: p.cc)
     return KnowledgeBase(tuple(rows), tuple(profiles))

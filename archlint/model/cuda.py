@@ -56,6 +56,7 @@ class MacroDef:
     line: int
     region: int
     undef: bool = False
+    end_line: int = 0  # last line of the definition (its continuation lines); 0: as `line`
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ class Function:
 class Construct:
     """An arch-sensitive use: a PTX instruction, an intrinsic/API call, an arch tag, an attribute."""
 
-    kind: str  # 'ptx' | 'intrinsic' | 'tag' | 'attribute'
+    kind: str  # 'ptx' | 'intrinsic' | 'tag' (a CuTe atom) | 'arch-tag' (CUTLASS's `arch::Sm100`) | 'attribute'
     name: str  # PTX opcode with modifiers ('wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16'), or identifier
     line: int
     col: int

@@ -35,6 +35,9 @@ class Gate:
     arch_macros: tuple[str, ...] = ()  # -D names the project sets to the target's __CUDA_ARCH__ value
     flags_complete: bool = False  # every flag list of its spec is read
     absent_defines: tuple[str, ...] = ()  # variant macros sibling specs pass and this one does not
+    # With every flag of its spec read: each macro some scanned build passes with -D. Any other
+    # ordinary macro name that no scanned code defines is undefined in its build. None: not known.
+    passable_defines: tuple[str, ...] | None = None
     list_brackets: tuple[str, str] | None = None  # the brackets that literal is written with: ("(", ")") for a tuple
     local_function: str = ""  # the enclosing function as written in its module ('Class.method'); '' at module level
 

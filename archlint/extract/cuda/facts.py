@@ -102,6 +102,12 @@ class _FunctionSpans:
         self._starts = [f.line for f in ordered]
         self._functions = ordered
 
+    def span(self, line: int) -> tuple[int, int] | None:
+        """(first, last) line of the innermost function around a line."""
+        qualname = self.enclosing(line)
+        function = next((f for f in self._functions if f.qualname == qualname and f.line <= line <= f.end_line), None)
+        return (function.line, function.end_line) if function else None
+
     def enclosing(self, line: int) -> str:
         # C++ functions nest only through local classes, so the nearest few starts suffice.
         index = bisect_right(self._starts, line) - 1
@@ -133,6 +139,14 @@ def _ptx_constructs(data: bytes, text: str, structure: Structure, spans: _Functi
     return found
 
 
+def _identifier_kind(kb: KnowledgeBase, name: str) -> str:
+    if name.startswith("__cluster_dims__"):
+        return "attribute"
+    if name.startswith(kb.intrinsic_prefixes):
+        return "tag"
+    return "arch-tag" if name in kb.arch_tag_names else "intrinsic"
+
+
 def _identifier_constructs(kb: KnowledgeBase, structure: Structure, spans: _FunctionSpans) -> list[Construct]:
     pattern = kb.identifier_pattern
     found: list[Construct] = []
@@ -147,9 +161,29 @@ def _identifier_constructs(kb: KnowledgeBase, structure: Structure, spans: _Func
         name = match.group(0).decode()
         line = structure.line_of(match.start())
         col = match.start() - structure.line_starts[line - 1] + 1
-        kind = "attribute" if name.startswith("__cluster_dims__") else "tag" if name.startswith(kb.intrinsic_prefixes) else "intrinsic"
+        kind = _identifier_kind(kb, name)
+        if kind == "arch-tag" and not _in_context(kb.arch_tag_context[name], structure, spans, match.start(), line):
+            continue
         found.append(Construct(kind, name, line, col, structure.region_at(line), spans.enclosing(line)))
     return found
+
+
+_CONTEXT_BYTES = 2048  # around a tag outside functions and macro bodies
+
+
+def _in_context(pattern: re.Pattern[bytes], structure: Structure, spans: _FunctionSpans, offset: int, line: int) -> bool:
+    """Whether the code around an arch tag spells `pattern`: its function, the macro whose body holds
+    it, or else the nearby text."""
+    start, end = spans.span(line) or _macro_span(structure, line) or (0, 0)
+    if (start, end) == (0, 0):
+        low, high = max(0, offset - _CONTEXT_BYTES), offset + _CONTEXT_BYTES
+    else:
+        low, high = structure.line_starts[start - 1], structure.line_starts[end] if end < len(structure.line_starts) else len(structure.masked)
+    return pattern.search(structure.masked, low, high) is not None
+
+
+def _macro_span(structure: Structure, line: int) -> tuple[int, int] | None:
+    return next(((d.line, d.end_line) for d in structure.defines if d.line <= line <= d.end_line), None)
 
 
 _IF_CONSTEXPR_RE = re.compile(rb"\bif\s+constexpr\s*\(")

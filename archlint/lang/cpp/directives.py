@@ -130,9 +130,9 @@ class _Builder:
             if keyword not in _WANTED:
                 continue
             line = self.line_of(match.start())
-            text, _ = _logical_line(self.masked, match.end())
+            text, end = _logical_line(self.masked, match.end())
             raw_text, _ = _logical_line(self.raw, match.end())
-            self.directive(keyword.decode(), text.strip(), raw_text.strip(), line)
+            self.directive(keyword.decode(), text.strip(), raw_text.strip(), line, self.line_of(max(end - 1, 0)))
         last = len(self.starts)
         while self.stack:
             opened = self.stack.pop()
@@ -143,7 +143,7 @@ class _Builder:
         self.mark_include_guard()
         return self.structure()
 
-    def directive(self, keyword: str, text: str, raw_text: str, line: int) -> None:
+    def directive(self, keyword: str, text: str, raw_text: str, line: int, end_line: int) -> None:
         if keyword in ("if", "ifdef", "ifndef"):
             cond = _condition(keyword, text)
             parent = self.current
@@ -157,7 +157,7 @@ class _Builder:
                 return
             self.close(self.stack.pop().region, line - 1)
         elif keyword in ("define", "undef"):
-            self.define(keyword, raw_text, line)
+            self.define(keyword, raw_text, line, max(line, end_line))
         elif keyword == "include":
             self.include(raw_text, line)
 
@@ -186,7 +186,7 @@ class _Builder:
     def close(self, index: int, end_line: int) -> None:
         self.regions[index]["end"] = max(end_line, self.regions[index]["start"] - 1)
 
-    def define(self, keyword: str, raw_text: str, line: int) -> None:
+    def define(self, keyword: str, raw_text: str, line: int, end_line: int) -> None:
         match = _DEFINE_RE.match(raw_text)
         if not match:
             return
@@ -194,7 +194,8 @@ class _Builder:
         value = re.sub(r"\s*//.*$", "", value).strip() if value else ""
         param_names = tuple(p.strip() for p in params.split(",") if p.strip()) if has_params else None
         limit = 4000 if param_names is not None else 200  # function-like bodies name kernels they launch
-        self.defines.append(MacroDef(name, value[:limit], param_names, line, self.current, undef=keyword == "undef"))
+        self.defines.append(MacroDef(name, value[:limit], param_names, line, self.current, undef=keyword == "undef",
+                                     end_line=end_line))
 
     def include(self, raw_text: str, line: int) -> None:
         match = _INCLUDE_RE.match(raw_text)

@@ -45,6 +45,10 @@ TOOLKIT_MACROS: Mapping[str, int | None] = {
 _MAX_MACRO_DEPTH = 64
 UNKNOWN_DEFINE = object()  # a `defines` value: the macro is defined, its value unknown
 NOT_PASSED = object()  # a `defines` value: no -D flag sets it; undefined unless the code defines it
+# A `defines` key whose value (a frozenset) names every macro the build may get from a -D flag: any
+# other ordinary name (no leading underscore: those are the compiler's and toolkit's) that no code
+# defines is undefined.
+PASSABLE = "-D*"
 _INT_LIMIT = 1 << 64
 
 
@@ -78,6 +82,8 @@ class Evaluator:
         # Passed with -D but with a value archlint cannot read: defined, value unknown.
         self._unknown = {k for k, v in self.defines.items() if v is UNKNOWN_DEFINE}
         self._not_passed = {k for k, v in self.defines.items() if v is NOT_PASSED}
+        passable = self.defines.get(PASSABLE)
+        self._passable = passable if isinstance(passable, frozenset) else None
 
     # ------------------------------------------------------------ public
 
@@ -194,10 +200,14 @@ class Evaluator:
                 undecided = True
         return live, undecided
 
+    def _not_passed_here(self, name: str) -> bool:
+        return name in self._not_passed or (
+            self._passable is not None and not name.startswith("_") and name not in self._passable)
+
     def _defined_from_bindings(self, name: str) -> Value:
         found = self._live_bindings(name)
         if found is None:
-            return 0 if name in self._not_passed else None
+            return 0 if self._not_passed_here(name) else None
         live, undecided = found
         if undecided or (live and any(b.undef for b in live) and not all(b.undef for b in live)):
             return None
@@ -206,7 +216,7 @@ class Evaluator:
     def _value_from_bindings(self, name: str) -> Value:
         found = self._live_bindings(name)
         if found is None:
-            return 0 if name in self._not_passed else None
+            return 0 if self._not_passed_here(name) else None
         live, undecided = found
         if undecided:
             return None
