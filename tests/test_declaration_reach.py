@@ -45,7 +45,7 @@ def test_the_arch_tag_a_unit_builds_with_decides_and_the_chosen_builders_atoms_s
     hop = sm100["sm_120a"].evidence[-1]
     assert (hop.location.path, hop.location.line) == ("gm/csrc/gemm_sm100.cu", 3)
     sm120 = _verdicts()[("gm/jit/gemm.py", 15)]
-    assert sm120["sm_110a"].verdict == "UNKNOWN" and "SM120_16x8x32_TN" in sm120["sm_110a"].reason
+    assert sm120["sm_110a"].verdict == "GENUINE" and "`Sm120`" in sm120["sm_110a"].reason
 
 
 def test_an_arch_tag_in_a_macro_the_unit_invokes_is_certain_and_one_for_simt_is_not():
@@ -57,6 +57,14 @@ def test_an_arch_tag_in_a_macro_the_unit_invokes_is_certain_and_one_for_simt_is_
     simt = _verdicts()[("gm/jit/gemm.py", 64)]["sm_120a"]
     assert simt.verdict != "GENUINE"
     assert "gemm_launcher_sm100.h:30" not in str([h.location for h in simt.evidence])
+
+
+def test_an_arch_tag_in_a_launcher_template_the_unit_instantiates_is_certain():
+    bf16 = _verdicts()[("gm/jit/gemm.py", 71)]["sm_120a"]
+    assert bf16.verdict == "GENUINE"
+    assert "`Sm100` in `bf16GemmLauncherSm100` (which the unit calls)" in bf16.reason
+    hop = bf16.evidence[-1]
+    assert (hop.location.path, hop.location.line) == ("gm/include/mini/launchers/bf16_launcher_sm100.h", 12)
 
 
 def test_an_explicit_instantiation_compiles_what_it_names():

@@ -198,15 +198,16 @@ class TargetView:
                         queue.append((path, callee))
         return seen
 
-    def surely_invoked(self, source: str, surely: set[tuple[str, str]]) -> frozenset[str]:
-        """Function-like macros the unit expands whatever undecided conditions say: invoked in its
-        own file or in a function it surely compiles, or in the body of one of those."""
+    def surely_called(self, source: str, surely: set[tuple[str, str]]) -> frozenset[str]:
+        """Names the unit calls whatever undecided conditions say (function-like macros it expands
+        among them): in its own file or in a function it surely compiles, or in the body of a macro
+        it surely expands."""
         names = [name for name, region in self.index.files[source].calls if region < 0 or self._live(source, region, True)]
         for path, qualname in surely:
             for where, function in self.index.functions_by_name.get(qualname.rpartition("::")[2], ()):
                 if (where, function.qualname) == (path, qualname):
                     names += [name for name, region in function.calls if region < 0 or self._live(path, region, True)]
-        return frozenset(name for name in self.index.expand(tuple(names)) if name in self.index.macro_calls)
+        return frozenset(self.index.expand(tuple(names)))
 
     def _live(self, path: str, region: int, sure: bool) -> bool:
         states = (self.truth(path, region), self.truth(path, region, host=True))
@@ -278,8 +279,9 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     files = set(parents)
     reached = view.reachable(source, files)
     surely = view.reachable(source, files, sure=True)
-    invoked = view.surely_invoked(source, surely)
     unreached = view.judging.unreached(source, files)
+    called = view.surely_called(source, surely)
+    sure_spans = unreached.named(called)
     constants = {c.name: c for path in sorted(files) for c in view.index.files[path].arch_constants}
 
     def compiled_in(path: str):
@@ -298,7 +300,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         _runtime_builds(view, facts, (compiled, surely), chain, blockers, possible)
         for construct in facts.constructs:
             if compiled(construct):
-                _judge_construct(view, facts, construct, (reached, surely, invoked), source, chain, blockers, possible, checked)
+                _judge_construct(view, facts, construct, (reached, surely, called, sure_spans), source, chain, blockers, possible, checked)
         for request in facts.smem:
             _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
         for location, message in assert_hits(view, facts, constants, references, compiled):
@@ -394,10 +396,11 @@ def selects_arch_code(construct: Construct) -> bool:
 
 def _judge_construct(view, facts, construct: Construct, reach, source, chain, blockers, possible, checked) -> None:
     """A construct at a site the unit compiles. `reach`: the functions compiled for the target, those
-    compiled whatever undecided conditions say, and the macros the unit surely expands; an
+    compiled whatever undecided conditions say, the names (macros among them) the unit surely calls,
+    and the definitions it surely instantiates by calling them; an
     instruction reached only through an undecided call is a possible blocker. One the target has
     goes to `checked`, with its guard."""
-    reached, surely, invoked = reach
+    reached, surely, called, sure_spans = reach
     requirement = view.kb.requirement(construct.kind, construct.name)
     if requirement is None or _shadowed(view, construct, reached):
         return
@@ -410,10 +413,13 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
         return
     location = Location(facts.path, construct.line, construct.col)
     macro = "" if construct.function else _macro_at(facts, construct.line)
+    definition = "" if construct.function or macro else sure_spans.at(facts.path, construct.line, construct.col)
     if construct.function:
         where = f" in `{construct.function.split('::')[-1]}`"
+    elif definition:
+        where = f" in `{definition}` (which the unit calls)"
     elif macro:
-        where = f" in macro `{macro}`" + (" (which the unit invokes)" if macro in invoked else "")
+        where = f" in macro `{macro}`" + (" (which the unit invokes)" if macro in called else "")
     elif facts.path == source:
         where = " at file scope of the compiled source"
     else:
@@ -424,7 +430,7 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
     if construct.function:
         sure_site = (facts.path, construct.function) in surely
     else:
-        sure_site = facts.path == source or macro in invoked
+        sure_site = facts.path == source or macro in called or bool(definition)
     certain = state == 1 and sure_site and (emits_instruction(construct) or selects_arch_code(construct))
     hop = Evidence(location, message, EvidenceKind.CONSTRUCT, name=construct.name)
     settle = settle_by_define(view.undecided_macros(facts.path, construct.region)) if state is None else ""

@@ -22,9 +22,11 @@ from archlint.model.cuda import CudaFacts, Declaration
 
 @dataclass(frozen=True)
 class Unreached:
-    """The definitions of each file a unit cannot compile, as (start, end) spans by file."""
+    """The definitions of each file a unit cannot compile, as (start, end) spans by file; and, for
+    `named`, those it can (outside the unit's own file), by name."""
 
     spans: dict[str, tuple[tuple[tuple[int, int], tuple[int, int]], ...]]
+    reached: dict[str, tuple[tuple[str, tuple[int, int], tuple[int, int]], ...]] | None = None
 
     def covers(self, path: str, line: int, col: int) -> bool:
         spans = self.spans.get(path)
@@ -32,6 +34,28 @@ class Unreached:
             return False
         index = bisect_right(spans, ((line, col), (1 << 30, 0))) - 1
         return index >= 0 and spans[index][0] <= (line, col) <= spans[index][1]
+
+    def named(self, names: frozenset[str]) -> "Named":
+        """The reached definitions, specialisations aside, one of `names` names (the templates a
+        unit surely calls: their bodies are surely instantiated)."""
+        found: dict[str, list[tuple[tuple[int, int], tuple[int, int], str]]] = {}
+        for path, items in (self.reached or {}).items():
+            for name, start, end in items:
+                if name in names:
+                    found.setdefault(path, []).append((start, end, name))
+        return Named({path: tuple(sorted(spans)) for path, spans in found.items()})
+
+
+@dataclass(frozen=True)
+class Named:
+    """Definitions by file, as (start, end, name) spans."""
+
+    spans: dict[str, tuple[tuple[tuple[int, int], tuple[int, int], str], ...]]
+
+    def at(self, path: str, line: int, col: int) -> str:
+        """The name of the innermost definition around a place ('' for none)."""
+        inside = [(start, name) for start, end, name in self.spans.get(path, ()) if start <= (line, col) <= end]
+        return max(inside)[1] if inside else ""
 
 
 def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure: Iterable[str]) -> Unreached:
@@ -89,4 +113,8 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
         out = sorted((item.start, item.end) for number, item in enumerate(items) if (path, number) not in reached)
         if out:
             spans[path] = tuple(out)
-    return Unreached(spans)
+    # A specialisation is left out: which one a name picks, archlint cannot tell.
+    kept = {path: tuple((name, item.start, item.end) for number, item in enumerate(items)
+                        if (path, number) in reached and not item.keys for name in item.names)
+            for path, items in declarations.items()}
+    return Unreached(spans, kept)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
@@ -119,12 +120,15 @@ def resolver_for(paths: Iterable[str], extra_include_dirs: Iterable[str] = (), g
     return _Resolver(paths, include_roots(paths, extra_include_dirs), generated)
 
 
+_SPACES_RE = re.compile(rb"\s+")
+
+
 def file_links(resolver: _Resolver, fact: CudaFacts) -> FileLinks:
     bindings, macros, traps = [], [], []
     for define in fact.defines:
         bindings.append((define.name, Binding(define.value, define.params, guard_chain(fact.regions, define.region), define.undef)))
         if define.params is not None and define.value:
-            body = define.value.encode()
+            body = _SPACES_RE.sub(b" ", define.value.encode())  # the padding before each `\` continuation
             macros.append((define.name, tuple(sorted(set(lexical_calls(body, 0, len(body)))))))
             always = trap_macro(define.value)
             if always is not None:
