@@ -181,3 +181,11 @@ def gen_module(backend, gen_directory):
     found = {(r.template, r.output) for r in renderings(extract_python("fi/jit/prefill.py", code))}
     assert found == {("prefill_customize_config.jinja", "prefill_config.inc"),
                      ("prefill_sm90_customize_config.jinja", "prefill_sm90_config.inc")}
+
+
+def test_a_file_name_formatted_on_its_own_line_is_the_rendered_source():
+    """`filename = f"..._{mode}_inst.cu"` then `dest_path = gen_directory / filename`: the written
+    file is the template's rendering, not an unresolved source."""
+    gate = _gate("fi/jit/comm.py", 54)
+    assert gate.sources == ("fi/csrc/allgather_kernel_inst.jinja",)
+    assert {v.target: v.verdict for v in gate.verdicts}["sm_120a"] == "POLICY"

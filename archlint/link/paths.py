@@ -151,7 +151,7 @@ def resolve_sources(index) -> tuple[dict, dict, tuple]:
                 generated[output].update(templates)
         for ref in facts.sources:
             qualname = index.qualify(module, ref.function)
-            rendered_from = outputs.get((ref.function, output_pattern(ref.name)))
+            rendered_from = outputs.get((ref.function, output_pattern(_written_name(ref))))
             if rendered_from and None not in rendered_from:
                 for template in sorted(rendered_from):
                     found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", template, "generated",
@@ -168,6 +168,17 @@ def resolve_sources(index) -> tuple[dict, dict, tuple]:
             found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", path, how, reason))
     unique = {name: next(iter(paths)) for name, paths in generated.items() if len(paths) == 1 and None not in paths}
     return {key: tuple(value) for key, value in sorted(found.items())}, unique, tuple(dict.fromkeys(renders))
+
+
+_FSTRING_RE = re.compile(r"""^[rR]?[fF][rR]?(['"])(.*)\1$""", re.S)
+
+
+def _written_name(ref: SourceRef) -> str:
+    """The file name a reference spells, formatted parts as written: `f"x_mask_{m}.cu"` -> `x_mask_{m}.cu`."""
+    if ref.name:
+        return ref.name
+    match = _FSTRING_RE.match(ref.text.strip())
+    return match.group(2).rpartition("/")[2] if match and ref.dynamic else ""
 
 
 def names_toolkit_header(ref: SourceRef) -> bool:

@@ -162,6 +162,8 @@ def _identifier_constructs(kb: KnowledgeBase, structure: Structure, spans: _Func
         line = structure.line_of(match.start())
         col = match.start() - structure.line_starts[line - 1] + 1
         kind = _identifier_kind(kb, name)
+        if kb.requirement(kind, name) is None:
+            continue  # a tag prefix's other names (`MMA_Atom` beside `MMA_64x8x16_F16F16F16_SS`)
         if kind == "arch-tag" and not _in_context(kb.arch_tag_context[name], structure, spans, match.start(), line):
             continue
         found.append(Construct(kind, name, line, col, structure.region_at(line), spans.enclosing(line)))
