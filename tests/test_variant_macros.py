@@ -114,3 +114,20 @@ def gen_sm100(ctx):
     module = index.module_of_path["pkg/spec.py"]
     assert [flags.maybe for flags in index.modules[module].flags if flags.function == "_gen"] == [("-DV_SM100",)]
     assert variant_macros(index, find_gates(index)) == frozenset({"V_SM90"})
+
+
+def test_a_spec_read_whole_passes_no_macro_no_scanned_build_passes():
+    from archlint.knowledge.arch import parse_target
+    from archlint.lang.cpp.evaluate import PASSABLE, Evaluator
+    from archlint.lang.cpp.expr import parse_condition
+
+    closed = Evaluator(parse_target("sm_120a"), {}, {PASSABLE: frozenset({"ENABLE_FP8_BLOCK_SCALE"})})
+    # FlashInfer's `#ifdef PLACEHOLDER_KERNELS`: no spec passes it, no header defines it
+    assert closed.truth(parse_condition("defined(PLACEHOLDER_KERNELS)")) == 0
+    assert closed.truth(parse_condition("!defined(PLACEHOLDER_KERNELS)")) == 1
+    # passed by some scanned spec (on some path): still the build's choice
+    assert closed.truth(parse_condition("defined(ENABLE_FP8_BLOCK_SCALE)")) is None
+    # a reserved name may come from the compiler or the framework's flags
+    assert closed.truth(parse_condition("defined(__CUDA_NO_HALF_OPERATORS__)")) is None
+    # a spec whose flags are not all read: nothing is known
+    assert Evaluator(parse_target("sm_120a")).truth(parse_condition("defined(PLACEHOLDER_KERNELS)")) is None
