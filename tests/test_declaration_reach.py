@@ -62,7 +62,7 @@ def test_an_arch_tag_in_a_macro_the_unit_invokes_is_certain_and_one_for_simt_is_
 def test_an_arch_tag_in_a_launcher_template_the_unit_instantiates_is_certain():
     bf16 = _verdicts()[("gm/jit/gemm.py", 71)]["sm_120a"]
     assert bf16.verdict == "GENUINE"
-    assert "`Sm100` in `bf16GemmLauncherSm100` (which the unit calls)" in bf16.reason
+    assert "`Sm100` in `bf16GemmLauncherSm100` (which the unit instantiates)" in bf16.reason
     hop = bf16.evidence[-1]
     assert (hop.location.path, hop.location.line) == ("gm/include/mini/launchers/bf16_launcher_sm100.h", 12)
 
@@ -185,3 +185,14 @@ def test_a_unit_that_loads_through_the_2sm_atom_still_counts_it():
     verdicts = _verdicts()[("gm/jit/gemm.py", 50)]
     assert verdicts["sm_110a"].verdict == "POLICY"
     assert verdicts["sm_120a"].verdict == "UNKNOWN" and "SM100_TMA_2SM_LOAD" in verdicts["sm_120a"].reason
+
+
+def test_an_atom_a_surely_instantiated_class_names_is_certain_and_one_in_an_uncalled_member_is_not():
+    attention = _verdicts()[("gm/jit/gemm.py", 78)]
+    verdict = attention["sm_120a"]
+    assert verdict.verdict == "GENUINE"
+    assert "`SM100_MMA_F16BF16_SS` in `AttentionMainloopSm100` (which the unit instantiates)" in verdict.reason
+    assert "more)" not in verdict.reason  # the 2-SM load in `load_pair`, which nothing calls, is no blocker
+    hop = verdict.evidence[-1]
+    assert (hop.location.path, hop.location.line) == ("gm/include/mini/attention/attention_sm100.cuh", 11)
+    assert attention["sm_110a"].verdict == "POLICY"

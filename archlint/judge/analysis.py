@@ -397,7 +397,7 @@ def selects_arch_code(construct: Construct) -> bool:
 def _judge_construct(view, facts, construct: Construct, reach, source, chain, blockers, possible, checked) -> None:
     """A construct at a site the unit compiles. `reach`: the functions compiled for the target, those
     compiled whatever undecided conditions say, the names (macros among them) the unit surely calls,
-    and the definitions it surely instantiates by calling them; an
+    and the definitions it surely instantiates (`judge/reach.Named`); an
     instruction reached only through an undecided call is a possible blocker. One the target has
     goes to `checked`, with its guard."""
     reached, surely, called, sure_spans = reach
@@ -413,11 +413,11 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
         return
     location = Location(facts.path, construct.line, construct.col)
     macro = "" if construct.function else _macro_at(facts, construct.line)
-    definition = "" if construct.function or macro else sure_spans.at(facts.path, construct.line, construct.col)
+    definition = "" if macro else sure_spans.at(facts.path, construct.line, construct.col)
     if construct.function:
         where = f" in `{construct.function.split('::')[-1]}`"
     elif definition:
-        where = f" in `{definition}` (which the unit calls)"
+        where = f" in `{definition}` (which the unit instantiates)"
     elif macro:
         where = f" in macro `{macro}`" + (" (which the unit invokes)" if macro in called else "")
     elif facts.path == source:
@@ -427,11 +427,15 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
     if construct.in_constexpr_branch:
         where += " (in an `if constexpr` branch: compiled only for the template arguments that take it)"
     message = f"`{construct.name}`{where} {requirement.describe()}; {view.target} lacks it [{requirement.id}]"
-    if construct.function:
-        sure_site = (facts.path, construct.function) in surely
+    # Instantiated whatever happens: in a definition the unit surely instantiates, or outside
+    # functions in its own file or a macro it surely invokes.
+    instantiated = (bool(definition) and construct.unconditional) or (
+        not construct.function and (facts.path == source or macro in called))
+    if construct.kind == "tag":  # a CuTe atom: its instruction comes with its instantiation
+        certain = state == 1 and instantiated and not construct.in_constexpr_branch
     else:
-        sure_site = facts.path == source or macro in called or bool(definition)
-    certain = state == 1 and sure_site and (emits_instruction(construct) or selects_arch_code(construct))
+        sure_site = (facts.path, construct.function) in surely if construct.function else instantiated
+        certain = state == 1 and sure_site and (emits_instruction(construct) or selects_arch_code(construct))
     hop = Evidence(location, message, EvidenceKind.CONSTRUCT, name=construct.name)
     settle = settle_by_define(view.undecided_macros(facts.path, construct.region)) if state is None else ""
     kind = HitKind.ARCH_TAG if construct.kind == "arch-tag" else HitKind.INSTRUCTION

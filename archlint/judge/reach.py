@@ -26,7 +26,8 @@ class Unreached:
     `named`, those it can (outside the unit's own file), by name."""
 
     spans: dict[str, tuple[tuple[tuple[int, int], tuple[int, int]], ...]]
-    reached: dict[str, tuple[tuple[str, tuple[int, int], tuple[int, int]], ...]] | None = None
+    # name -> the reached definitions of that name: (path, start, end, sure uses, specialisation)
+    reached: dict[str, tuple[tuple[str, tuple[int, int], tuple[int, int], frozenset[str], bool], ...]] | None = None
 
     def covers(self, path: str, line: int, col: int) -> bool:
         spans = self.spans.get(path)
@@ -36,13 +37,24 @@ class Unreached:
         return index >= 0 and spans[index][0] <= (line, col) <= spans[index][1]
 
     def named(self, names: frozenset[str]) -> "Named":
-        """The reached definitions, specialisations aside, one of `names` names (the templates a
-        unit surely calls: their bodies are surely instantiated)."""
+        """The definitions a unit surely instantiates: those it surely calls or names (`names`), and
+        in turn those they name wherever they are compiled (their `sure_uses`). A name is followed
+        only to the one reached definition it has: a name with several (overloads, specialisations,
+        namesakes in other namespaces) may pick any of them."""
         found: dict[str, list[tuple[tuple[int, int], tuple[int, int], str]]] = {}
-        for path, items in (self.reached or {}).items():
-            for name, start, end in items:
-                if name in names:
-                    found.setdefault(path, []).append((start, end, name))
+        reached = self.reached or {}
+        seen = set(names)
+        queue = deque(names)
+        while queue:
+            name = queue.popleft()
+            definitions = reached.get(name, ())
+            if len(definitions) != 1 or definitions[0][4]:
+                continue
+            path, start, end, uses, _ = definitions[0]
+            found.setdefault(path, []).append((start, end, name))
+            for used in uses - seen:
+                seen.add(used)
+                queue.append(used)
         return Named({path: tuple(sorted(spans)) for path, spans in found.items()})
 
 
@@ -113,8 +125,10 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
         out = sorted((item.start, item.end) for number, item in enumerate(items) if (path, number) not in reached)
         if out:
             spans[path] = tuple(out)
-    # A specialisation is left out: which one a name picks, archlint cannot tell.
-    kept = {path: tuple((name, item.start, item.end) for number, item in enumerate(items)
-                        if (path, number) in reached and not item.keys for name in item.names)
-            for path, items in declarations.items()}
-    return Unreached(spans, kept)
+    kept: dict[str, list[tuple[str, tuple[int, int], tuple[int, int], frozenset[str], bool]]] = defaultdict(list)
+    for path, items in declarations.items():
+        for number, item in enumerate(items):
+            if (path, number) in reached:
+                for each in item.names:
+                    kept[each].append((path, item.start, item.end, item.sure_uses, bool(item.keys)))
+    return Unreached(spans, {name: tuple(found) for name, found in kept.items()})

@@ -19,6 +19,9 @@ class Declaration:
     start: tuple[int, int]  # (line, col) of its first character
     end: tuple[int, int]  # (line, col) of its last character
     uses: frozenset[str]  # every identifier it spells
+    # what it spells wherever it is compiled: outside `if constexpr` branches, preprocessor
+    # conditionals, type tests and type selections (`conditional_t<c, A, B>`, `enable_if_t<...>`)
+    sure_uses: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,9 @@ class Construct:
     function: str  # enclosing function's qualname, '' at file scope
     # Inside a branch of `if constexpr`: compiled only for the template arguments that take it.
     in_constexpr_branch: bool = False
+    # Compiled wherever its definition is: outside `if constexpr` branches, preprocessor
+    # conditionals, type tests and selections, and the bodies of member functions.
+    unconditional: bool = False
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from archlint.extract.cuda.functions import find_functions
 from archlint.extract.cuda.smem import smem_requests
 from archlint.extract.suppressions import parse_suppression_text
 from archlint.knowledge.kb import KnowledgeBase, load_kb
-from archlint.lang.cpp.declarations import read_declarations, type_test_spans
+from archlint.lang.cpp.declarations import member_body_spans, read_declarations, sure_text, type_test_spans
 from archlint.lang.cpp.directives import Structure, comment_spans, scan_directives
 from archlint.lang.cpp.lexical import FileCalls, closing_bracket
 from archlint.lang.cpp.ptx import PtxError, _literals_from, opcodes
@@ -44,6 +44,9 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         key=lambda c: (c.line, c.col, c.kind, c.name),
     )
     constructs = _mark_constexpr_branches(constructs, structure)
+    sure = _sure_text(structure)
+    constructs = [replace(c, unconditional=sure[structure.line_starts[c.line - 1] + c.col - 1:][:1] not in (b" ", b""))
+                  for c in constructs]
     return replace(
         _directive_facts(path, data, structure),
         functions=tuple(functions),
@@ -51,7 +54,7 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         smem=tuple(smem_requests(structure, spans.enclosing)),
         partial_parse=partial,
         calls=calls.guarded(0, len(structure.masked)),
-        declarations=read_declarations(structure.masked, structure.line_starts),
+        declarations=read_declarations(structure.masked, structure.line_starts, sure),
         arch_constants=arch_constants(structure),
         static_asserts=static_asserts(structure, spans.enclosing),
         runtime_archs=tuple(_runtime_archs(data, structure, spans)),
@@ -207,6 +210,17 @@ def _mark_constexpr_branches(constructs: list[Construct], structure: Structure) 
             construct = replace(construct, in_constexpr_branch=True)
         marked.append(construct)
     return marked
+
+
+def _sure_text(structure: Structure) -> bytes:
+    """The file with what only some builds compile blanked: `if constexpr` branches and the lines
+    of every preprocessor conditional but the include guard."""
+    starts, size = structure.line_starts, len(structure.masked)
+    conditional = [(starts[r.start_line - 1] if r.start_line - 1 < len(starts) else size,
+                    starts[r.end_line] if r.end_line < len(starts) else size)
+                   for r in structure.regions if not r.include_guard and r.end_line >= r.start_line]
+    constexpr = constexpr_branch_spans(structure.masked) if b"constexpr" in structure.masked else []
+    return sure_text(structure.masked, conditional + constexpr + member_body_spans(structure.masked))
 
 
 def constexpr_branch_spans(masked: bytes) -> list[tuple[int, int]]:

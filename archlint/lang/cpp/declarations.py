@@ -18,7 +18,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from archlint.model.cuda import Declaration, Declarations
 
@@ -66,8 +66,9 @@ _NEGATED_RE = re.compile(rb"(?:!|\bnot)\s*(?:\w+\s*::\s*)*$")
 _PLAIN_TYPE_RE = re.compile(rb"^\s*(?:typename\s+)?(?:::)?((?:\w+\s*::\s*)*)(\w+)\s*(?:<.*>)?\s*(?:const\s*)?[&*]*\s*$", re.S)
 
 
-def read_declarations(masked: bytes, line_starts: tuple[int, ...]) -> Declarations:
-    """The namespace-scope definitions of a comment- and literal-masked file."""
+def read_declarations(masked: bytes, line_starts: tuple[int, ...], sure: bytes | None = None) -> Declarations:
+    """The namespace-scope definitions of a comment- and literal-masked file. `sure`: the same text
+    with what is compiled only under a condition blanked (`sure_text`), for each one's `sure_uses`."""
     text = _DIRECTIVE_LINE_RE.sub(lambda m: _NOT_NEWLINE_RE.sub(b" ", m.group(0)), masked)
     loose = set(_macro_names(masked))
     items: list[Declaration] = []
@@ -108,7 +109,52 @@ def read_declarations(masked: bytes, line_starts: tuple[int, ...]) -> Declaratio
         statement = pos = end + 1
     if depth != 0:
         return _unread(masked)
+    if sure is not None:
+        items = [replace(item, sure_uses=frozenset(_identifiers(sure[_offset(line_starts, item.start):
+                                                                   _offset(line_starts, item.end) + 1])))
+                 for item in items]
     return Declarations(tuple(items), frozenset(loose), True)
+
+
+def _offset(line_starts: tuple[int, ...], place: tuple[int, int]) -> int:
+    return line_starts[place[0] - 1] + place[1] - 1
+
+
+_SELECTION_RE = re.compile(rb"\b(?:conditional|enable_if)(?:_t)?\s*<")
+_CLASS_HEAD_RE = re.compile(rb"\b(?:struct|class|union)\b[^;{}()]*$")
+_FUNCTION_HEAD_RE = re.compile(rb"\)\s*(?:(?:const|volatile|noexcept|override|final|mutable|&&?)\s*|->[^;{}]*)*$")
+
+
+def member_body_spans(masked: bytes) -> list[tuple[int, int]]:
+    """(start, end) of the bodies of functions defined inside a class: a class template's member
+    function is compiled only where something calls it, not with the class."""
+    spans: list[tuple[int, int]] = []
+    stack: list[tuple[str, int]] = []  # (kind, offset of its `{`)
+    last = 0
+    for match in _BRACKETS_RE.finditer(masked):
+        char, at = match.group(0), match.start()
+        if char == b"{":
+            head = masked[last:at]
+            kind = "class" if _CLASS_HEAD_RE.search(head) else "function" if _FUNCTION_HEAD_RE.search(head) else "other"
+            stack.append((kind, at))
+        elif char == b"}" and stack:
+            kind, opened = stack.pop()
+            if kind == "function" and stack and stack[-1][0] == "class":
+                spans.append((opened, at + 1))
+        last = at + 1
+    return spans
+
+
+def sure_text(masked: bytes, unsure: list[tuple[int, int]]) -> bytes:
+    """`masked` with the given spans, type tests and type selections blanked (newlines kept): what
+    is left is compiled wherever its definition is."""
+    text = bytearray(masked)
+    spans = unsure + type_test_spans(masked)
+    if b"conditional" in masked or b"enable_if" in masked:
+        spans += list(_argument_spans(masked, _SELECTION_RE))
+    for start, end in spans:
+        text[start:end] = _NOT_NEWLINE_RE.sub(b" ", masked[start:end])
+    return bytes(text)
 
 
 def _unread(masked: bytes) -> Declarations:
