@@ -347,3 +347,13 @@ def test_bundle_packs_each_unit_with_what_its_includes_reach(tmp_path):
         names = set(archive.getnames())
     reached = (unit, unit.parent / "local.cuh", include / "lib" / "vec.cuh")
     assert names == {str(path.resolve()).lstrip("/") for path in reached}
+
+
+def test_a_genuine_blocker_may_show_as_traps_where_an_admitted_build_has_the_instruction():
+    from bench.accuracy.scoring import is_agreement
+
+    assert is_agreement("GENUINE", "arch-error") and is_agreement("GENUINE", "built-empty")
+    assert not is_agreement("GENUINE", "built")
+    assert is_agreement("EMPTY", "built-empty") and not is_agreement("EMPTY", "arch-error")
+    assert is_agreement("POLICY", "built") and not is_agreement("POLICY", "built-empty")
+    assert is_agreement("UNKNOWN", "built") is None and is_agreement("POLICY", "inconclusive") is None
