@@ -19,7 +19,8 @@ from archlint.extract.cuda.functions import find_functions
 from archlint.extract.cuda.smem import smem_requests
 from archlint.extract.suppressions import parse_suppression_text
 from archlint.knowledge.kb import KnowledgeBase, load_kb
-from archlint.lang.cpp.declarations import member_body_spans, read_declarations, sure_text, type_test_spans
+from archlint.lang.cpp.declarations import read_declarations, type_test_spans
+from archlint.lang.cpp.sure import member_body_spans, sure_text
 from archlint.lang.cpp.directives import Structure, comment_spans, scan_directives
 from archlint.lang.cpp.lexical import FileCalls, closing_bracket
 from archlint.lang.cpp.ptx import PtxError, _literals_from, opcodes

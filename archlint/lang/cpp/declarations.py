@@ -120,43 +120,6 @@ def _offset(line_starts: tuple[int, ...], place: tuple[int, int]) -> int:
     return line_starts[place[0] - 1] + place[1] - 1
 
 
-_SELECTION_RE = re.compile(rb"\b(?:conditional|enable_if)(?:_t)?\s*<")
-_CLASS_HEAD_RE = re.compile(rb"\b(?:struct|class|union)\b[^;{}()]*$")
-_FUNCTION_HEAD_RE = re.compile(rb"\)\s*(?:(?:const|volatile|noexcept|override|final|mutable|&&?)\s*|->[^;{}]*)*$")
-
-
-def member_body_spans(masked: bytes) -> list[tuple[int, int]]:
-    """(start, end) of the bodies of functions defined inside a class: a class template's member
-    function is compiled only where something calls it, not with the class."""
-    spans: list[tuple[int, int]] = []
-    stack: list[tuple[str, int]] = []  # (kind, offset of its `{`)
-    last = 0
-    for match in _BRACKETS_RE.finditer(masked):
-        char, at = match.group(0), match.start()
-        if char == b"{":
-            head = masked[last:at]
-            kind = "class" if _CLASS_HEAD_RE.search(head) else "function" if _FUNCTION_HEAD_RE.search(head) else "other"
-            stack.append((kind, at))
-        elif char == b"}" and stack:
-            kind, opened = stack.pop()
-            if kind == "function" and stack and stack[-1][0] == "class":
-                spans.append((opened, at + 1))
-        last = at + 1
-    return spans
-
-
-def sure_text(masked: bytes, unsure: list[tuple[int, int]]) -> bytes:
-    """`masked` with the given spans, type tests and type selections blanked (newlines kept): what
-    is left is compiled wherever its definition is."""
-    text = bytearray(masked)
-    spans = unsure + type_test_spans(masked)
-    if b"conditional" in masked or b"enable_if" in masked:
-        spans += list(_argument_spans(masked, _SELECTION_RE))
-    for start, end in spans:
-        text[start:end] = _NOT_NEWLINE_RE.sub(b" ", masked[start:end])
-    return bytes(text)
-
-
 def _unread(masked: bytes) -> Declarations:
     """A file this reading cannot follow: all of it counts as compiled, so all it names is named."""
     return Declarations((), frozenset(_identifiers(masked)), False)
@@ -476,20 +439,20 @@ def type_test_spans(masked: bytes) -> list[tuple[int, int]]:
     `is_base_of_v<...>`): a type named there is compared, not instantiated."""
     if b"is_same" not in masked and b"is_base_of" not in masked:
         return []
-    return list(_argument_spans(masked, _TYPE_TEST_RE))
+    return list(argument_spans(masked, _TYPE_TEST_RE))
 
 
 def _without_arguments(text: bytes, opener: re.Pattern) -> bytes:
     """`text` with the argument lists that `opener` (ending at a `<`) opens cut out."""
     parts, pos = [], 0
-    for start, close in _argument_spans(text, opener):
+    for start, close in argument_spans(text, opener):
         parts.append(text[pos:start])
         pos = close
     parts.append(text[pos:])
     return b"".join(parts)
 
 
-def _argument_spans(text: bytes, opener: re.Pattern) -> Iterator[tuple[int, int]]:
+def argument_spans(text: bytes, opener: re.Pattern) -> Iterator[tuple[int, int]]:
     """(after the `<`, at the `>`) of each outermost argument list `opener` (ending at a `<`) opens."""
     pos = 0
     for test in opener.finditer(text):
