@@ -196,3 +196,14 @@ def test_an_atom_a_surely_instantiated_class_names_is_certain_and_one_in_an_unca
     hop = verdict.evidence[-1]
     assert (hop.location.path, hop.location.line) == ("gm/include/mini/attention/attention_sm100.cuh", 11)
     assert attention["sm_110a"].verdict == "POLICY"
+
+
+def test_an_atom_every_alternative_of_a_selector_chain_needs_is_certain_and_one_with_a_fallback_is_not():
+    every = _verdicts()[("gm/jit/gemm.py", 85)]["sm_120a"]
+    assert every.verdict == "GENUINE"
+    assert "in `ss_op_selector` (which the unit instantiates)" in every.reason
+    assert "every alternative needs the same" in every.reason
+    hop = every.evidence[-1]
+    assert (hop.location.path, hop.location.line) == ("gm/include/mini/atom/mma_sm90_gmma.hpp", 38)
+    fallback = _verdicts()[("gm/jit/gemm.py", 92)]["sm_120a"]
+    assert fallback.verdict == "UNKNOWN" and "ss_op_selector_or_fma" in fallback.reason

@@ -424,15 +424,17 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
         where = " at file scope of the compiled source"
     else:
         where = " (file scope, e.g. a macro body)"
-    if construct.in_constexpr_branch:
+    if construct.every_alternative:
+        where += " (one of an `if constexpr` chain whose every alternative needs the same)"
+    elif construct.in_constexpr_branch:
         where += " (in an `if constexpr` branch: compiled only for the template arguments that take it)"
     message = f"`{construct.name}`{where} {requirement.describe()}; {view.target} lacks it [{requirement.id}]"
     # Instantiated whatever happens: in a definition the unit surely instantiates, or outside
     # functions in its own file or a macro it surely invokes.
-    instantiated = (bool(definition) and construct.unconditional) or (
+    instantiated = (bool(definition) and (construct.unconditional or construct.every_alternative)) or (
         not construct.function and (facts.path == source or macro in called))
     if construct.kind == "tag":  # a CuTe atom: its instruction comes with its instantiation
-        certain = state == 1 and instantiated and not construct.in_constexpr_branch
+        certain = state == 1 and instantiated and (not construct.in_constexpr_branch or construct.every_alternative)
     else:
         sure_site = (facts.path, construct.function) in surely if construct.function else instantiated
         certain = state == 1 and sure_site and (emits_instruction(construct) or selects_arch_code(construct))

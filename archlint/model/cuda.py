@@ -110,6 +110,9 @@ class Construct:
     # Compiled wherever its definition is: outside `if constexpr` branches, preprocessor
     # conditionals, type tests and selections, and the bodies of member functions.
     unconditional: bool = False
+    # In an `if constexpr` chain that compiles wherever its definition does and every alternative
+    # of which names a construct of the same knowledge-base row (or cannot compile).
+    every_alternative: bool = False
 
 
 @dataclass(frozen=True)

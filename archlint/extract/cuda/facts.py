@@ -15,6 +15,7 @@ from bisect import bisect_right
 from dataclasses import replace
 
 from archlint.extract.cuda.asserts import arch_constants, static_asserts
+from archlint.extract.cuda.chains import constexpr_branch_spans, uniform_chains
 from archlint.extract.cuda.functions import find_functions
 from archlint.extract.cuda.smem import smem_requests
 from archlint.extract.suppressions import parse_suppression_text
@@ -22,7 +23,7 @@ from archlint.knowledge.kb import KnowledgeBase, load_kb
 from archlint.lang.cpp.declarations import read_declarations, type_test_spans
 from archlint.lang.cpp.sure import member_body_spans, sure_text
 from archlint.lang.cpp.directives import Structure, comment_spans, scan_directives
-from archlint.lang.cpp.lexical import FileCalls, closing_bracket
+from archlint.lang.cpp.lexical import FileCalls
 from archlint.lang.cpp.ptx import PtxError, _literals_from, opcodes
 from archlint.model.cuda import Construct, CudaFacts, Function, RuntimeArch
 from archlint.model.findings import Suppression
@@ -46,8 +47,8 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
     )
     constructs = _mark_constexpr_branches(constructs, structure)
     sure = _sure_text(structure)
-    constructs = [replace(c, unconditional=sure[structure.line_starts[c.line - 1] + c.col - 1:][:1] not in (b" ", b""))
-                  for c in constructs]
+    constructs = _mark_uniform_chains([replace(c, unconditional=_kept(sure, structure, c.line, c.col)) for c in constructs],
+                                      kb, structure, sure)
     return replace(
         _directive_facts(path, data, structure),
         functions=tuple(functions),
@@ -192,9 +193,6 @@ def _macro_span(structure: Structure, line: int) -> tuple[int, int] | None:
     return next(((d.line, d.end_line) for d in structure.defines if d.line <= line <= d.end_line), None)
 
 
-_IF_CONSTEXPR_RE = re.compile(rb"\bif\s+constexpr\s*\(")
-_ELSE_RE = re.compile(rb"\s*else\b\s*")
-_IF_RE = re.compile(rb"if\s*(?:constexpr\s*)?\(")
 
 
 def _mark_constexpr_branches(constructs: list[Construct], structure: Structure) -> list[Construct]:
@@ -213,6 +211,33 @@ def _mark_constexpr_branches(constructs: list[Construct], structure: Structure) 
     return marked
 
 
+def _kept(sure: bytes, structure: Structure, line: int, col: int) -> bool:
+    return sure[structure.line_starts[line - 1] + col - 1 :][:1] not in (b" ", b"")
+
+
+def _mark_uniform_chains(constructs: list[Construct], kb: KnowledgeBase, structure: Structure, sure: bytes) -> list[Construct]:
+    """CuTe atoms in an `if constexpr` chain that compiles wherever its definition does, every
+    alternative of which names an atom of the same row or cannot compile: marked `every_alternative`."""
+    tags = [c for c in constructs if c.kind == "tag" and c.in_constexpr_branch]
+    if not tags:
+        return constructs
+    offset = {c: structure.line_starts[c.line - 1] + c.col - 1 for c in tags}
+    rows: dict[str, list[int]] = {}
+    for c in tags:
+        requirement = kb.requirement(c.kind, c.name)
+        if requirement is not None:
+            rows.setdefault(requirement.id, []).append(offset[c])
+    chains = uniform_chains(structure.masked, rows)
+    marked = []
+    for c in constructs:
+        requirement = kb.requirement(c.kind, c.name) if c in offset else None
+        if requirement is not None and any(chain.start <= offset[c] < chain.end and sure[chain.start : chain.start + 1] not in (b" ", b"")
+                                           for chain in chains.get(requirement.id, ())):
+            c = replace(c, every_alternative=True)
+        marked.append(c)
+    return marked
+
+
 def _sure_text(structure: Structure) -> bytes:
     """The file with what only some builds compile blanked: `if constexpr` branches and the lines
     of every preprocessor conditional but the include guard."""
@@ -222,46 +247,6 @@ def _sure_text(structure: Structure) -> bytes:
                    for r in structure.regions if not r.include_guard and r.end_line >= r.start_line]
     constexpr = constexpr_branch_spans(structure.masked) if b"constexpr" in structure.masked else []
     return sure_text(structure.masked, conditional + constexpr + member_body_spans(structure.masked))
-
-
-def constexpr_branch_spans(masked: bytes) -> list[tuple[int, int]]:
-    """(start, end) byte offsets of the statements an `if constexpr` chooses between, `else` included."""
-    spans = []
-    for match in _IF_CONSTEXPR_RE.finditer(masked):
-        condition_end = _past_closing(masked, match.end() - 1, b"(", b")")
-        if condition_end is None:
-            continue
-        branch = _statement_end(masked, condition_end)
-        if branch is None:
-            continue
-        end = branch
-        otherwise = _ELSE_RE.match(masked, end)
-        if otherwise:
-            end = _statement_end(masked, otherwise.end()) or end
-        spans.append((condition_end, end))
-    return spans
-
-
-def _statement_end(masked: bytes, pos: int) -> int | None:
-    """End offset of the statement starting at or after `pos`: a braced block, or up to its `;`.
-    An `if` statement (an `else if` chain) runs to the end of its own branches."""
-    while pos < len(masked) and masked[pos : pos + 1].isspace():
-        pos += 1
-    if masked.startswith(b"{", pos):
-        return _past_closing(masked, pos, b"{", b"}")
-    nested = _IF_RE.match(masked, pos)
-    if nested:
-        condition_end = _past_closing(masked, nested.end() - 1, b"(", b")")
-        branch = None if condition_end is None else _statement_end(masked, condition_end)
-        otherwise = None if branch is None else _ELSE_RE.match(masked, branch)
-        return (_statement_end(masked, otherwise.end()) or branch) if otherwise else branch
-    semicolon = masked.find(b";", pos)
-    return None if semicolon < 0 else semicolon + 1
-
-
-def _past_closing(masked: bytes, pos: int, opening: bytes, closing: bytes) -> int | None:
-    end = closing_bracket(masked, pos, opening, closing)
-    return None if end is None else end + 1
 
 
 def _suppressions(data: bytes, structure: Structure) -> list[Suppression]:
