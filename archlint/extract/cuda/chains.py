@@ -10,7 +10,7 @@ the same row (or fails to compile), whichever is taken needs what that row says.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from archlint.lang.cpp.lexical import closing_bracket
@@ -50,7 +50,7 @@ def constexpr_branch_spans(masked: bytes) -> list[tuple[int, int]]:
     return spans
 
 
-def uniform_chains(masked: bytes, sites: dict[str, Sequence[int]]) -> dict[str, list[Chain]]:
+def uniform_chains(masked: bytes, sites: Mapping[str, Sequence[int]]) -> dict[str, list[Chain]]:
     """For each row id, the outermost chains every alternative of which holds a site of that row
     (`sites`: row id -> offsets) or cannot compile (a `static_assert` and no `return`)."""
     text = _DIRECTIVE_LINE_RE.sub(lambda m: _NOT_NEWLINE_RE.sub(b" ", m.group(0)), masked)
