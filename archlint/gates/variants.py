@@ -23,7 +23,7 @@ def variant_macros(index: PyIndex, gates: tuple[Gate, ...]) -> frozenset[str]:
     if not owners:
         return frozenset()
     passed_by: dict[str, set[str]] = {}
-    for module, facts in index.modules.items():
+    for module, facts in index.loaded():
         for flags in facts.flags:
             for define in (*flags.defines, *flags.maybe_defines):
                 passed_by.setdefault(_macro(define), set()).add(index.qualify(module, flags.function))
