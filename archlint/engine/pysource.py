@@ -6,6 +6,7 @@ suppressions, without a walk."""
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Callable
 
@@ -39,7 +40,7 @@ class PythonFiles:
             offset += len(text) + 1
         self._all = b"\x00".join(texts)
         self._positions = {path: index for index, path in enumerate(self.modules)}
-        self._spelled: dict[str, frozenset[int]] = {}
+        self._names: dict[bytes, list[int]] | None = None  # built on the first question
         self._released = False
 
     # ---------------------------------------------------------------- link.python.ModuleReader
@@ -51,11 +52,13 @@ class PythonFiles:
         return {path: self.full[path].python for path in paths}
 
     def spelling(self, words: Collection[str]) -> frozenset[str] | None:
+        """The files that spell any of the names as a whole name (non-ASCII letters count as part
+        of a name only through the bytes: a name is never found inside a longer ASCII one)."""
         if self._released:
             return None
         found: set[int] = set()
         for word in words:
-            found |= self._files_spelling(word)
+            found.update(self._files_spelling(word))
         return frozenset(self.modules[index] for index in found)
 
     def text(self, path: str) -> bytes | None:
@@ -80,19 +83,48 @@ class PythonFiles:
     def release(self) -> None:
         """Drop the bytes: linking is done."""
         self._all = b""
-        self._spelled.clear()
+        self._names = None
         self._released = True
 
     def _files_spelling(self, word: str) -> frozenset[int]:
-        found = self._spelled.get(word)
-        if found is None:
-            needle, hits, at = word.encode("utf-8"), set(), 0
-            while (at := self._all.find(needle, at)) != -1:
-                index = bisect.bisect_right(self._starts, at) - 1
-                hits.add(index)
-                at = self._starts[index + 1] if index + 1 < len(self._starts) else len(self._all)
-            found = self._spelled[word] = frozenset(hits)
-        return found
+        needle = word.encode("utf-8")
+        if _NAME.fullmatch(needle) is None:  # a name with other letters: searched for in the bytes
+            return self._files_holding(needle)
+        if self._names is None:
+            self._names = _name_index(self._all, self._starts)
+        return frozenset(self._names.get(needle, ()))
+
+    def _files_holding(self, needle: bytes) -> frozenset[int]:
+        hits, at = set(), 0
+        while (at := self._all.find(needle, at)) != -1:
+            if not _whole(self._all, at, at + len(needle)):
+                at += 1
+                continue
+            index = bisect.bisect_right(self._starts, at) - 1
+            hits.add(index)
+            at = self._starts[index + 1] if index + 1 < len(self._starts) else len(self._all)
+        return frozenset(hits)
+
+
+_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _name_index(text: bytes, starts: list[int]) -> dict[bytes, list[int]]:
+    """Each ASCII name -> the files (by position) that spell it: one pass over all the bytes."""
+    names: dict[bytes, list[int]] = {}
+    ends = [*starts[1:], len(text) + 1]
+    for index, (start, end) in enumerate(zip(starts, ends)):
+        for name in set(_NAME.findall(text, start, end - 1)):
+            names.setdefault(name, []).append(index)
+    return names
+
+
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _whole(text: bytes, start: int, end: int) -> bool:
+    """The bytes at start:end are a whole name, not part of a longer one."""
+    return (start == 0 or text[start - 1] not in _WORD) and (end >= len(text) or text[end] not in _WORD)
 
 
 def _as_read(data: bytes) -> bytes:

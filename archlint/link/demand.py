@@ -12,10 +12,12 @@ conditions would need, and holds no capability test.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Collection
 
+from archlint.lang.python.expr import walk
 from archlint.link.python import PyIndex
-from archlint.model.python import PythonFacts
+from archlint.model.python import PyExpr, PythonFacts
 
 
 def load_condition_modules(index: PyIndex) -> None:
@@ -28,27 +30,56 @@ def load_condition_modules(index: PyIndex) -> None:
         modules = index.spelling(new)
         index.load(modules)
         for module in modules:
-            text = index.text(module)
-            if text is not None:
-                words |= _defined_spelling(index.modules[module], text, new)
+            words |= _defined_reading(index.modules[module], new)
 
 
-def _defined_spelling(facts: PythonFacts, text: bytes, words: Collection[str]) -> set[str]:
-    """Names the module defines (functions, module constants, imports) whose text spells a word."""
-    needles = [word.encode("utf-8") for word in words]
-    present = [needle for needle in needles if needle in text]
-    if not present:
-        return set()
-    lines = text.split(b"\n")
-
-    def spells(first: int, last: int) -> bool:
-        chunk = b"\n".join(lines[first - 1:last])
-        return any(needle in chunk for needle in present)
-
-    found = {fn.name for fn in facts.functions if spells(fn.span.line, fn.span.end_line)}
+def _defined_reading(facts: PythonFacts, words: Collection[str]) -> set[str]:
+    """Names the module defines whose value, as a condition's evaluation reads it, names a word:
+    functions whose returns (values and the conditions they sit under, through the function's own
+    assignments) do (for a method, its class: a method is reached as `self.m` or `C.m`), classes
+    derived from such a class, module constants whose value does, and names imported from a word."""
+    local: dict[tuple[str, str], list[PyExpr]] = defaultdict(list)
     for assign in facts.assigns:
-        if not assign.function and spells(assign.line, assign.value_span.end_line if assign.value_span else assign.line):
+        for target in assign.targets:
+            local[(assign.function, target)].append(assign.value)
+    found = set()
+    returned: dict[str, list[PyExpr]] = defaultdict(list)
+    for ret in facts.returns:
+        returned[ret.function].extend([cond for cond, _ in ret.path] + ([ret.value] if ret.value is not None else []))
+    classes = {fn.qualname: fn.cls for fn in facts.functions}
+    for function, exprs in returned.items():
+        if function and _reads(exprs, function, local, words):
+            # a method is reached through its class: `self.m()` in the class or a subclass, `C.m()`
+            owner = classes.get(function, "")
+            found.add(owner.partition(".")[0] if owner else function.rpartition(".")[2])
+    for cls in facts.classes:
+        if any(part in words for base in cls.bases for part in base.split(".")):
+            found.add(cls.qualname.partition(".")[0])
+    for assign in facts.assigns:
+        if not assign.function and _reads([assign.value], "", local, words):
             found.update(target.rpartition(".")[2] for target in assign.targets if target)
     for imp in facts.imports:
         found.update(alias for name, alias in zip(imp.names, imp.aliases) if name in words)
     return found
+
+
+def _reads(exprs: list[PyExpr], function: str, local: dict[tuple[str, str], list[PyExpr]], words: Collection[str]) -> bool:
+    """The expressions, with the function's own assignments of the names they use, name a word."""
+    seen: set[str] = set()
+    todo = list(exprs)
+    while todo:
+        for name in _names(todo.pop()):
+            if name in seen:
+                continue
+            seen.add(name)
+            if any(part in words for part in name.split(".")):
+                return True
+            if function:
+                todo.extend(local.get((function, name), ()))
+                todo.extend(local.get((function, name.partition(".")[0]), ()) if "." in name else ())
+    return False
+
+
+def _names(expr: PyExpr) -> list[str]:
+    """The names an expression reads: dotted names, callees and attributes, at any depth."""
+    return [sub.text for sub in walk(expr) if sub.kind in ("name", "call", "attr") and sub.text]

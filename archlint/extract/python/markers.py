@@ -4,7 +4,8 @@ source name, tested on the file's bytes with `in` before anything is parsed.
 A file passes when it spells a name of the gate vocabulary (`rules/idioms/`: arch-flags calls, gate
 decorators, capability and properties calls, suffix functions, flag keywords, writer calls, arch
 list names), a string ending in a CUDA or template suffix (`"x.cu"`, `f"{name}.jinja"`), a `-D`
-string, or a target name (`sm_90`, `compute_100`, `"90a"` beside a flag-list name). A file that
+string, or a target name where it can be a build flag: beside an nvcc option (`-gencode`), or
+a string that is only a target (`"sm_90a"`, `"90a"`) beside a flag-list name (`cflags`). A file that
 passes none of them holds none of what those readers look for; it is read only when linking needs it.
 """
 
@@ -18,21 +19,22 @@ from archlint.knowledge.idioms import Idioms
 from archlint.knowledge.languages import CUDA_EXTENSIONS, TEMPLATE_SUFFIXES
 
 _TARGETS = (re.compile(rb"sm_\d\d"), re.compile(rb"compute_\d\d"))
-_BARE_TARGET = re.compile(rb"[\"']\d{2,3}[af][\"']")
+_WHOLE_TARGETS = (re.compile(rb"[\"'](?:sm|compute)_\d{2,3}[af]?[\"']"), re.compile(rb"[\"']\d{2,3}[af][\"']"))
 
 
 @dataclass(frozen=True)
 class Markers:
     words: tuple[bytes, ...]  # any of them anywhere
-    list_words: tuple[bytes, ...]  # names that make a bare "90a" string a target list entry
+    options: tuple[bytes, ...]  # nvcc options: a string holding one and a target name is a build flag
+    list_words: tuple[bytes, ...]  # names that make a string that is only a target ("sm_90a", "90a") a list entry
 
     def hold(self, data: bytes) -> bool:
         """The bytes may hold something a gate, a flag list or a source reference is read from."""
         if any(word in data for word in self.words):
             return True
-        if any(pattern.search(data) for pattern in _TARGETS):
+        if any(option in data for option in self.options) and any(p.search(data) for p in _TARGETS):
             return True
-        return any(word in data for word in self.list_words) and _BARE_TARGET.search(data) is not None
+        return any(word in data for word in self.list_words) and any(p.search(data) for p in _WHOLE_TARGETS)
 
 
 @lru_cache(maxsize=4)
@@ -43,4 +45,5 @@ def markers(idioms: Idioms) -> Markers:
     strings = {suffix + quote for suffix in (*CUDA_EXTENSIONS, *TEMPLATE_SUFFIXES) for quote in ('"', "'")}
     strings |= {'"-D', "'-D"}
     words = tuple(sorted(word.encode("utf-8") for word in names | strings))
-    return Markers(words, tuple(sorted(word.encode("utf-8") for word in idioms.flag_list_names)))
+    return Markers(words, tuple(option.encode("utf-8") for option in idioms.nvcc_options),
+                   tuple(sorted(word.encode("utf-8") for word in idioms.flag_list_names)))
