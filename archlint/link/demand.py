@@ -13,7 +13,6 @@ conditions would need, and holds no capability test.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection
 
 from archlint.lang.python.expr import walk
 from archlint.link.python import PyIndex
@@ -24,47 +23,49 @@ def load_condition_modules(index: PyIndex) -> None:
     """Read every module that can hold a condition on the compute capability."""
     words = set(index.idioms.capability_calls) | set(index.idioms.properties_calls)
     asked: set[str] = set()
+    definitions: dict[str, list[tuple[str, frozenset[str]]]] = {}
     while words - asked:
         new = words - asked
         asked |= new
         modules = index.spelling(new)
         index.load(modules)
         for module in modules:
-            words |= _defined_reading(index.modules[module], new)
+            if module not in definitions:
+                definitions[module] = _definitions(index.modules[module])
+            words.update(name for name, read in definitions[module] if not read.isdisjoint(new))
 
 
-def _defined_reading(facts: PythonFacts, words: Collection[str]) -> set[str]:
-    """Names the module defines whose value, as a condition's evaluation reads it, names a word:
-    functions whose returns (values and the conditions they sit under, through the function's own
-    assignments) do (for a method, its class: a method is reached as `self.m` or `C.m`), classes
-    derived from such a class, module constants whose value does, and names imported from a word."""
+def _definitions(facts: PythonFacts) -> list[tuple[str, frozenset[str]]]:
+    """(name, the names its value reads) for each name the module defines, as a condition's
+    evaluation reads it: a function's returns (values and the conditions they sit under, through
+    the function's own assignments; a method is named by its class, as `self.m` or `C.m` reach it),
+    a class by its bases, a module constant by its value, an imported name by what it imports."""
     local: dict[tuple[str, str], list[PyExpr]] = defaultdict(list)
     for assign in facts.assigns:
         for target in assign.targets:
             local[(assign.function, target)].append(assign.value)
-    found = set()
     returned: dict[str, list[PyExpr]] = defaultdict(list)
     for ret in facts.returns:
         returned[ret.function].extend([cond for cond, _ in ret.path] + ([ret.value] if ret.value is not None else []))
     classes = {fn.qualname: fn.cls for fn in facts.functions}
+    found = []
     for function, exprs in returned.items():
-        if function and _reads(exprs, function, local, words):
-            # a method is reached through its class: `self.m()` in the class or a subclass, `C.m()`
+        if function:
             owner = classes.get(function, "")
-            found.add(owner.partition(".")[0] if owner else function.rpartition(".")[2])
+            found.append((owner.partition(".")[0] if owner else function.rpartition(".")[2], _read(exprs, function, local)))
     for cls in facts.classes:
-        if any(part in words for base in cls.bases for part in base.split(".")):
-            found.add(cls.qualname.partition(".")[0])
+        found.append((cls.qualname.partition(".")[0], frozenset(part for base in cls.bases for part in base.split("."))))
     for assign in facts.assigns:
-        if not assign.function and _reads([assign.value], "", local, words):
-            found.update(target.rpartition(".")[2] for target in assign.targets if target)
+        if not assign.function:
+            read = _read([assign.value], "", local)
+            found.extend((target.rpartition(".")[2], read) for target in assign.targets if target)
     for imp in facts.imports:
-        found.update(alias for name, alias in zip(imp.names, imp.aliases) if name in words)
+        found.extend((alias, frozenset((name,))) for name, alias in zip(imp.names, imp.aliases))
     return found
 
 
-def _reads(exprs: list[PyExpr], function: str, local: dict[tuple[str, str], list[PyExpr]], words: Collection[str]) -> bool:
-    """The expressions, with the function's own assignments of the names they use, name a word."""
+def _read(exprs: list[PyExpr], function: str, local: dict[tuple[str, str], list[PyExpr]]) -> frozenset[str]:
+    """Every part of every name the expressions read, with the function's own assignments of them."""
     seen: set[str] = set()
     todo = list(exprs)
     while todo:
@@ -72,12 +73,10 @@ def _reads(exprs: list[PyExpr], function: str, local: dict[tuple[str, str], list
             if name in seen:
                 continue
             seen.add(name)
-            if any(part in words for part in name.split(".")):
-                return True
             if function:
                 todo.extend(local.get((function, name), ()))
                 todo.extend(local.get((function, name.partition(".")[0]), ()) if "." in name else ())
-    return False
+    return frozenset(part for name in seen for part in name.split("."))
 
 
 def _names(expr: PyExpr) -> list[str]:
