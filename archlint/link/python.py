@@ -98,6 +98,8 @@ class PyIndex:
         self._assigns: dict[str, dict[tuple[str, str], tuple[PyAssign, ...]]] = {}
         self._local_functions: dict[str, dict[str, PyFunction]] = {}
         self._edges: dict[str, tuple[tuple[str, str], ...]] = {}
+        self._callers_in: dict[str, dict[str, tuple[str, ...]]] = {}  # module -> callee -> its callers there
+        self._spellers: dict[str, frozenset[str]] = {}
         self._callers: dict[str, tuple[str, ...]] = {}
         self._callees: dict[str, tuple[str, ...]] = {}
         self._functions: dict[str, PyFunction | None] = {}
@@ -146,8 +148,12 @@ class PyIndex:
         return self._reader.text(path) if path is not None else None
 
     def _spells(self, module: str, word: str) -> bool:
-        text = self.text(module)
-        return text is None or word.encode("utf-8") in text
+        spellers = self._spellers.get(word)
+        if spellers is None:
+            paths = self._reader.spelling([word])
+            spellers = self._spellers[word] = frozenset(self._path_of) if paths is None else frozenset(
+                self.module_of_path[path] for path in paths if path in self.module_of_path)
+        return module in spellers
 
     def _module(self, name: str) -> PythonFacts | None:
         if name not in self._path_of:
@@ -220,6 +226,15 @@ class PyIndex:
             found = self._edges[module] = tuple(edges)
         return found
 
+    def _callers_within(self, module: str) -> Mapping[str, tuple[str, ...]]:
+        found = self._callers_in.get(module)
+        if found is None:
+            table: dict[str, list[str]] = defaultdict(list)
+            for caller, target in self._module_edges(module):
+                table[target].append(caller)
+            found = self._callers_in[module] = {target: tuple(callers) for target, callers in table.items()}
+        return found
+
     def callees(self, qualname: str) -> tuple[str, ...]:
         found = self._callees.get(qualname)
         if found is None:
@@ -237,8 +252,7 @@ class PyIndex:
         if found is None:
             modules = self._modules_naming(qualname)
             found = self._callers[qualname] = tuple(sorted({caller for module in modules
-                                                            for caller, target in self._module_edges(module)
-                                                            if target == qualname}))
+                                                            for caller in self._callers_within(module).get(qualname, ())}))
         return found
 
     def _modules_naming(self, qualname: str) -> list[str]:
