@@ -171,3 +171,59 @@ def test_a_terminal_sees_progress_and_a_hint_on_the_first_scan(wide_tree, monkey
 def test_no_progress_when_stderr_is_not_a_terminal(wide_tree, capsys):
     _scan(wide_tree)
     assert capsys.readouterr().err == ""
+
+
+# Python modules with no gate vocabulary: a capability helper's caller, reached only through the
+# helper's name; a module nothing needs.
+ARCH_HELPER = """import torch
+
+
+def is_hopper(device=None):
+    major, _ = torch.cuda.get_device_capability(device)
+    return major == 9
+"""
+DISPATCH = """from .arch import is_hopper as hopper
+from .jit.comm import gen_gemm_sm90_module
+
+
+def gemm(a, b):
+    if hopper():
+        return gen_gemm_sm90_module()
+    raise RuntimeError("no kernel for this GPU")
+"""
+UNRELATED = """import math
+
+
+def softmax_scale(head_dim):
+    return 1.0 / math.sqrt(head_dim)
+"""
+
+
+@pytest.fixture
+def python_tree(tmp_path) -> Path:
+    """gate-flashinfer plus a capability test in a module that spells no gate vocabulary."""
+    root = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "gate-flashinfer", root)
+    (root / "flashinfer/arch.py").write_text(ARCH_HELPER)
+    (root / "flashinfer/dispatch.py").write_text(DISPATCH)
+    (root / "flashinfer/unrelated.py").write_text(UNRELATED)
+    return root
+
+
+def test_python_modules_are_read_in_full_only_where_linking_needs_them(python_tree):
+    linked = pipeline.link(ScanOptions(paths=(str(python_tree),), jobs=1, use_cache=False), eager=False)
+    read = {f.file.path for f in linked.facts if f.python is not None}
+    # the path constants' module is read because the specs' source paths hang off it; the dispatcher
+    # because it spells the name of a function that reads the capability
+    assert {"flashinfer/jit/env.py", "flashinfer/dispatch.py", "flashinfer/arch.py"} <= read
+    assert "flashinfer/unrelated.py" not in read
+    gates = {(r.gate.path, r.gate.kind) for r in linked.context.gate_results}
+    assert ("flashinfer/dispatch.py", "capability-compare") in gates or ("flashinfer/dispatch.py", "predicate-call") in gates
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "text"])
+def test_on_demand_python_reports_equal_full_reading(python_tree, fmt, monkeypatch):
+    demand = _report(python_tree, fmt, False, monkeypatch)
+    assert demand == _report(python_tree, fmt, True, monkeypatch)
+    if fmt == "text":
+        assert "flashinfer/dispatch.py" in demand

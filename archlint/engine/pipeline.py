@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from archlint.checks.context import Context
 from archlint.discover import discover
 from archlint.engine.cache import FactsCache
+from archlint.engine.pysource import PythonFiles, python_extractor
 from archlint.engine.rescan import rescan
 from archlint.engine.steps import (
     assemble_result,
@@ -25,13 +26,16 @@ from archlint.engine.steps import (
 from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import hint, stage, stage_progress
 from archlint.extract.files import Workers, extract_all
+from archlint.extract.python.markers import markers
 from archlint.gates.detect import find_gates
 from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
 from archlint.judge.analysis import Judging
 from archlint.judge.verdicts import guarded_units
 from archlint.knowledge.kb import load_kb
 from archlint.link.cuda import CudaIndex, build_index
-from archlint.link.python import PyIndex, link_python
+from archlint.link.demand import load_condition_modules
+from archlint.link.python import PyIndex
+from archlint.link.python import link as link_python_index
 from archlint.link.templates import fill_holes, read_templates
 from archlint.model.cuda import CudaFacts
 from archlint.model.files import Discovery, FileFacts, SourceFile
@@ -72,19 +76,31 @@ def _link(options: ScanOptions, discovery: Discovery, cache, eager: bool) -> Lin
 
 
 def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers) -> Linked:
-    """Python first, then CUDA on demand: every CUDA file's directives (the macro table and the
-    include graph), and full facts only for the files the gates' units can include. A scan whose
-    gates guard no source, or an eager one, reads every CUDA file in full."""
+    """Python first, then CUDA on demand. Python: every file's bytes, full facts for those the byte
+    prefilter picks and those whose conditions can read the capability, then whatever linking asks
+    for; the rest are outlined (diagnostics and suppressions). CUDA: every file's directives (the
+    macro table and the include graph), and full facts only for the files the gates' units can
+    include. A scan whose gates guard no source, or an eager one, reads every CUDA file in full."""
     root = discovery.root
-    early = [f for f in discovery.files if f.language != "cuda"]
-    with stage("facts", len(early)):
-        facts = _extract(early, options, cache, workers)
-    with stage("pylink"):
-        gates, pyindex = _python_gates(facts, root, discovery)
+    with stage("facts") as touched:
+        facts = _extract([f for f in discovery.files if f.language == "template"], options, cache, workers)
+        python = PythonFiles([f for f in discovery.files if f.language == "python"], options.max_file_bytes,
+                             python_extractor(options, cache, workers, stage_progress))
+        pyindex = _python_index(python, root, discovery, eager)
+        touched.files = len(facts) + len(python.full)
+    with stage("pylink") as touched:
+        before = len(python.full)
+        gates = _python_gates(pyindex)
         facts = fill_holes(pyindex, facts)
         # a capability test with no kernel build behind it has nothing to judge
         gated = [(gate, units) for gate in gates
                  if (units := guarded_units(pyindex, gate)).sources or units.unresolved] if pyindex is not None else []
+        variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
+        passed = passed_macros(pyindex) if pyindex is not None else frozenset()
+        touched.files = len(python.full) - before
+    with stage("outline", len(python.modules) - len(python.full)):
+        python.release()
+        facts = facts + list(python.full.values()) + python.outlined()
     cuda_files = [f for f in discovery.files if f.language == "cuda"]
     include_dirs = relative_dirs(options.include_dirs, root)
     shallow: frozenset[str] = frozenset()
@@ -109,8 +125,6 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
     with stage("verdicts", len(gated), "gates"):
         judging = Judging(index, kb)
         memos, results = [], []
-        variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
-        passed = passed_macros(pyindex) if pyindex is not None else frozenset()
         overrides = user_defines(options)
         for gate, units in with_absent_variant_macros(gated, variants, passed):
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
@@ -202,11 +216,21 @@ def _open_cache(options: ScanOptions) -> FactsCache | None:
     return FactsCache.open(options.max_file_bytes, options.paths)
 
 
-def _python_gates(facts: list[FileFacts], root: str, discovery: Discovery) -> tuple[tuple[Gate, ...], PyIndex | None]:
-    python = [f.python for f in facts if f.python is not None]
-    if not python:
-        return (), None
-    pyindex = link_python(python, [root], {f.path for f in discovery.files})
-    return tuple(sorted(find_gates(pyindex), key=lambda g: (g.path, g.line, g.col))), pyindex
+def _python_index(python: PythonFiles, root: str, discovery: Discovery, eager: bool) -> PyIndex | None:
+    """The Python index with what linking starts from read: every module (eager), or those the byte
+    prefilter picks and those whose conditions can read the compute capability."""
+    if not python.modules:
+        return None
+    pyindex = PyIndex(python.modules, [root], {f.path for f in discovery.files}, python)
+    if eager:
+        pyindex.load_all()
+    else:
+        pyindex.load_paths(python.marked(markers(pyindex.idioms)))
+        load_condition_modules(pyindex)
+    return link_python_index(pyindex)
 
 
+def _python_gates(pyindex: PyIndex | None) -> tuple[Gate, ...]:
+    if pyindex is None:
+        return ()
+    return tuple(sorted(find_gates(pyindex), key=lambda g: (g.path, g.line, g.col)))

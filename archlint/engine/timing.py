@@ -29,18 +29,28 @@ def stage_times(enabled: bool = True) -> Iterator[None]:
             _say("total", time.perf_counter() - start)
 
 
+class Touched:
+    """How many files (or other units) a stage reads, where that is known only as it ends."""
+
+    def __init__(self, files: int | None) -> None:
+        self.files = files
+
+
 @contextmanager
-def stage(name: str, files: int | None = None, unit: str = "files") -> Iterator[None]:
-    """Time one stage; `files`: how many files (or other `unit`s) it reads, for the profile line."""
+def stage(name: str, files: int | None = None, unit: str = "files") -> Iterator[Touched]:
+    """Time one stage; `files`: how many files (or other `unit`s) it reads, for the profile line
+    (or set on what the block is given)."""
     _current.append(name)
+    touched = Touched(files)
     start = time.perf_counter()
     try:
-        yield
+        yield touched
     finally:
         _current.pop()
         _clear_progress()
         if _SHOWN.get() or os.environ.get("ARCHLINT_PROFILE"):
-            _say(name, time.perf_counter() - start, f"  {files:6d} {unit}" if files is not None else "")
+            count = touched.files
+            _say(name, time.perf_counter() - start, f"  {count:6d} {unit}" if count is not None else "")
 
 
 def _say(name: str, seconds: float, touched: str = "") -> None:

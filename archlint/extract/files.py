@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Callable, Iterable, Iterator
 
 from archlint.extract.cuda.facts import extract_cuda, extract_cuda_directives
-from archlint.extract.python.facts import extract_python
+from archlint.extract.python.facts import decode_source, extract_python, has_syntax_error
 from archlint.lang.cpp.jinja import stub_template
 from archlint.model.cuda import TemplateHole
 from archlint.model.files import FileFacts, SourceFile
@@ -35,8 +35,10 @@ def read_bytes(file: SourceFile, max_bytes: int) -> tuple[bytes | None, Diagnost
         return None, Diagnostic(file.path, f"cannot be read: {error.strerror or error}")
 
 
-# The language a CUDA file's directive-only facts are cached under (`extract_file(..., directives=True)`).
+# The languages a CUDA file's directive-only facts and a Python file's outline are cached under
+# (`extract_file(..., directives=True)`).
 DIRECTIVES = "cuda-directives"
+OUTLINE = "python-outline"
 
 
 def extract_file(file: SourceFile, max_bytes: int, directives: bool = False) -> FileFacts:
@@ -49,6 +51,8 @@ def extract_file(file: SourceFile, max_bytes: int, directives: bool = False) -> 
     try:
         if directives and file.language == "cuda":
             return _extract_directives(file, data, notes)
+        if directives and file.language == "python":
+            return _python_outline(file, data, notes)
         return _extract(file, data, notes)
     except (RecursionError, MemoryError, ValueError, UnicodeError) as error:
         return FileFacts(file, diagnostics=(*notes, Diagnostic(file.path, f"could not be analysed: {type(error).__name__}: {error}")))
@@ -78,6 +82,16 @@ def _extract_directives(file: SourceFile, data: bytes, notes: tuple[Diagnostic, 
     if _undecodable(data):
         notes = (*notes, Diagnostic(file.path, "not valid UTF-8: read with replacement characters"))
     return FileFacts(file, cuda=cuda, diagnostics=notes + cuda.diagnostics)
+
+
+def _python_outline(file: SourceFile, data: bytes, notes: tuple[Diagnostic, ...]) -> FileFacts:
+    """What a Python file no gate needs adds to the report: its diagnostics and suppressions. A file
+    with neither a suppression comment nor a syntax error adds only its reading notes, so it is
+    parsed, not walked; any other gets its full facts."""
+    if b"\x00" in data[:8192] or b"archlint:" in data or has_syntax_error(data):
+        return _extract(file, data, notes)
+    _, _, decoding = decode_source(file.path, data)
+    return FileFacts(file, diagnostics=notes + decoding)
 
 
 def _undecodable(data: bytes) -> bool:
@@ -148,7 +162,9 @@ def extract_all(files: Iterable[SourceFile], jobs: int, max_bytes: int, cache=No
 
 def _cache_key(file: SourceFile, directives: bool) -> SourceFile:
     """Directive-only facts of a CUDA file are kept apart from its full facts."""
-    return replace(file, language=DIRECTIVES) if directives and file.language == "cuda" else file
+    if directives and file.language in ("cuda", "python"):
+        return replace(file, language=DIRECTIVES if file.language == "cuda" else OUTLINE)
+    return file
 
 
 def _run(todo: list[SourceFile], workers: Workers, max_bytes: int, directives: bool) -> Iterator[list[FileFacts]]:

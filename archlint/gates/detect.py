@@ -38,7 +38,7 @@ def find_gates(index) -> tuple[Gate, ...]:
     evaluator = Evaluator(index, ccs)
     suffixes = _suffix_table(index, evaluator, ccs)
     found: list[Gate] = []
-    for module, facts in sorted(index.modules.items()):
+    for module, facts in sorted(index.loaded()):
         found.extend(_flag_gates(index, evaluator, module, facts, ccs, suffixes))
         found.extend(_decorator_gates(index, evaluator, module, facts, ccs))
         found.extend(_test_gates(index, evaluator, module, facts, ccs))
@@ -92,7 +92,7 @@ def flag_lists_of(index, module: str, owner: str):
 
 def _suffix_table(index, evaluator: Evaluator, ccs) -> dict[int, str]:
     """Per CC, the target suffix the project's own flag builder appends (read from its normaliser)."""
-    names = [q for q in index.functions if q.rpartition(".")[2] in index.idioms.suffix_functions]
+    names = [q for q in index.loaded_functions() if q.rpartition(".")[2] in index.idioms.suffix_functions]
     if not names:
         return {}
     table = {}
@@ -421,7 +421,7 @@ def arch_macros(index) -> tuple[str, ...]:
     SGLang's `f"-DSGL_CUDA_ARCH={self.major * 100 + self.minor * 10}"`: every build it makes
     gets them, so each target's view of the sources may read them as that target's number."""
     names = set()
-    for facts in index.modules.values():
+    for _, facts in index.loaded():
         for ret in facts.returns:
             value = ret.value
             match = _DEFINE_HOLE_RE.match(value.text) if value is not None and value.kind == "fstr" else None

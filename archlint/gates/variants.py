@@ -23,7 +23,7 @@ def variant_macros(index: PyIndex, gates: tuple[Gate, ...]) -> frozenset[str]:
     if not owners:
         return frozenset()
     passed_by: dict[str, set[str]] = {}
-    for module, facts in index.modules.items():
+    for module, facts in index.loaded():
         for flags in facts.flags:
             for define in (*flags.defines, *flags.maybe_defines):
                 passed_by.setdefault(_macro(define), set()).add(index.qualify(module, flags.function))
@@ -31,8 +31,9 @@ def variant_macros(index: PyIndex, gates: tuple[Gate, ...]) -> frozenset[str]:
 
 
 def passed_macros(index: PyIndex) -> frozenset[str]:
-    """Every macro some scanned build function passes with -D, on any path."""
-    return frozenset(_macro(define) for facts in index.modules.values() for flags in facts.flags
+    """Every macro some scanned build function passes with -D, on any path (every module with a `"-D`
+    string or a flag keyword is read: `extract/python/markers.py`)."""
+    return frozenset(_macro(define) for _, facts in index.loaded() for flags in facts.flags
                      for define in (*flags.defines, *flags.maybe_defines))
 
 

@@ -140,7 +140,7 @@ def resolve_sources(index) -> tuple[dict, dict, tuple]:
     found = defaultdict(list)
     generated: dict[str, set] = defaultdict(set)
     renders: list[TemplateRender] = []
-    for module, facts in index.modules.items():
+    for module, facts in index.loaded():
         resolved = {}
         for ref in facts.sources:
             resolved[ref] = resolve_ref(index, module, ref, by_suffix)

@@ -8,9 +8,10 @@ never by importing it.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
+from typing import Protocol
 
 from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.link.paths import TemplateRender, resolve_sources
@@ -41,26 +42,233 @@ def module_name(path: str, files: Collection[str], roots: Sequence[str] = ()) ->
     return ".".join(parts[start:])
 
 
-@dataclass(frozen=True)
+class ModuleReader(Protocol):
+    """Where a lazily built index reads modules from: their facts, and which files spell a word."""
+
+    def read(self, paths: Sequence[str]) -> Mapping[str, PythonFacts | None]:
+        """Full facts of these files (None for a file that gave none)."""
+        ...
+
+    def spelling(self, words: Collection[str]) -> frozenset[str] | None:
+        """The files whose bytes hold any of the words; None when every file may."""
+        ...
+
+    def text(self, path: str) -> bytes | None:
+        """A file's bytes, as its facts were read from; None when not kept."""
+        ...
+
+
+class _Given:
+    """A reader over facts already read: every module is loaded up front."""
+
+    def __init__(self, facts: Sequence[PythonFacts]) -> None:
+        self._facts = {item.path: item for item in facts}
+
+    def read(self, paths: Sequence[str]) -> Mapping[str, PythonFacts | None]:
+        return {path: self._facts.get(path) for path in paths}
+
+    def spelling(self, words: Collection[str]) -> frozenset[str] | None:
+        return None
+
+    def text(self, path: str) -> bytes | None:
+        return None
+
+
 class PyIndex:
-    modules: Mapping[str, PythonFacts]  # module name -> facts
-    module_of_path: Mapping[str, str]
-    functions: Mapping[str, PyFunction]  # full qualname -> function (qualname rewritten to full)
-    scopes: Mapping[str, Mapping[str, Binding]]  # module -> local name -> binding
-    files: frozenset[str]
-    _callees: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    _sources: Mapping[str, tuple[ResolvedSource, ...]] = field(default_factory=dict)
-    _assigns: Mapping[str, Mapping[tuple[str, str], tuple[PyAssign, ...]]] = field(default_factory=dict)
-    _callers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    generated: Mapping[str, str] = field(default_factory=dict)  # generated file name -> template path
-    renders: tuple[TemplateRender, ...] = ()  # each template rendering with its arguments
-    idioms: Idioms = field(default_factory=load_idioms)  # the gate vocabulary paths and gates are read with
+    """The linked Python modules. A module's facts are read when something asks for them: every
+    answer is the one the index of all modules gives, as long as every module that holds gate
+    vocabulary, a source name or a flag list is loaded before linking (`load`); the global walks
+    (`loaded`) see those. What a module can only reach by name (a caller, a function defined in
+    a package prefix) is found among the files that spell the name."""
+
+    def __init__(self, paths: Collection[str], roots: Sequence[str], files: Collection[str],
+                 reader: ModuleReader, idioms: Idioms | None = None) -> None:
+        self.files = frozenset(files) | frozenset(paths)
+        self.idioms = idioms or load_idioms()
+        self._reader = reader
+        self._path_of: dict[str, str] = {}  # module name -> path, in path order
+        self.module_of_path: dict[str, str] = {}
+        for path in sorted(paths):
+            name = module_name(path, self.files, roots)
+            if name not in self._path_of:
+                self._path_of[name] = path
+                self.module_of_path[path] = name
+        self._facts: dict[str, PythonFacts] = {}
+        self._scopes: dict[str, dict[str, Binding]] = {}
+        self._assigns: dict[str, dict[tuple[str, str], tuple[PyAssign, ...]]] = {}
+        self._local_functions: dict[str, dict[str, PyFunction]] = {}
+        self._edges: dict[str, tuple[tuple[str, str], ...]] = {}
+        self._callers_in: dict[str, dict[str, tuple[str, ...]]] = {}  # module -> callee -> its callers there
+        self._spellers: dict[str, frozenset[str]] = {}
+        self._callers: dict[str, tuple[str, ...]] = {}
+        self._callees: dict[str, tuple[str, ...]] = {}
+        self._functions: dict[str, PyFunction | None] = {}
+        self.modules: Mapping[str, PythonFacts] = _Modules(self)
+        self.functions: Mapping[str, PyFunction] = _Functions(self)
+        self._sources: Mapping[str, tuple[ResolvedSource, ...]] = {}
+        self.generated: Mapping[str, str] = {}  # generated file name -> template path
+        self.renders: tuple[TemplateRender, ...] = ()  # each template rendering with its arguments
+
+    # ---------------------------------------------------------------- reading modules
+
+    def load(self, names: Collection[str]) -> None:
+        """Read the facts of these modules (one batch)."""
+        wanted = [name for name in names if name in self._path_of and name not in self._facts]
+        if not wanted:
+            return
+        read = self._reader.read([self._path_of[name] for name in wanted])
+        for name in wanted:
+            path = self._path_of[name]
+            self._facts[name] = read.get(path) or PythonFacts(path, "")
+
+    def load_all(self) -> None:
+        self.load(list(self._path_of))
+
+    def load_paths(self, paths: Collection[str]) -> None:
+        self.load([self.module_of_path[path] for path in paths if path in self.module_of_path])
+
+    def loaded(self) -> list[tuple[str, PythonFacts]]:
+        """The modules read so far, in path order."""
+        return [(name, self._facts[name]) for name in self._path_of if name in self._facts]
+
+    def loaded_functions(self) -> list[str]:
+        """Full qualnames of the functions of the modules read so far."""
+        return list(dict.fromkeys(self.qualify(name, fn.qualname) for name, facts in self.loaded() for fn in facts.functions))
+
+    def path_of(self, module: str) -> str | None:
+        return self._path_of.get(module)
+
+    def spelling(self, words: Collection[str]) -> list[str]:
+        """Modules whose file may spell one of the words."""
+        paths = self._reader.spelling(words)
+        return [name for name, path in self._path_of.items() if paths is None or path in paths]
+
+    def text(self, module: str) -> bytes | None:
+        path = self._path_of.get(module)
+        return self._reader.text(path) if path is not None else None
+
+    def _spells(self, module: str, word: str) -> bool:
+        spellers = self._spellers.get(word)
+        if spellers is None:
+            paths = self._reader.spelling([word])
+            spellers = self._spellers[word] = frozenset(self._path_of) if paths is None else frozenset(
+                self.module_of_path[path] for path in paths if path in self.module_of_path)
+        return module in spellers
+
+    def _module(self, name: str) -> PythonFacts | None:
+        if name not in self._path_of:
+            return None
+        if name not in self._facts:
+            self.load([name])
+        return self._facts[name]
+
+    # ---------------------------------------------------------------- tables
+
+    def scope(self, module: str) -> Mapping[str, Binding]:
+        found = self._scopes.get(module)
+        if found is None:
+            facts = self._module(module)
+            if facts is None:
+                return {}
+            found = self._scopes[module] = _scope(module, facts, facts.path.endswith("__init__.py"))
+        return found
+
+    def _assign_table(self, module: str) -> Mapping[tuple[str, str], tuple[PyAssign, ...]]:
+        found = self._assigns.get(module)
+        if found is None:
+            facts = self._module(module)
+            if facts is None:
+                return {}
+            found = self._assigns[module] = _assign_table(facts)
+        return found
+
+    def _function_table(self, module: str) -> Mapping[str, PyFunction]:
+        found = self._local_functions.get(module)
+        if found is None:
+            facts = self._module(module)
+            found = self._local_functions[module] = {fn.qualname: fn for fn in facts.functions} if facts else {}
+        return found
+
+    def function(self, qualname: str) -> PyFunction | None:
+        """The function of that full qualname (qualname rewritten to full). Where two modules give
+        the same full name (module `a`'s `b.c`, module `a.b`'s `c`), the later path wins."""
+        if qualname in self._functions:
+            return self._functions[qualname]
+        last = qualname.rpartition(".")[2]
+        found = None
+        for module in sorted(self._prefixes(qualname), key=self._path_of.__getitem__, reverse=True):
+            if module == qualname or not self._spells(module, last):
+                continue
+            fn = self._function_table(module).get(qualname[len(module) + 1:] if module else qualname)
+            if fn is not None:
+                found = replace(fn, qualname=qualname)
+                break
+        self._functions[qualname] = found
+        return found
+
+    def _prefixes(self, qualname: str) -> list[str]:
+        parts = qualname.split(".")
+        found = [".".join(parts[:end]) for end in range(1, len(parts) + 1) if ".".join(parts[:end]) in self._path_of]
+        if "" in self._path_of:
+            found.append("")
+        return found
+
+    def _module_edges(self, module: str) -> tuple[tuple[str, str], ...]:
+        """(caller, callee) for each call of the module that names a scanned function."""
+        found = self._edges.get(module)
+        if found is None:
+            facts = self._module(module)
+            edges = []
+            for call in facts.calls if facts is not None else ():
+                target = self.function_of(module, call.callee, call.function)
+                if target is not None:
+                    edges.append((self.qualify(module, call.function), target))
+            found = self._edges[module] = tuple(edges)
+        return found
+
+    def _callers_within(self, module: str) -> Mapping[str, tuple[str, ...]]:
+        found = self._callers_in.get(module)
+        if found is None:
+            table: dict[str, list[str]] = defaultdict(list)
+            for caller, target in self._module_edges(module):
+                table[target].append(caller)
+            found = self._callers_in[module] = {target: tuple(callers) for target, callers in table.items()}
+        return found
 
     def callees(self, qualname: str) -> tuple[str, ...]:
-        return self._callees.get(qualname, ())
+        found = self._callees.get(qualname)
+        if found is None:
+            last = qualname.rpartition(".")[2]
+            owners = [m for m in self._prefixes(qualname) if m == qualname or self._spells(m, last)]
+            found = self._callees[qualname] = tuple(sorted({target for module in owners
+                                                            for caller, target in self._module_edges(module)
+                                                            if caller == qualname}))
+        return found
 
     def callers(self, qualname: str) -> tuple[str, ...]:
-        return self._callers.get(qualname, ())
+        """Every scanned function with a call that names this one: found among the modules that
+        spell its name or a name it is imported as (a call can name it in no other way)."""
+        found = self._callers.get(qualname)
+        if found is None:
+            modules = self._modules_naming(qualname)
+            found = self._callers[qualname] = tuple(sorted({caller for module in modules
+                                                            for caller in self._callers_within(module).get(qualname, ())}))
+        return found
+
+    def _modules_naming(self, qualname: str) -> list[str]:
+        head, _, last = qualname.rpartition(".")
+        words = {last, head.rpartition(".")[2]} if last == "__init__" else {last}
+        asked: set[str] = set()
+        modules: list[str] = []
+        while words - asked:
+            new = words - asked
+            asked |= new
+            modules = self.spelling(asked)
+            self.load(modules)
+            for module in modules:
+                for imp in self._facts[module].imports:
+                    words.update(alias for name, alias in zip(imp.names, imp.aliases) if name in asked)
+        return modules
 
     def sources(self, qualname: str) -> tuple[ResolvedSource, ...]:
         return self._sources.get(qualname, ())
@@ -80,7 +288,7 @@ class PyIndex:
         head, *rest = dotted.split(".")
         binding = None
         if head in ("self", "cls") and function and rest:
-            fn = self.functions.get(self.qualify(module, function))
+            fn = self.function(self.qualify(module, function))
             if fn is not None and fn.cls:
                 binding, rest = Binding("class", module, fn.cls), rest
         if binding is None:
@@ -95,9 +303,9 @@ class PyIndex:
     def _local(self, module: str, function: str, name: str) -> Binding | None:
         if function:
             nested = self.qualify(module, f"{function}.{name}")
-            if nested in self.functions:
+            if self.function(nested) is not None:
                 return Binding("function", module, f"{function}.{name}")
-        return self.scopes.get(module, {}).get(name)
+        return self.scope(module).get(name)
 
     def _settle(self, binding: Binding | None) -> Binding | None:
         """Follow re-exports: a 'symbol' becomes what the target module binds to that name."""
@@ -105,9 +313,9 @@ class PyIndex:
             if binding is None or binding.kind != "symbol":
                 return binding
             submodule = f"{binding.module}.{binding.name}" if binding.module else binding.name
-            if submodule in self.modules:
+            if submodule in self._path_of:
                 return Binding("module", submodule)
-            target = self.scopes.get(binding.module, {}).get(binding.name)
+            target = self.scope(binding.module).get(binding.name)
             if target is None or target == binding:
                 return None
             binding = target
@@ -116,9 +324,9 @@ class PyIndex:
     def _member(self, binding: Binding, name: str) -> Binding | None:
         if binding.kind == "module":
             submodule = f"{binding.module}.{name}" if binding.module else name
-            if submodule in self.modules:
+            if submodule in self._path_of:
                 return Binding("module", submodule)
-            return self.scopes.get(binding.module, {}).get(name)
+            return self.scope(binding.module).get(name)
         if binding.kind == "class":
             seen: set[Binding] = set()
             queue = [binding]
@@ -128,13 +336,13 @@ class PyIndex:
                     continue
                 seen.add(cls)
                 method = f"{cls.name}.{name}"
-                if self.qualify(cls.module, method) in self.functions:
+                if self.function(self.qualify(cls.module, method)) is not None:
                     return Binding("function", cls.module, method)
                 queue.extend(self._bases(cls))
         return None
 
     def _bases(self, binding: Binding) -> list[Binding]:
-        facts = self.modules.get(binding.module)
+        facts = self._module(binding.module)
         if facts is None:
             return []
         found = []
@@ -155,26 +363,69 @@ class PyIndex:
             return self.qualify(binding.module, binding.name)
         if binding.kind == "class":
             init = self.qualify(binding.module, f"{binding.name}.__init__")
-            return init if init in self.functions else None
+            return init if self.function(init) is not None else None
         return None
 
     def assign_of(self, module: str, name: str, function: str = "", before: int | None = None) -> tuple[str, PyAssign] | None:
         """The assignment a name refers to: the function's own (latest before `before`), else the module's."""
-        facts = self.modules.get(module)
-        if facts is None:
+        if self._module(module) is None:
             return None
         if function:
-            local = _latest(self._assigns.get(module, {}).get((function, name), ()), before)
+            local = _latest(self._assign_table(module).get((function, name), ()), before)
             if local is not None:
                 return module, local
         binding = self.resolve(module, name, function) if "." in name or not function else self._local(module, "", name)
         binding = self._settle(binding)
         if binding is not None and binding.kind == "assign":
-            target = self.modules.get(binding.module)
-            found = _latest(self._assigns.get(binding.module, {}).get(("", binding.name), ()), None)
+            found = _latest(self._assign_table(binding.module).get(("", binding.name), ()), None)
             if found is not None:
                 return binding.module, found
         return None
+
+
+class _Modules(Mapping[str, PythonFacts]):
+    """Module name -> facts, read on first use. Iterating reads every module."""
+
+    def __init__(self, index: PyIndex) -> None:
+        self._index = index
+
+    def __getitem__(self, name: str) -> PythonFacts:
+        facts = self._index._module(name)
+        if facts is None:
+            raise KeyError(name)
+        return facts
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._index.path_of(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._index.module_of_path.values()))
+
+    def __len__(self) -> int:
+        return len(self._index.module_of_path)
+
+
+class _Functions(Mapping[str, PyFunction]):
+    """Full qualname -> function, found in the modules its name can come from."""
+
+    def __init__(self, index: PyIndex) -> None:
+        self._index = index
+
+    def __getitem__(self, qualname: str) -> PyFunction:
+        fn = self._index.function(qualname)
+        if fn is None:
+            raise KeyError(qualname)
+        return fn
+
+    def __contains__(self, qualname: object) -> bool:
+        return isinstance(qualname, str) and self._index.function(qualname) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        self._index.load_all()
+        return iter(self._index.loaded_functions())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _latest(assigns: Sequence[PyAssign], before: int | None) -> PyAssign | None:
@@ -235,36 +486,15 @@ def _import_base(package: str, module: str, level: int) -> str | None:
 
 def link_python(facts: Sequence[PythonFacts], roots: Sequence[str], files: Collection[str],
                 idioms: Idioms | None = None) -> PyIndex:
-    """The linked index of `facts`; `idioms` is the gate vocabulary (the shipped one by default)."""
-    files = frozenset(files) | {f.path for f in facts}
-    modules, module_of_path, functions, scopes = {}, {}, {}, {}
-    for item in sorted(facts, key=lambda f: f.path):
-        name = module_name(item.path, files, roots)
-        if name in modules:
-            continue
-        modules[name] = item
-        module_of_path[item.path] = name
-        scopes[name] = _scope(name, item, item.path.endswith("__init__.py"))
-        for fn in item.functions:
-            full = f"{name}.{fn.qualname}" if name else fn.qualname
-            functions[full] = replace(fn, qualname=full)
-    assigns = {name: _assign_table(item) for name, item in modules.items()}
-    index = PyIndex(modules, module_of_path, functions, scopes, files, _assigns=assigns,
-                    idioms=idioms or load_idioms())
-    callees: defaultdict[str, set[str]] = defaultdict(set)
-    for name, item in modules.items():
-        for call in item.calls:
-            target = index.function_of(name, call.callee, call.function)
-            if target is not None:
-                callees[index.qualify(name, call.function)].add(target)
-    callers = defaultdict(set)
-    for caller, targets in callees.items():
-        for target in targets:
-            callers[target].add(caller)
-    index = replace(
-        index,
-        _callees={k: tuple(sorted(v)) for k, v in sorted(callees.items())},
-        _callers={k: tuple(sorted(v)) for k, v in sorted(callers.items())},
-    )
-    sources, generated, renders = resolve_sources(index)
-    return replace(index, _sources=sources, generated=generated, renders=renders)
+    """The linked index of `facts`, every module read; `idioms` is the gate vocabulary (the shipped
+    one by default)."""
+    index = PyIndex([item.path for item in facts], roots, files, _Given(facts), idioms)
+    index.load_all()
+    return link(index)
+
+
+def link(index: PyIndex) -> PyIndex:
+    """The index with the sources each function names resolved; the modules that name sources or
+    render templates must be loaded."""
+    index._sources, index.generated, index.renders = resolve_sources(index)
+    return index

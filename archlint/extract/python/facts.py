@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
-from archlint.extract.python.walk import walk_module
+from archlint.extract.python.walk import parse, walk_module
 from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.model.findings import Diagnostic
 from archlint.model.python import PythonFacts
@@ -37,3 +37,9 @@ def extract_python(path: str, data: bytes, idioms: Idioms | None = None) -> Pyth
     return walk_module(path, sha, text.encode("utf-8"), encoding, notes, idioms or load_idioms())
 
 
+
+
+def has_syntax_error(data: bytes) -> bool:
+    """The file does not parse cleanly as Python (its full facts would carry a syntax error)."""
+    text, _, _ = decode_source("", data)
+    return text is not None and parse(text.encode("utf-8")).root_node.has_error

@@ -453,8 +453,12 @@ def _subscript_target(node) -> str:
     return f"{value}[{key}]" if value and key else ""
 
 
+def parse(data: bytes) -> tree_sitter.Tree:
+    return _parser().parse(data)
+
+
 def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple, idioms: Idioms) -> pf.PythonFacts:
-    tree = _parser().parse(data)
+    tree = parse(data)
     walker = _Walker(path, data, idioms)
     walker.run(tree.root_node)
     out = walker.out
