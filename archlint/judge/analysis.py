@@ -23,7 +23,7 @@ from archlint.judge.reach import Unreached, unreached_declarations
 from archlint.knowledge.arch import Target
 from archlint.knowledge.kb import KnowledgeBase, Requirement
 from archlint.knowledge.languages import SOURCE_SUFFIXES
-from archlint.lang.cpp.directives import guard_chain
+from archlint.lang.cpp.directives import guard_chain, macro_at
 from archlint.lang.cpp.evaluate import Evaluator, Value
 from archlint.lang.cpp.expr import render
 from archlint.link.cuda import CudaIndex
@@ -212,11 +212,6 @@ class TargetView:
     def _live(self, path: str, region: int, sure: bool) -> bool:
         states = (self.truth(path, region), self.truth(path, region, host=True))
         return 1 in states if sure else any(state != 0 for state in states)
-
-
-def _macro_at(facts: CudaFacts, line: int) -> str:
-    """The macro whose definition spans a line ('' for none)."""
-    return next((d.name for d in facts.defines if not d.undef and d.line <= line <= max(d.line, d.end_line)), "")
 
 
 def _is_source_file(path: str) -> bool:
@@ -412,7 +407,8 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
     if state == 0:
         return
     location = Location(facts.path, construct.line, construct.col)
-    macro = "" if construct.function else _macro_at(facts, construct.line)
+    found = None if construct.function else macro_at(facts.defines, construct.line)
+    macro = found.name if found else ""
     definition = "" if macro else sure_spans.at(facts.path, construct.line, construct.col)
     if construct.function:
         where = f" in `{construct.function.split('::')[-1]}`"

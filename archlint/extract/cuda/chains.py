@@ -13,13 +13,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from archlint.lang.cpp.declarations import without_directives
 from archlint.lang.cpp.lexical import closing_bracket
 
 _IF_CONSTEXPR_RE = re.compile(rb"\bif\s+constexpr\s*\(")
 _ELSE_RE = re.compile(rb"\s*else\b\s*")
 _IF_RE = re.compile(rb"if\s*(?:constexpr\s*)?\(")
-_DIRECTIVE_LINE_RE = re.compile(rb"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
-_NOT_NEWLINE_RE = re.compile(rb"[^\n]")
 _RETURN_RE = re.compile(rb"\breturn\b")
 
 
@@ -53,7 +52,7 @@ def constexpr_branch_spans(masked: bytes) -> list[tuple[int, int]]:
 def uniform_chains(masked: bytes, sites: Mapping[str, Sequence[int]]) -> dict[str, list[Chain]]:
     """For each row id, the outermost chains every alternative of which holds a site of that row
     (`sites`: row id -> offsets) or cannot compile (a `static_assert` and no `return`)."""
-    text = _DIRECTIVE_LINE_RE.sub(lambda m: _NOT_NEWLINE_RE.sub(b" ", m.group(0)), masked)
+    text = without_directives(masked)
     chains = _chains(text, 0, len(text))
     return {row: [chain for chain in chains if _chain_needs(text, chain, offsets)] for row, offsets in sites.items()}
 

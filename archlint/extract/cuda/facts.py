@@ -22,7 +22,7 @@ from archlint.extract.suppressions import parse_suppression_text
 from archlint.knowledge.kb import KnowledgeBase, load_kb
 from archlint.lang.cpp.declarations import read_declarations, type_test_spans
 from archlint.lang.cpp.sure import member_body_spans, sure_text
-from archlint.lang.cpp.directives import Structure, comment_spans, scan_directives
+from archlint.lang.cpp.directives import Structure, comment_spans, macro_at, scan_directives
 from archlint.lang.cpp.lexical import FileCalls
 from archlint.lang.cpp.ptx import PtxError, _literals_from, opcodes
 from archlint.model.cuda import Construct, CudaFacts, Function, RuntimeArch
@@ -45,9 +45,10 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         _ptx_constructs(data, text, structure, spans) + _identifier_constructs(kb, structure, spans),
         key=lambda c: (c.line, c.col, c.kind, c.name),
     )
-    constructs = _mark_constexpr_branches(constructs, structure)
-    sure = _sure_text(structure)
-    constructs = _mark_uniform_chains([replace(c, unconditional=_kept(sure, structure, c.line, c.col)) for c in constructs],
+    constexpr = constexpr_branch_spans(structure.masked) if b"constexpr" in structure.masked else []
+    constructs = _mark_constexpr_branches(constructs, structure, constexpr)
+    sure = _sure_text(structure, constexpr)
+    constructs = _mark_uniform_chains([replace(c, unconditional=_kept(sure, _offset(structure, c))) for c in constructs],
                                       kb, structure, sure)
     return replace(
         _directive_facts(path, data, structure),
@@ -109,17 +110,20 @@ class _FunctionSpans:
 
     def span(self, line: int) -> tuple[int, int] | None:
         """(first, last) line of the innermost function around a line."""
-        qualname = self.enclosing(line)
-        function = next((f for f in self._functions if f.qualname == qualname and f.line <= line <= f.end_line), None)
+        function = self._innermost(line)
         return (function.line, function.end_line) if function else None
 
     def enclosing(self, line: int) -> str:
+        function = self._innermost(line)
+        return function.qualname if function else ""
+
+    def _innermost(self, line: int) -> Function | None:
         # C++ functions nest only through local classes, so the nearest few starts suffice.
         index = bisect_right(self._starts, line) - 1
         for function in reversed(self._functions[max(0, index - 7) : index + 1]):
             if function.line <= line <= function.end_line:
-                return function.qualname
-        return ""
+                return function
+        return None
 
 
 def _ptx_constructs(data: bytes, text: str, structure: Structure, spans: _FunctionSpans) -> list[Construct]:
@@ -181,7 +185,8 @@ _CONTEXT_BYTES = 2048  # around a tag outside functions and macro bodies
 def _in_context(pattern: re.Pattern[bytes], structure: Structure, spans: _FunctionSpans, offset: int, line: int) -> bool:
     """Whether the code around an arch tag spells `pattern`: its function, the macro whose body holds
     it, or else the nearby text."""
-    start, end = spans.span(line) or _macro_span(structure, line) or (0, 0)
+    macro = macro_at(structure.defines, line)
+    start, end = spans.span(line) or ((macro.line, max(macro.line, macro.end_line)) if macro else (0, 0))
     if (start, end) == (0, 0):
         low, high = max(0, offset - _CONTEXT_BYTES), offset + _CONTEXT_BYTES
     else:
@@ -189,30 +194,27 @@ def _in_context(pattern: re.Pattern[bytes], structure: Structure, spans: _Functi
     return pattern.search(structure.masked, low, high) is not None
 
 
-def _macro_span(structure: Structure, line: int) -> tuple[int, int] | None:
-    return next(((d.line, d.end_line) for d in structure.defines if d.line <= line <= d.end_line), None)
-
-
-
-
-def _mark_constexpr_branches(constructs: list[Construct], structure: Structure) -> list[Construct]:
-    """Constructs inside either branch of an `if constexpr`, marked so."""
-    if not constructs or b"constexpr" not in structure.masked:
-        return constructs
-    spans = constexpr_branch_spans(structure.masked)
-    if not spans:
+def _mark_constexpr_branches(constructs: list[Construct], structure: Structure,
+                             spans: list[tuple[int, int]]) -> list[Construct]:
+    """Constructs inside either branch of an `if constexpr` (`spans`), marked so."""
+    if not constructs or not spans:
         return constructs
     marked = []
     for construct in constructs:
-        start = structure.line_starts[construct.line - 1] + construct.col - 1
+        start = _offset(structure, construct)
         if any(first <= start < end for first, end in spans):
             construct = replace(construct, in_constexpr_branch=True)
         marked.append(construct)
     return marked
 
 
-def _kept(sure: bytes, structure: Structure, line: int, col: int) -> bool:
-    return sure[structure.line_starts[line - 1] + col - 1 :][:1] not in (b" ", b"")
+def _offset(structure: Structure, construct: Construct) -> int:
+    return structure.line_starts[construct.line - 1] + construct.col - 1
+
+
+def _kept(sure: bytes, offset: int) -> bool:
+    """Whether `sure_text` kept the code at an offset (it blanks what only some builds compile)."""
+    return sure[offset : offset + 1] not in (b" ", b"")
 
 
 def _mark_uniform_chains(constructs: list[Construct], kb: KnowledgeBase, structure: Structure, sure: bytes) -> list[Construct]:
@@ -221,7 +223,7 @@ def _mark_uniform_chains(constructs: list[Construct], kb: KnowledgeBase, structu
     tags = [c for c in constructs if c.kind == "tag" and c.in_constexpr_branch]
     if not tags:
         return constructs
-    offset = {c: structure.line_starts[c.line - 1] + c.col - 1 for c in tags}
+    offset = {c: _offset(structure, c) for c in tags}
     rows: dict[str, list[int]] = {}
     for c in tags:
         requirement = kb.requirement(c.kind, c.name)
@@ -231,21 +233,20 @@ def _mark_uniform_chains(constructs: list[Construct], kb: KnowledgeBase, structu
     marked = []
     for c in constructs:
         requirement = kb.requirement(c.kind, c.name) if c in offset else None
-        if requirement is not None and any(chain.start <= offset[c] < chain.end and sure[chain.start : chain.start + 1] not in (b" ", b"")
+        if requirement is not None and any(chain.start <= offset[c] < chain.end and _kept(sure, chain.start)
                                            for chain in chains.get(requirement.id, ())):
             c = replace(c, every_alternative=True)
         marked.append(c)
     return marked
 
 
-def _sure_text(structure: Structure) -> bytes:
+def _sure_text(structure: Structure, constexpr: list[tuple[int, int]]) -> bytes:
     """The file with what only some builds compile blanked: `if constexpr` branches and the lines
     of every preprocessor conditional but the include guard."""
     starts, size = structure.line_starts, len(structure.masked)
     conditional = [(starts[r.start_line - 1] if r.start_line - 1 < len(starts) else size,
                     starts[r.end_line] if r.end_line < len(starts) else size)
                    for r in structure.regions if not r.include_guard and r.end_line >= r.start_line]
-    constexpr = constexpr_branch_spans(structure.masked) if b"constexpr" in structure.masked else []
     return sure_text(structure.masked, conditional + constexpr + member_body_spans(structure.masked))
 
 

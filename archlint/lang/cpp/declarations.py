@@ -69,7 +69,7 @@ _PLAIN_TYPE_RE = re.compile(rb"^\s*(?:typename\s+)?(?:::)?((?:\w+\s*::\s*)*)(\w+
 def read_declarations(masked: bytes, line_starts: tuple[int, ...], sure: bytes | None = None) -> Declarations:
     """The namespace-scope definitions of a comment- and literal-masked file. `sure`: the same text
     with what is compiled only under a condition blanked (`sure_text`), for each one's `sure_uses`."""
-    text = _DIRECTIVE_LINE_RE.sub(lambda m: _NOT_NEWLINE_RE.sub(b" ", m.group(0)), masked)
+    text = without_directives(masked)
     loose = set(_macro_names(masked))
     items: list[Declaration] = []
     depth, statement = 0, 0
@@ -114,6 +114,16 @@ def read_declarations(masked: bytes, line_starts: tuple[int, ...], sure: bytes |
                                                                    _offset(line_starts, item.end) + 1])))
                  for item in items]
     return Declarations(tuple(items), frozenset(loose), True)
+
+
+def without_directives(masked: bytes) -> bytes:
+    """The text with its preprocessor directive lines blanked (newlines kept): code only."""
+    return _DIRECTIVE_LINE_RE.sub(lambda m: blank(m.group(0)), masked)
+
+
+def blank(text: bytes) -> bytes:
+    """Spaces for every character but newlines, so offsets and line numbers stay."""
+    return _NOT_NEWLINE_RE.sub(b" ", text)
 
 
 def _offset(line_starts: tuple[int, ...], place: tuple[int, int]) -> int:

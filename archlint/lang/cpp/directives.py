@@ -56,6 +56,11 @@ class Structure:
         return bisect_right(self.line_starts, offset)
 
 
+def macro_at(defines: tuple[MacroDef, ...], line: int) -> MacroDef | None:
+    """The `#define` whose definition (continuation lines included) spans a line."""
+    return next((d for d in defines if not d.undef and d.line <= line <= max(d.line, d.end_line)), None)
+
+
 def mask_comments(data: bytes) -> bytes:
     """Blank comments and literal contents with spaces, keeping newlines and offsets."""
 

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import re
 
-from archlint.lang.cpp.declarations import argument_spans, type_test_spans
+from archlint.lang.cpp.declarations import argument_spans, blank, type_test_spans
 
 _BRACKETS_RE = re.compile(rb"[{};]")
-_NOT_NEWLINE_RE = re.compile(rb"[^\n]")
 
 _SELECTION_RE = re.compile(rb"\b(?:conditional|enable_if)(?:_t)?\s*<")
 _CLASS_HEAD_RE = re.compile(rb"\b(?:struct|class|union)\b[^;{}()]*$")
@@ -45,5 +44,5 @@ def sure_text(masked: bytes, unsure: list[tuple[int, int]]) -> bytes:
     if b"conditional" in masked or b"enable_if" in masked:
         spans += list(argument_spans(masked, _SELECTION_RE))
     for start, end in spans:
-        text[start:end] = _NOT_NEWLINE_RE.sub(b" ", masked[start:end])
+        text[start:end] = blank(masked[start:end])
     return bytes(text)
