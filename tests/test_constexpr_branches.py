@@ -37,3 +37,33 @@ def test_code_after_the_chain_and_under_a_plain_if_is_not():
     marks = _marks()
     assert marks[(11, "elect")] is False
     assert marks[(12, "fence")] is False
+
+
+def _every_alternative(source: bytes) -> dict[int, bool]:
+    facts = extract_cuda("gemm.cuh", source)
+    return {c.line: c.every_alternative for c in facts.constructs if c.kind == "arch-tag"}
+
+
+ERROR_OR_SM90 = b"""
+template <typename T, typename Layout>
+cudaError_t run(float* y) {
+  if constexpr (sizeof(T) == 1 && is_row_major<Layout>) {
+    FLASHINFER_ERROR("Row-major layout is not supported for fp8 data type");
+  } else {
+    using ArchTag = cutlass::arch::Sm90;
+    using OperatorClass = cutlass::arch::OpClassTensorOp;
+    using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<ArchTag, OperatorClass, T>::CollectiveOp;
+    return launch<Mainloop>(y);
+  }
+}
+"""
+
+
+def test_an_alternative_that_only_reports_an_error_does_not_break_a_uniform_chain():
+    assert _every_alternative(ERROR_OR_SM90) == {7: True}
+
+
+def test_an_alternative_that_launches_other_work_does():
+    fallback = ERROR_OR_SM90.replace(b'FLASHINFER_ERROR("Row-major layout is not supported for fp8 data type");',
+                                     b"simt_kernel<T><<<1, 128>>>(y); FLASHINFER_ERROR(\"slow path\");")
+    assert _every_alternative(fallback) == {7: False}

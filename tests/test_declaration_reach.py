@@ -211,3 +211,22 @@ def test_an_atom_every_alternative_of_a_selector_chain_needs_is_certain_and_one_
     assert (hop.location.path, hop.location.line) == ("gm/include/mini/atom/mma_sm90_gmma.hpp", 38)
     fallback = _verdicts()[("gm/jit/gemm.py", 92)]["sm_120a"]
     assert fallback.verdict == "UNKNOWN" and "ss_op_selector_or_fma" in fallback.reason
+
+
+def test_the_sm90_tag_beside_a_tensor_op_mainloop_builder_is_certain_when_the_other_branch_only_errors():
+    """FlashInfer's group GEMM: `if constexpr (fp8 and row-major) FLASHINFER_ERROR(...); else` builds
+    a CUTLASS SM90 mainloop. Whichever instantiation does the work needs GMMA (sm_90a)."""
+    grouped = _verdicts()[("gm/jit/gemm.py", 99)]
+    for target in ("sm_80", "sm_120a"):
+        verdict = grouped[target]
+        assert verdict.verdict == "GENUINE"
+        assert "`Sm90` in `CutlassSegmentGEMMSM90Run` (which the unit instantiates)" in verdict.reason
+        assert "[cutlass-arch-sm90-mainloop]" in verdict.reason
+        hop = verdict.evidence[-1]
+        assert (hop.location.path, hop.location.line) == ("gm/include/mini/gemm/group_gemm_sm90.cuh", 35)
+
+
+def test_the_sm90_tag_of_an_epilogue_beside_a_simt_mainloop_needs_nothing():
+    simt = _verdicts()[("gm/jit/gemm.py", 106)]["sm_120a"]
+    assert simt.verdict != "GENUINE"
+    assert "cutlass-arch-sm90-mainloop" not in simt.reason

@@ -214,6 +214,13 @@ class TargetView:
         return 1 in states if sure else any(state != 0 for state in states)
 
 
+def _own_sure_names(facts: CudaFacts) -> frozenset[str]:
+    """What the unit's own non-template definitions name wherever they are compiled: they are
+    compiled whether called or not, so what they name (`workspace_for<Tactic1Sm128Config>`'s
+    argument) is instantiated."""
+    return frozenset().union(*(item.sure_uses for item in facts.declarations.items if not item.templated))
+
+
 def _is_source_file(path: str) -> bool:
     return path.endswith(SOURCE_SUFFIXES)
 
@@ -276,7 +283,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     surely = view.reachable(source, files, sure=True)
     unreached = view.judging.unreached(source, files)
     called = view.surely_called(source, surely)
-    sure_spans = unreached.named(called)
+    sure_spans = unreached.named(called | _own_sure_names(view.index.files[source]))
     constants = {c.name: c for path in sorted(files) for c in view.index.files[path].arch_constants}
 
     def compiled_in(path: str):
@@ -384,9 +391,10 @@ def emits_instruction(construct: Construct) -> bool:
 
 
 def selects_arch_code(construct: Construct) -> bool:
-    """A CUTLASS arch tag outside `if constexpr` branches: code that surely compiles with it
-    instantiates the collectives CUTLASS builds for that arch, whatever their atoms are."""
-    return construct.kind == "arch-tag" and not construct.in_constexpr_branch
+    """A CUTLASS arch tag outside `if constexpr` branches, or in a chain whose every working
+    alternative holds one: code that surely compiles with it instantiates the collectives CUTLASS
+    builds for that arch, whatever their atoms are."""
+    return construct.kind == "arch-tag" and (not construct.in_constexpr_branch or construct.every_alternative)
 
 
 def _judge_construct(view, facts, construct: Construct, reach, source, chain, blockers, possible, checked) -> None:

@@ -22,6 +22,7 @@ class Declaration:
     # what it spells wherever it is compiled: outside `if constexpr` branches, preprocessor
     # conditionals, type tests and type selections (`conditional_t<c, A, B>`, `enable_if_t<...>`)
     sure_uses: frozenset[str] = frozenset()
+    templated: bool = False  # a template (or specialisation): compiled only as instantiated
 
 
 @dataclass(frozen=True)

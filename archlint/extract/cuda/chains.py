@@ -4,7 +4,8 @@ the same knowledge-base row.
 CuTe picks an MMA atom in chains such as `ss_op_selector`: `if constexpr (Tile_N % 256 == 0) return
 SM90::GMMA::MMA_64x256x16_...{}; else if constexpr (...) ... else static_assert(...)`. One atom
 is compiled, which one depends on template arguments; but when every alternative names an atom of
-the same row (or fails to compile), whichever is taken needs what that row says.
+the same row (or fails to compile, or only reports an error), whichever does the work needs what
+that row says.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ _IF_CONSTEXPR_RE = re.compile(rb"\bif\s+constexpr\s*\(")
 _ELSE_RE = re.compile(rb"\s*else\b\s*")
 _IF_RE = re.compile(rb"if\s*(?:constexpr\s*)?\(")
 _RETURN_RE = re.compile(rb"\breturn\b")
+# A run-time error report: `throw`, or an error macro (`FLASHINFER_ERROR(msg)`, `TLLM_THROW(...)`).
+_ERROR_RE = re.compile(rb"\bthrow\b|\b[A-Z][A-Z0-9_]*_(?:ERROR|THROW)\s*\(")
+_WORK_RE = re.compile(rb"\breturn\b|<<<")
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,8 @@ def constexpr_branch_spans(masked: bytes) -> list[tuple[int, int]]:
 
 def uniform_chains(masked: bytes, sites: Mapping[str, Sequence[int]]) -> dict[str, list[Chain]]:
     """For each row id, the outermost chains every alternative of which holds a site of that row
-    (`sites`: row id -> offsets) or cannot compile (a `static_assert` and no `return`)."""
+    (`sites`: row id -> offsets), cannot compile (a `static_assert` and no `return`) or only reports
+    an error (a `throw` or error macro, and no `return` or kernel launch)."""
     text = without_directives(masked)
     chains = _chains(text, 0, len(text))
     return {row: [chain for chain in chains if _chain_needs(text, chain, offsets)] for row, offsets in sites.items()}
@@ -113,7 +118,9 @@ def _alternative_needs(text: bytes, span: tuple[int, int], nested: tuple[Chain, 
     own = bytearray(text[low:high])
     for chain in nested:
         own[chain.start - low : chain.end - low] = b" " * (chain.end - chain.start)
-    return b"static_assert" in own and _RETURN_RE.search(own) is None
+    if b"static_assert" in own and _RETURN_RE.search(own) is None:
+        return True
+    return _ERROR_RE.search(own) is not None and _WORK_RE.search(own) is None
 
 
 def _statement_end(masked: bytes, pos: int) -> int | None:

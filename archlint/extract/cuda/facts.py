@@ -25,7 +25,7 @@ from archlint.lang.cpp.sure import member_body_spans, sure_text
 from archlint.lang.cpp.directives import Structure, comment_spans, macro_at, scan_directives
 from archlint.lang.cpp.lexical import FileCalls
 from archlint.lang.cpp.ptx import PtxError, _literals_from, opcodes
-from archlint.model.cuda import Construct, CudaFacts, Function, RuntimeArch
+from archlint.model.cuda import Construct, CudaFacts, Declarations, Function, RuntimeArch
 from archlint.model.findings import Suppression
 
 _ASM_RE = re.compile(rb"\b(?:asm|__asm__)\s*(?:volatile|__volatile__)?\s*(?:goto\s*)?\(")
@@ -41,13 +41,15 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
     functions, partial = find_functions(data, structure, calls, parse_limit, host_code=_RUNTIME_ARCH_RE.search(data) is not None)
     spans = _FunctionSpans(functions)
     text = data.decode("utf-8", "replace")
+    constexpr = constexpr_branch_spans(structure.masked) if b"constexpr" in structure.masked else []
+    sure = _sure_text(structure, constexpr)
+    declarations = read_declarations(structure.masked, structure.line_starts, sure)
+    around = _Around(spans, structure, declarations)
     constructs = sorted(
-        _ptx_constructs(data, text, structure, spans) + _identifier_constructs(kb, structure, spans),
+        _ptx_constructs(data, text, structure, spans) + _identifier_constructs(kb, structure, around),
         key=lambda c: (c.line, c.col, c.kind, c.name),
     )
-    constexpr = constexpr_branch_spans(structure.masked) if b"constexpr" in structure.masked else []
     constructs = _mark_constexpr_branches(constructs, structure, constexpr)
-    sure = _sure_text(structure, constexpr)
     constructs = _mark_uniform_chains([replace(c, unconditional=_kept(sure, _offset(structure, c))) for c in constructs],
                                       kb, structure, sure)
     return replace(
@@ -57,7 +59,7 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         smem=tuple(smem_requests(structure, spans.enclosing)),
         partial_parse=partial,
         calls=calls.guarded(0, len(structure.masked)),
-        declarations=read_declarations(structure.masked, structure.line_starts, sure),
+        declarations=declarations,
         arch_constants=arch_constants(structure),
         static_asserts=static_asserts(structure, spans.enclosing),
         runtime_archs=tuple(_runtime_archs(data, structure, spans)),
@@ -156,7 +158,7 @@ def _identifier_kind(kb: KnowledgeBase, name: str) -> str:
     return "arch-tag" if name in kb.arch_tag_names else "intrinsic"
 
 
-def _identifier_constructs(kb: KnowledgeBase, structure: Structure, spans: _FunctionSpans) -> list[Construct]:
+def _identifier_constructs(kb: KnowledgeBase, structure: Structure, around: "_Around") -> list[Construct]:
     pattern = kb.identifier_pattern
     found: list[Construct] = []
     if pattern is None:
@@ -173,25 +175,51 @@ def _identifier_constructs(kb: KnowledgeBase, structure: Structure, spans: _Func
         kind = _identifier_kind(kb, name)
         if kb.requirement(kind, name) is None:
             continue  # a tag prefix's other names (`MMA_Atom` beside `MMA_64x8x16_F16F16F16_SS`)
-        if kind == "arch-tag" and not _in_context(kb.arch_tag_context[name], structure, spans, match.start(), line):
+        if kind == "arch-tag" and not around.spells(kb.arch_tag_context[name], match.start(), line):
             continue
-        found.append(Construct(kind, name, line, col, structure.region_at(line), spans.enclosing(line)))
+        found.append(Construct(kind, name, line, col, structure.region_at(line), around.functions.enclosing(line)))
     return found
 
 
-_CONTEXT_BYTES = 2048  # around a tag outside functions and macro bodies
+_CONTEXT_BYTES = 2048  # around a tag outside functions, macro bodies and definitions
 
 
-def _in_context(pattern: re.Pattern[bytes], structure: Structure, spans: _FunctionSpans, offset: int, line: int) -> bool:
-    """Whether the code around an arch tag spells `pattern`: its function, the macro whose body holds
-    it, or else the nearby text."""
-    macro = macro_at(structure.defines, line)
-    start, end = spans.span(line) or ((macro.line, max(macro.line, macro.end_line)) if macro else (0, 0))
-    if (start, end) == (0, 0):
-        low, high = max(0, offset - _CONTEXT_BYTES), offset + _CONTEXT_BYTES
-    else:
-        low, high = structure.line_starts[start - 1], structure.line_starts[end] if end < len(structure.line_starts) else len(structure.masked)
-    return pattern.search(structure.masked, low, high) is not None
+class _Around:
+    """The code around a site: its function, else the macro whose body holds it, else its
+    namespace-scope definition (for an alias, `using Arch = cutlass::arch::Sm100;`, with every
+    definition that uses the alias), else the nearby text."""
+
+    def __init__(self, functions: _FunctionSpans, structure: Structure, declarations: Declarations):
+        self.functions = functions
+        self.structure = structure
+        starts = structure.line_starts
+        self._definitions = sorted(((starts[d.start[0] - 1] + d.start[1] - 1, starts[d.end[0] - 1] + d.end[1]), d)
+                                   for d in declarations.items)
+        self._firsts = [span[0] for span, _ in self._definitions]
+
+    def spells(self, pattern: re.Pattern[bytes], offset: int, line: int) -> bool:
+        """Whether the code around an arch tag spells `pattern`."""
+        masked = self.structure.masked
+        return any(pattern.search(masked, low, high) is not None for low, high in self._spans(offset, line))
+
+    def _spans(self, offset: int, line: int) -> list[tuple[int, int]]:
+        structure = self.structure
+        macro = macro_at(structure.defines, line)
+        lines = self.functions.span(line) or ((macro.line, max(macro.line, macro.end_line)) if macro else None)
+        if lines is not None:
+            start, end = lines
+            starts = structure.line_starts
+            return [(starts[start - 1], starts[end] if end < len(starts) else len(structure.masked))]
+        index = bisect_right(self._firsts, offset) - 1
+        if index < 0 or not self._definitions[index][0][0] <= offset < self._definitions[index][0][1]:
+            return [(max(0, offset - _CONTEXT_BYTES), offset + _CONTEXT_BYTES)]
+        span, declaration = self._definitions[index]
+        if not _ALIAS_RE.match(structure.masked, span[0]):
+            return [span]
+        return [span] + [other for other, d in self._definitions if set(declaration.names) & d.uses and other != span]
+
+
+_ALIAS_RE = re.compile(rb"\s*(?:using\s+\w+\s*=|typedef\b)")
 
 
 def _mark_constexpr_branches(constructs: list[Construct], structure: Structure,
@@ -218,9 +246,10 @@ def _kept(sure: bytes, offset: int) -> bool:
 
 
 def _mark_uniform_chains(constructs: list[Construct], kb: KnowledgeBase, structure: Structure, sure: bytes) -> list[Construct]:
-    """CuTe atoms in an `if constexpr` chain that compiles wherever its definition does, every
-    alternative of which names an atom of the same row or cannot compile: marked `every_alternative`."""
-    tags = [c for c in constructs if c.kind == "tag" and c.in_constexpr_branch]
+    """CuTe atoms and CUTLASS arch tags in an `if constexpr` chain that compiles wherever its
+    definition does, every alternative of which names one of the same row, cannot compile or only
+    reports an error: marked `every_alternative`."""
+    tags = [c for c in constructs if c.kind in ("tag", "arch-tag") and c.in_constexpr_branch]
     if not tags:
         return constructs
     offset = {c: _offset(structure, c) for c in tags}

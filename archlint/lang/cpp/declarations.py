@@ -161,7 +161,7 @@ def _statement(head: bytes, start: int, end: int, line_starts, items: list, loos
         loose.update(_identifiers(head, patterns=False))  # `template struct X<...>;` instantiates X<...>
         return
     items.append(Declaration(names, keys, _line_col(line_starts, start, head),
-                             _line_col(line_starts, end, b""), frozenset(_identifiers(head))))
+                             _line_col(line_starts, end, b""), frozenset(_identifiers(head)), templated=parsed.templated))
 
 
 def _declared_names(body: bytes) -> tuple[str, ...]:
@@ -187,7 +187,7 @@ def _definition(text: bytes, start: int, parsed: "_Head", end: int, line_starts,
         loose.update(uses)
         return
     items.append(Declaration(names, keys, _line_col(line_starts, start, parsed.raw),
-                             _line_col(line_starts, end, b""), uses))
+                             _line_col(line_starts, end, b""), uses, templated=parsed.templated))
 
 
 def _nameable(names: tuple[str, ...]) -> bool:
