@@ -67,3 +67,31 @@ def test_an_alternative_that_launches_other_work_does():
     fallback = ERROR_OR_SM90.replace(b'FLASHINFER_ERROR("Row-major layout is not supported for fp8 data type");',
                                      b"simt_kernel<T><<<1, 128>>>(y); FLASHINFER_ERROR(\"slow path\");")
     assert _every_alternative(fallback) == {7: False}
+
+
+DISPATCH = b"""
+template <int QK, int VO>
+cudaError_t dispatch(float* out) {
+  if constexpr (QK == VO) {
+    if constexpr (VO == 64) {
+      run<Traits<64, 192>>(out);
+    } else if constexpr (VO == 128) {
+      run<Traits<128, 128>>(out);
+    } else {
+      run<Traits<256, 64>>(out);
+    }
+  } else {
+    return cudaErrorNotSupported;
+  }
+  if constexpr (VO == 64) { only_for_64(out); }
+  return cudaGetLastError();
+}
+"""
+
+
+def test_what_every_working_alternative_names_is_a_sure_use_and_what_one_names_is_not():
+    facts = extract_cuda("dispatch.cuh", DISPATCH)
+    (item,) = [d for d in facts.declarations.items if "dispatch" in d.names]
+    assert {"run", "Traits"} <= item.sure_uses
+    assert "only_for_64" not in item.sure_uses  # no `else`: the chain may take nothing
+    assert "only_for_64" in item.uses

@@ -230,3 +230,16 @@ def test_the_sm90_tag_of_an_epilogue_beside_a_simt_mainloop_needs_nothing():
     simt = _verdicts()[("gm/jit/gemm.py", 106)]["sm_120a"]
     assert simt.verdict != "GENUINE"
     assert "cutlass-arch-sm90-mainloop" not in simt.reason
+
+
+def test_traits_every_head_dimension_branch_names_are_instantiated_and_their_selector_atom_is_certain():
+    """FA3's dispatcher: one traits choice per head dimension, an error code for mismatched dims.
+    Whichever branch the instantiation takes names `AttentionKernelTraits`, whose MMA comes from
+    the GMMA selector."""
+    prefill = _verdicts()[("gm/jit/gemm.py", 113)]
+    for target in ("sm_80", "sm_120a"):
+        verdict = prefill[target]
+        assert verdict.verdict == "GENUINE"
+        assert "in `ss_op_selector` (which the unit instantiates)" in verdict.reason
+        hop = verdict.evidence[-1]
+        assert (hop.location.path, hop.location.line) == ("gm/include/mini/atom/mma_sm90_gmma.hpp", 38)

@@ -11,7 +11,7 @@ that row says.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from archlint.lang.cpp.declarations import without_directives
@@ -24,6 +24,8 @@ _RETURN_RE = re.compile(rb"\breturn\b")
 # A run-time error report: `throw`, or an error macro (`FLASHINFER_ERROR(msg)`, `TLLM_THROW(...)`).
 _ERROR_RE = re.compile(rb"\bthrow\b|\b[A-Z][A-Z0-9_]*_(?:ERROR|THROW)\s*\(")
 _WORK_RE = re.compile(rb"\breturn\b|<<<")
+# `{ return cudaErrorNotSupported; }`: an alternative that only hands back an error code.
+_ERROR_RETURN_RE = re.compile(rb"\s*\{?\s*return\s+[\w:]*(?:Error|NotSupported|Unsupported)\w*\s*;\s*\}?\s*")
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ def constexpr_branch_spans(masked: bytes) -> list[tuple[int, int]]:
 def uniform_chains(masked: bytes, sites: Mapping[str, Sequence[int]]) -> dict[str, list[Chain]]:
     """For each row id, the outermost chains every alternative of which holds a site of that row
     (`sites`: row id -> offsets), cannot compile (a `static_assert` and no `return`) or only reports
-    an error (a `throw` or error macro, and no `return` or kernel launch)."""
+    an error (`_only_reports_error`)."""
     text = without_directives(masked)
     chains = _chains(text, 0, len(text))
     return {row: [chain for chain in chains if _chain_needs(text, chain, offsets)] for row, offsets in sites.items()}
@@ -118,9 +120,49 @@ def _alternative_needs(text: bytes, span: tuple[int, int], nested: tuple[Chain, 
     own = bytearray(text[low:high])
     for chain in nested:
         own[chain.start - low : chain.end - low] = b" " * (chain.end - chain.start)
-    if b"static_assert" in own and _RETURN_RE.search(own) is None:
+    return _does_no_work(own)
+
+
+def _does_no_work(own: bytes) -> bool:
+    """An alternative that cannot compile (a `static_assert` and no `return`) or only reports an
+    error."""
+    return (b"static_assert" in own and _RETURN_RE.search(own) is None) or _only_reports_error(own)
+
+
+def _only_reports_error(own: bytes) -> bool:
+    """An alternative that does no work but report an error: a `throw` or error macro with no
+    `return` or kernel launch, or a bare `return` of an error code."""
+    if _ERROR_RETURN_RE.fullmatch(own):
         return True
     return _ERROR_RE.search(own) is not None and _WORK_RE.search(own) is None
+
+
+def names_every_alternative_spells(text: bytes, names_of: Callable[[bytes], set[str]]) -> list[tuple[int, frozenset[str]]]:
+    """For each outermost complete chain of `text` (a file with only some builds' code blanked, but
+    not `if constexpr` branches): its start, and the names that every alternative doing work
+    spells (`names_of` reads them), which whichever alternative is taken compiles."""
+    text = without_directives(text)
+    found = []
+    for chain in _chains(text, 0, len(text)):
+        names = _chain_names(text, chain, names_of)
+        if names:
+            found.append((chain.start, names))
+    return found
+
+
+def _chain_names(text: bytes, chain: Chain, names_of: Callable[[bytes], set[str]]) -> frozenset[str]:
+    if not chain.complete:
+        return frozenset()
+    common: frozenset[str] | None = None
+    for (low, high), nested in zip(chain.alternatives, chain.nested):
+        own = bytearray(text[low:high])
+        for inner in nested:
+            own[inner.start - low : inner.end - low] = b" " * (inner.end - inner.start)
+        if not nested and _does_no_work(bytes(own)):
+            continue
+        names = frozenset(names_of(bytes(own))).union(*(_chain_names(text, inner, names_of) for inner in nested))
+        common = names if common is None else common & names
+    return common or frozenset()
 
 
 def _statement_end(masked: bytes, pos: int) -> int | None:

@@ -15,12 +15,12 @@ from bisect import bisect_right
 from dataclasses import replace
 
 from archlint.extract.cuda.asserts import arch_constants, static_asserts
-from archlint.extract.cuda.chains import constexpr_branch_spans, uniform_chains
+from archlint.extract.cuda.chains import constexpr_branch_spans, names_every_alternative_spells, uniform_chains
 from archlint.extract.cuda.functions import find_functions
 from archlint.extract.cuda.smem import smem_requests
 from archlint.extract.suppressions import parse_suppression_text
 from archlint.knowledge.kb import KnowledgeBase, load_kb
-from archlint.lang.cpp.declarations import read_declarations, type_test_spans
+from archlint.lang.cpp.declarations import read_declarations, spelled_names, type_test_spans
 from archlint.lang.cpp.sure import member_body_spans, sure_text
 from archlint.lang.cpp.directives import Structure, comment_spans, macro_at, scan_directives
 from archlint.lang.cpp.lexical import FileCalls
@@ -43,7 +43,8 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
     text = data.decode("utf-8", "replace")
     constexpr = constexpr_branch_spans(structure.masked) if b"constexpr" in structure.masked else []
     sure = _sure_text(structure, constexpr)
-    declarations = read_declarations(structure.masked, structure.line_starts, sure)
+    declarations = _with_chain_names(read_declarations(structure.masked, structure.line_starts, sure),
+                                     structure, constexpr, sure)
     around = _Around(spans, structure, declarations)
     constructs = sorted(
         _ptx_constructs(data, text, structure, spans) + _identifier_constructs(kb, structure, around),
@@ -267,6 +268,30 @@ def _mark_uniform_chains(constructs: list[Construct], kb: KnowledgeBase, structu
             c = replace(c, every_alternative=True)
         marked.append(c)
     return marked
+
+
+def _with_chain_names(declarations: Declarations, structure: Structure, constexpr: list[tuple[int, int]],
+                      sure: bytes) -> Declarations:
+    """Each definition's sure uses, plus what every working alternative of an `if constexpr` chain
+    it surely compiles spells (`BatchPrefillDispatched<AttentionKernelTraits<64, ...>>` in one
+    branch per head dimension, an unsupported-shape error in the last)."""
+    if not constexpr or not declarations.items:
+        return declarations
+    starts = structure.line_starts
+    added: dict[int, set[str]] = {}
+    for start, names in names_every_alternative_spells(_sure_text(structure, []), spelled_names):
+        if not _kept(sure, start):
+            continue
+        line = bisect_right(starts, start)
+        place = (line, start - starts[line - 1] + 1)
+        for number, item in enumerate(declarations.items):
+            if item.start <= place <= item.end:
+                added.setdefault(number, set()).update(names)
+    if not added:
+        return declarations
+    items = tuple(replace(item, sure_uses=item.sure_uses | added[number]) if number in added else item
+                  for number, item in enumerate(declarations.items))
+    return replace(declarations, items=items)
 
 
 def _sure_text(structure: Structure, constexpr: list[tuple[int, int]]) -> bytes:

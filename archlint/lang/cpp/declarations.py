@@ -431,6 +431,11 @@ def _closing(text: bytes, start: int, pair: re.Pattern) -> int | None:
     return None
 
 
+def spelled_names(text: bytes) -> set[str]:
+    """The names `text` spells that can instantiate something (`_identifiers`)."""
+    return _identifiers(text)
+
+
 def _identifiers(text: bytes, patterns: bool = True) -> set[str]:
     """The names `text` spells, leaving out what names a type without instantiating it: the
     arguments of type tests (`is_same_v<ArchTag, arch::Sm120>`, `is_base_of_v<SM90_TMA_LOAD, Op>`)
