@@ -117,10 +117,16 @@ def _alternative_needs(text: bytes, span: tuple[int, int], nested: tuple[Chain, 
         return True
     if any(_chain_needs(text, chain, offsets) for chain in nested):
         return True
+    return _does_no_work(_own_text(text, span, nested))
+
+
+def _own_text(text: bytes, span: tuple[int, int], nested: tuple[Chain, ...]) -> bytes:
+    """An alternative's text with the chains nested in it blanked."""
+    low, high = span
     own = bytearray(text[low:high])
     for chain in nested:
         own[chain.start - low : chain.end - low] = b" " * (chain.end - chain.start)
-    return _does_no_work(own)
+    return bytes(own)
 
 
 def _does_no_work(own: bytes) -> bool:
@@ -154,13 +160,11 @@ def _chain_names(text: bytes, chain: Chain, names_of: Callable[[bytes], set[str]
     if not chain.complete:
         return frozenset()
     common: frozenset[str] | None = None
-    for (low, high), nested in zip(chain.alternatives, chain.nested):
-        own = bytearray(text[low:high])
-        for inner in nested:
-            own[inner.start - low : inner.end - low] = b" " * (inner.end - inner.start)
-        if not nested and _does_no_work(bytes(own)):
+    for span, nested in zip(chain.alternatives, chain.nested):
+        own = _own_text(text, span, nested)
+        if not nested and _does_no_work(own):
             continue
-        names = frozenset(names_of(bytes(own))).union(*(_chain_names(text, inner, names_of) for inner in nested))
+        names = frozenset(names_of(own)).union(*(_chain_names(text, inner, names_of) for inner in nested))
         common = names if common is None else common & names
     return common or frozenset()
 
