@@ -366,7 +366,18 @@ def flag_set(index, evaluator, expr: PyExpr, scope, hops: int = 0) -> FlagSet:
             return flag_set(index, evaluator, assign.value, _scope(owner, assign.function, assign.line), hops + 1)
     if kind == "call" and index.idioms.arch_flags_call(expr.text) is not None:
         return FlagSet(nvcc_call=True)
+    if kind == "comp" and _preprocessor_option(expr.args[0]):
+        return FlagSet()  # `[f"-DFI_GDN_{key}={value}" for ...]`: defines, never a target
     return FlagSet(opaque=True)
+
+
+_PREPROCESSOR_OPTIONS = ("-D", "-U", "-I")
+
+
+def _preprocessor_option(expr: PyExpr) -> bool:
+    """A string or f-string that is a preprocessor option (a define, an include folder): whatever
+    its formatted parts hold, it cannot select a compilation target."""
+    return expr.kind in ("str", "fstr") and expr.text.startswith(_PREPROCESSOR_OPTIONS)
 
 
 def _flag_branches(index, evaluator, expr: PyExpr, scope, hops: int) -> FlagSet:

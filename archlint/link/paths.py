@@ -165,9 +165,33 @@ def resolve_sources(index) -> tuple[dict, dict, tuple]:
                 found[qualname].extend(ResolvedSource(ref, qualname if ref.function else "", template, "generated",
                                                       "a template the formatted name spells") for template in spelled)
                 continue
+            spelled = formatted_matches(index, module, ref) if path is None else []
+            if spelled:  # `csrc / f"moe_{dtype}.cu"`: each source of that folder the name can spell
+                found[qualname].extend(ResolvedSource(ref, qualname if ref.function else "", source, "root",
+                                                      "a source the formatted name spells") for source in spelled)
+                continue
             found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", path, how, reason))
     unique = {name: next(iter(paths)) for name, paths in generated.items() if len(paths) == 1 and None not in paths}
     return {key: tuple(value) for key, value in sorted(found.items())}, unique, tuple(dict.fromkeys(renders))
+
+
+_MIN_FORMATTED_STEM = 3  # literal characters a formatted file name keeps (`moe_{}.cu`), not `{}.cu`
+
+
+def formatted_matches(index, module: str, ref: SourceRef) -> list[str]:
+    """Every scanned file a path formatted at run time can name, where the folder it hangs off folds
+    to a scan path: a module built per dtype from `csrc / f"moe_{dtype}.cu"` compiles one of them."""
+    tail = "/".join(ref.parts)
+    stem = posixpath.splitext(posixpath.basename(tail))[0].replace("{}", "")
+    if ref.root_expr is None or "{}" not in tail or "{}" in posixpath.dirname(tail) or len(stem) < _MIN_FORMATTED_STEM:
+        return []
+    try:
+        base = fold_path(index, module, ref.root_expr, ref.function, ref.line)
+    except _Unresolved:
+        return []
+    spelled = posixpath.normpath(posixpath.join(base, tail))
+    pattern = re.compile("[^/]*".join(re.escape(part) for part in spelled.split("{}")))
+    return sorted(path for path in index.files if pattern.fullmatch(path))
 
 
 _FSTRING_RE = re.compile(r"""^[rR]?[fF][rR]?(['"])(.*)\1$""", re.S)
