@@ -243,3 +243,16 @@ def test_traits_every_head_dimension_branch_names_are_instantiated_and_their_sel
         assert "in `ss_op_selector` (which the unit instantiates)" in verdict.reason
         hop = verdict.evidence[-1]
         assert (hop.location.path, hop.location.line) == ("gm/include/mini/atom/mma_sm90_gmma.hpp", 38)
+
+
+def test_explicit_instantiations_are_read_and_extern_ones_are_not():
+    declarations = _declarations(b"""namespace flashinfer {
+template cudaError_t BatchPrefillWithPagedKVCacheDispatched
+    <128, 128, PagedParams>(PagedParams& params, bool enable_pdl, cudaStream_t stream);
+extern template void run_tactic<Tactic1Config>(void* out);
+template struct Holder<float>;
+template <typename T> void later(T) {}
+}
+""")
+    assert {"BatchPrefillWithPagedKVCacheDispatched", "PagedParams", "Holder"} <= declarations.instantiated
+    assert "run_tactic" not in declarations.instantiated and "later" not in declarations.instantiated

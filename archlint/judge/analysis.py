@@ -215,10 +215,11 @@ class TargetView:
 
 
 def _own_sure_names(facts: CudaFacts) -> frozenset[str]:
-    """What the unit's own non-template definitions name wherever they are compiled: they are
-    compiled whether called or not, so what they name (`workspace_for<Tactic1Sm128Config>`'s
-    argument) is instantiated."""
-    return frozenset().union(*(item.sure_uses for item in facts.declarations.items if not item.templated))
+    """What the unit's own explicit instantiations spell, and what its non-template definitions name
+    wherever they are compiled: they are compiled whether called or not, so what they name
+    (`workspace_for<Tactic1Sm128Config>`'s argument) is instantiated."""
+    declarations = facts.declarations
+    return declarations.instantiated.union(*(item.sure_uses for item in declarations.items if not item.templated))
 
 
 def _is_source_file(path: str) -> bool:

@@ -30,6 +30,7 @@ class Declarations:
     items: tuple[Declaration, ...] = ()
     loose: frozenset[str] = frozenset()  # identifiers of code outside any definition: always compiled
     read: bool = False  # False: the file could not be read this way; all of it counts as compiled
+    instantiated: frozenset[str] = frozenset()  # what its explicit instantiations (`template void f<T>(...);`) spell
 
 
 @dataclass(frozen=True)

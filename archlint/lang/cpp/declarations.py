@@ -66,6 +66,9 @@ _NEGATED_RE = re.compile(rb"(?:!|\bnot)\s*(?:\w+\s*::\s*)*$")
 _PLAIN_TYPE_RE = re.compile(rb"^\s*(?:typename\s+)?(?:::)?((?:\w+\s*::\s*)*)(\w+)\s*(?:<.*>)?\s*(?:const\s*)?[&*]*\s*$", re.S)
 
 
+_EXPLICIT_INSTANTIATION_RE = re.compile(rb"(?<![\w\s])\s*\btemplate\s+(?!<)[^;{}]*;")
+
+
 def read_declarations(masked: bytes, line_starts: tuple[int, ...], sure: bytes | None = None) -> Declarations:
     """The namespace-scope definitions of a comment- and literal-masked file. `sure`: the same text
     with what is compiled only under a condition blanked (`sure_text`), for each one's `sure_uses`."""
@@ -113,7 +116,14 @@ def read_declarations(masked: bytes, line_starts: tuple[int, ...], sure: bytes |
         items = [replace(item, sure_uses=frozenset(_identifiers(sure[_offset(line_starts, item.start):
                                                                    _offset(line_starts, item.end) + 1])))
                  for item in items]
-    return Declarations(tuple(items), frozenset(loose), True)
+    instantiated = frozenset(name for head in _explicit_instantiations(text) for name in _identifiers(head))
+    return Declarations(tuple(items), frozenset(loose), True, instantiated)
+
+
+def _explicit_instantiations(text: bytes) -> list[bytes]:
+    """The statements that instantiate a template explicitly (not `extern template`, which only
+    declares that another unit does)."""
+    return [match.group(0) for match in _EXPLICIT_INSTANTIATION_RE.finditer(text)]
 
 
 def without_directives(masked: bytes) -> bytes:
