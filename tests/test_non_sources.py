@@ -63,3 +63,17 @@ def test_marker_headers_leave_the_gate_decisive(result) -> None:
 def test_probe_named_by_a_bytes_label_guards_nothing(result) -> None:
     assert not [g for g in result.gates if g.location.path == "cake/probe.py"]
     assert not [f for f in result.findings if f.location.path == "cake/probe.py"]
+
+
+def test_a_string_a_str_method_edits_or_tests_text_with_is_no_source() -> None:
+    """FlashInfer's SM120 Sage attention names its module after the source: `removesuffix("_kernel.cu")`."""
+    code = b"""MODULES = {(0, 0): "sage_c214204e_kernel.cu", (0, 1): "sage_0f9c7da2_kernel.cu"}
+def gen_module(key, root):
+    source = MODULES[key]
+    name = source.removesuffix("_kernel.cu")
+    if not source.endswith(".cu") or source.startswith("legacy_"):
+        raise ValueError(name)
+    return gen_jit_spec(name, [root / source, root / "sage_binding.cu"])
+"""
+    names = sorted(ref.name for ref in extract_python("fi/jit/sage.py", code).sources)
+    assert names == ["sage_0f9c7da2_kernel.cu", "sage_binding.cu", "sage_c214204e_kernel.cu"]

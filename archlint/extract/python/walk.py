@@ -29,6 +29,7 @@ from archlint.lang.python.strings import (
     STATEMENTS,
     is_path_expr,
     is_probe,
+    is_text_operand,
     same_node,
     source_ref,
     string_context,
@@ -314,7 +315,7 @@ class _Walker:
             dynamic = True
         if value is None:
             return None
-        if is_cuda_name(value) and not is_bytes(node) and not is_probe(node, self.idioms.join_calls):
+        if is_cuda_name(value) and not (is_bytes(node) or is_probe(node, self.idioms.join_calls) or is_text_operand(node)):
             self.out.sources.append(source_ref(self.exprs, node, value, dynamic, frame.function,
                                                self.col(node.start_point), self.idioms.join_calls))
         elif not dynamic and ARCH_STRING_RE.search(value):

@@ -83,6 +83,21 @@ def is_probe(node, join_calls: tuple[str, ...]) -> bool:
     return False
 
 
+_TEXT_METHODS = frozenset({"removesuffix", "removeprefix", "endswith", "startswith", "replace", "split", "rsplit",
+                           "strip", "rstrip", "lstrip", "partition", "rpartition", "find", "rfind", "index", "count"})
+
+
+def is_text_operand(node) -> bool:
+    """A string a str method edits or tests text with (`source.removesuffix("_kernel.cu")`,
+    `name.endswith(".cu")`): a piece of a file name, never a file the build compiles."""
+    parent = node.parent
+    if parent is None or parent.type != "argument_list" or parent.parent is None or parent.parent.type != "call":
+        return False
+    function = parent.parent.child_by_field_name("function")
+    return (function is not None and function.type == "attribute"
+            and node_text(function.child_by_field_name("attribute")) in _TEXT_METHODS)
+
+
 def string_context(node) -> str:
     """Names near a string: enclosing call callee, keyword, assignment target, subscript key."""
     names: list[str] = []
