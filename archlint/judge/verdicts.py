@@ -137,6 +137,10 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
         first = analysis.empty[0]
         more = f" (+{len(analysis.empty) - 1} more kernels)" if len(analysis.empty) > 1 else ""
         return Verdict.EMPTY, first.message + more, first.chain
+    if analysis.arch_checks:
+        first = analysis.arch_checks[0]
+        more = f" (+{len(analysis.arch_checks) - 1} more)" if len(analysis.arch_checks) > 1 else ""
+        return Verdict.GENUINE, first.message + more, first.chain
     if not units.sources:
         why = f"unresolved: {', '.join(units.unresolved[:3])}" if units.unresolved else "no CUDA source found behind it"
         return Verdict.UNKNOWN, f"guarded sources could not be resolved ({why})", ()
@@ -151,6 +155,9 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
         return Verdict.UNKNOWN, f"some guarded sources could not be resolved: {', '.join(units.unresolved[:3])}", ()
     if not exact:
         return Verdict.UNKNOWN, "the gate's condition could only be read approximately", ()
+    if analysis.prebuilt:
+        first = analysis.prebuilt[0]
+        return Verdict.UNKNOWN, f"{first.message}{_settle(first)}", first.chain
     if analysis.kernels == 0:
         return Verdict.UNKNOWN, f"no kernel of the guarded units compiles for {target} as archlint reads them (a -D flag it cannot read may select them)", ()
     reason = f"nothing reachable from {len(units.sources)} guarded source(s) needs what {target} lacks"
