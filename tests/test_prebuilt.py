@@ -141,6 +141,7 @@ def test_loader_calls_are_calls_in_functions_not_declarations():
     facts = _facts("""
 struct Driver { CUresult cuModuleLoadData(CUmodule* module, void const* image) const; };
 void load(Driver const& driver, CUmodule* module, void const* image) { driver.cuModuleLoadData(module, image); }
+CUresult Driver::cuModuleLoadData(CUmodule* module, void const* image) const { return (*_cuModuleLoadData)(module, image); }
 """)
     assert [(l.name, l.function, l.line) for l in facts.loaders] == [("cuModuleLoadData", "load", 3)]
 

@@ -65,7 +65,7 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         arch_constants=arch_constants(structure),
         static_asserts=static_asserts(structure, spans.enclosing),
         runtime_archs=tuple(_runtime_archs(data, structure, spans)),
-        loaders=prebuilt.loaders(spans.enclosing),
+        loaders=prebuilt.loaders(spans.function_at),
         arch_checks=prebuilt.checks(spans.function_at) + prebuilt.predicates(functions),
         sm_constants=prebuilt.constants(),
     )

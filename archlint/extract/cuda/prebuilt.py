@@ -70,14 +70,17 @@ class PrebuiltScan:
     def wanted(self) -> bool:
         return bool(self._loaders or self._checks or self._predicates)
 
-    def loaders(self, enclosing: Callable[[int], str]) -> tuple[LoaderCall, ...]:
+    def loaders(self, function_at: Callable[[int], Function | None]) -> tuple[LoaderCall, ...]:
         found = []
         for match in self._loaders:
             line = self.structure.line_of(match.start(1))
-            function = enclosing(line)
-            if function:  # a call; outside functions the name is a declaration or a macro body
-                col = match.start(1) - self.structure.line_starts[line - 1] + 1
-                found.append(LoaderCall(match.group(1).decode(), line, col, self.structure.region_at(line), function))
+            col = match.start(1) - self.structure.line_starts[line - 1] + 1
+            function = function_at(line)
+            # A call; outside functions the name is a declaration or a macro body, and a wrapper's
+            # definition of the same name (TensorRT-LLM's CUDADriverWrapper) loads only when called.
+            name = match.group(1).decode()
+            if function is not None and (function.line, function.name) != (line, name):
+                found.append(LoaderCall(name, line, col, self.structure.region_at(line), function.qualname))
         return tuple(found)
 
     def checks(self, function_at: Callable[[int], Function | None]) -> tuple[ArchCheck, ...]:
