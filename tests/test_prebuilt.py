@@ -78,8 +78,10 @@ def test_cubins_loaded_with_no_check_keep_the_gate_unknown_whatever_its_own_kern
 def test_kernels_that_only_include_an_export_declaration_header_are_judged_on_their_own(gates):
     verdicts = _by_target(gates["moe_utils.py"])
     assert {t for t, v in verdicts.items() if v.verdict is Verdict.POLICY} == {"sm_110a", "sm_120a", "sm_121a"}
-    assert {t for t, v in verdicts.items() if v.verdict is Verdict.GENUINE} == {"sm_80", "sm_89"}
-    assert "cudaGridDependencySynchronize" in verdicts["sm_80"].reason
+    # below sm_90 the cluster kernel is its `#else` twin, which only asserts
+    assert {t for t, v in verdicts.items() if v.verdict is Verdict.EMPTY} == {"sm_80", "sm_89"}
+    assert "kernel `routingClusterKernel` (line 28) only traps for sm_80" in verdicts["sm_80"].reason
+    assert [hop.location.line for hop in verdicts["sm_80"].evidence[-2:]] == [28, 22]
     assert not any("not found in the scanned trees" in v.reason for gate in gates.values() for v in gate.verdicts)
 
 
@@ -91,7 +93,7 @@ def test_sarif_results_carry_the_rule_of_each_verdict():
         path = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1]
         rules.setdefault(path, set()).add(result["ruleId"])
     assert rules == {"gemm.py": {"AL102"}, "fmha.py": {"AL102"}, "xqa_cubin.py": {"AL102"}, "cudnn_sdpa.py": {"AL104"},
-                     "moe_utils.py": {"AL101", "AL102"}}
+                     "moe_utils.py": {"AL101", "AL103"}, "sm90_moe.py": {"AL103", "AL104"}}
 
 
 def _facts(code: str):
@@ -157,3 +159,13 @@ def test_host_header_rows():
     assert row("flashInferMetaInfo.h").runs_prebuilt and row("include/flashinferMetaInfo.h").runs_prebuilt
     assert row("flashinfer/trtllm/gemm/GemmInterface.h") is None
     assert {"cuModuleLoadData", "cuLibraryLoadData", "cudaLibraryLoadFromFile"} <= knowledge.loaders
+
+
+def test_a_gate_whose_code_runs_cute_dsl_kernels_is_never_policy(gates):
+    verdicts = _by_target(gates["sm90_moe.py"])
+    assert {t for t, v in verdicts.items() if v.verdict is Verdict.EMPTY} == {"sm_80", "sm_89"}  # its CUDA routing
+    for target in ("sm_100a", "sm_103a", "sm_110a", "sm_120a", "sm_121a"):
+        assert verdicts[target].verdict is Verdict.UNKNOWN
+        assert "runs `grouped_gemm_sm90`, whose module imports `cutlass.cute`" in verdicts[target].reason
+        last = verdicts[target].evidence[-1]
+        assert (last.location.path.rsplit("/", 1)[-1], last.location.line) == ("grouped_gemm_dsl.py", 13)
