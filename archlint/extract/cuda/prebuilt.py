@@ -113,9 +113,11 @@ class PrebuiltScan:
         return tuple(found)
 
 
-def _text(structure: Structure, start: int, end: int) -> str:
-    """The code as written (string literals kept) between two offsets, on one line."""
-    text = " ".join(structure.raw[start:end].decode("utf-8", "replace").split())
+def _text(structure: Structure, start: int, end: int, literals: bool = True) -> str:
+    """The code as written between two offsets, on one line: with its string literals (a check's
+    message), or with comments and literals blanked (a function's head)."""
+    source = structure.raw if literals else structure.masked
+    text = " ".join(source[start:end].decode("utf-8", "replace").split())
     return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 3] + "..."
 
 
@@ -303,7 +305,7 @@ def _predicate(structure: Structure, function: Function) -> ArchCheck | None:
     if not values:
         return None
     return ArchCheck("predicate", function.name, parameter, tuple(dict.fromkeys(values)),
-                     _text(structure, head_start + 1, close + 1), function.line, function.col, function.region,
+                     _text(structure, head_start + 1, close + 1, literals=False), function.line, function.col, function.region,
                      function.qualname)
 
 
