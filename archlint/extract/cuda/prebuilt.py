@@ -31,8 +31,10 @@ _BRANCHES_RE = re.compile(rb"\b(?:if|for|while|switch|return|break|continue|goto
 _BOOL_RE = re.compile(rb"\bbool\b")
 _INT_TYPE_RE = re.compile(r"(?:const\s+)?(?:std::)?(?:(?:unsigned|signed)\s+)?"
                           r"(?:int|long|short|unsigned|u?int(?:8|16|32|64)_t|size_t)(?:\s+int)?(?:\s+const)?")
-_CONSTANT_RE = re.compile(rb"\b(?:constexpr|const)\b[^;={}()]{0,80}?\b(" + _IDENT + rb")\s*(?:=\s*|\{\s*)(\d+)[uUlL]*\s*[};]")
-_PREDICATE_HINT_RE = re.compile(rb"\breturn\s+\(?\s*\w*(?:[sS][mM]|[aA]rch)\w*\s*==")
+# Patterns that start with a literal, which the regex engine finds fast.
+_CONSTANT_RE = re.compile(rb"const(?:expr)?\s[^;={}()]{0,80}?\b(" + _IDENT + rb")\s*(?:=\s*|\{\s*)(\d+)[uUlL]*\s*[};]")
+_EQUALITY_RETURN_RE = re.compile(rb"return\s+\(?\s*(\w+)\s*==")
+_SM_HINT_RE = re.compile(rb"[sS][mM]|[aA][rR][cC][hH]")
 _TEXT_LIMIT = 160
 
 
@@ -61,10 +63,10 @@ class PrebuiltScan:
         self.structure = structure
         self.knowledge = knowledge
         masked = structure.masked
-        names = sorted(knowledge.loaders, key=len, reverse=True)
-        self._loaders = [m for m in re.finditer(rb"(?<![\w])(" + b"|".join(n.encode() for n in names) + rb")\s*\(", masked)] if names else []
+        names = sorted((n for n in knowledge.loaders if n.encode() in masked), key=len, reverse=True)
+        self._loaders = list(re.finditer(rb"(?<![\w])(" + b"|".join(n.encode() for n in names) + rb")\s*\(", masked)) if names else []
         self._checks = _macro_checks(structure, knowledge.check_macros) + _if_throws(structure, knowledge.error_macros)
-        self._predicates = _PREDICATE_HINT_RE.search(masked) is not None
+        self._predicates = any(_SM_HINT_RE.search(m.group(1)) for m in _EQUALITY_RETURN_RE.finditer(masked))
 
     @property
     def wanted(self) -> bool:
@@ -105,12 +107,17 @@ class PrebuiltScan:
 
     def constants(self) -> tuple[SmConstant, ...]:
         found = []
-        for match in _CONSTANT_RE.finditer(self.structure.masked):
+        masked = self.structure.masked
+        for match in _CONSTANT_RE.finditer(masked):
             name = match.group(1).decode()
-            if sm_named(name):
+            if _SM_HINT_RE.search(match.group(1)) and not _word_before(masked, match.start()) and sm_named(name):
                 line = self.structure.line_of(match.start(1))
                 found.append(SmConstant(name, int(match.group(2)), line, self.structure.region_at(line)))
         return tuple(found)
+
+
+def _word_before(masked: bytes, offset: int) -> bool:
+    return offset > 0 and (masked[offset - 1 : offset].isalnum() or masked[offset - 1 : offset] == b"_")
 
 
 def _text(structure: Structure, start: int, end: int, literals: bool = True) -> str:
@@ -123,9 +130,10 @@ def _text(structure: Structure, start: int, end: int, literals: bool = True) -> 
 
 def _macro_checks(structure: Structure, macros: frozenset[str]) -> list[_Candidate]:
     masked = structure.masked
-    if not macros or b"==" not in masked:
+    present = sorted(m.encode() for m in macros if m.encode() in masked)
+    if not present or b"==" not in masked:
         return []
-    pattern = re.compile(rb"(?<![\w])(" + b"|".join(sorted(m.encode() for m in macros)) + rb")\s*\(")
+    pattern = re.compile(rb"(?<![\w])(" + b"|".join(present) + rb")\s*\(")
     found = []
     for match in pattern.finditer(masked):
         if macro_at(structure.defines, structure.line_of(match.start())) is not None:
