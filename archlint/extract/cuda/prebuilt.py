@@ -35,6 +35,7 @@ _INT_TYPE_RE = re.compile(r"(?:const\s+)?(?:std::)?(?:(?:unsigned|signed)\s+)?"
 _CONSTANT_RE = re.compile(rb"const(?:expr)?\s[^;={}()]{0,80}?\b(" + _IDENT + rb")\s*(?:=\s*|\{\s*)(\d+)[uUlL]*\s*[};]")
 _EQUALITY_RETURN_RE = re.compile(rb"return\s+\(?\s*(\w+)\s*==")
 _SM_HINT_RE = re.compile(rb"[sS][mM]|[aA][rR][cC][hH]")
+_PREDICATE_HINT_RE = re.compile(rb"[sS][mM]|[aA]rch")
 _TEXT_LIMIT = 160
 
 
@@ -66,7 +67,8 @@ class PrebuiltScan:
         names = sorted((n for n in knowledge.loaders if n.encode() in masked), key=len, reverse=True)
         self._loaders = list(re.finditer(rb"(?<![\w])(" + b"|".join(n.encode() for n in names) + rb")\s*\(", masked)) if names else []
         self._checks = _macro_checks(structure, knowledge.check_macros) + _if_throws(structure, knowledge.error_macros)
-        self._predicates = any(_SM_HINT_RE.search(m.group(1)) for m in _EQUALITY_RETURN_RE.finditer(masked))
+        self._predicates = any(_PREDICATE_HINT_RE.search(m.group(1)) and not _word_before(masked, m.start())
+                               for m in _EQUALITY_RETURN_RE.finditer(masked))
 
     @property
     def wanted(self) -> bool:
