@@ -60,9 +60,13 @@ def test_the_fmha_runner_that_checks_the_sm_in_its_constructor_is_genuine_elsewh
 def test_a_tensorrt_llm_check_with_a_constant_is_read_too(gates):
     verdicts = _by_target(gates["xqa_cubin.py"])
     assert verdicts["sm_100a"].verdict is Verdict.GENUINE and verdicts["sm_80"].verdict is Verdict.GENUINE
-    assert "`TLLM_CHECK_WITH_INFO(mSM == kSM_90," in verdicts["sm_100a"].reason
-    assert "only on SM 90 (compute capability 9.0)" in verdicts["sm_100a"].reason
+    assert "`TLLM_CHECK_WITH_INFO(mSM == kSM_90 || mSM == kSM_120," in verdicts["sm_100a"].reason
+    assert "only on SM 90 and 120 (compute capability 9.0, 12.0)" in verdicts["sm_100a"].reason
+    assert verdicts["sm_121a"].verdict is Verdict.GENUINE
     assert verdicts["sm_100a"].evidence[-2].name == "cuModuleLoadData"
+    # the check lets sm_120a through: whether a cubin serves it is not in the scanned code
+    assert verdicts["sm_120a"].verdict is Verdict.UNKNOWN
+    assert "lets sm_120a through" in verdicts["sm_120a"].reason and "runs prebuilt kernels" in verdicts["sm_120a"].reason
 
 
 def test_cubins_loaded_with_no_check_keep_the_gate_unknown_whatever_its_own_kernels_need(gates):
@@ -92,7 +96,7 @@ def test_sarif_results_carry_the_rule_of_each_verdict():
     for result in results:
         path = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1]
         rules.setdefault(path, set()).add(result["ruleId"])
-    assert rules == {"gemm.py": {"AL102"}, "fmha.py": {"AL102"}, "xqa_cubin.py": {"AL102"}, "cudnn_sdpa.py": {"AL104"},
+    assert rules == {"gemm.py": {"AL102"}, "fmha.py": {"AL102"}, "xqa_cubin.py": {"AL102", "AL104"}, "cudnn_sdpa.py": {"AL104"},
                      "moe_utils.py": {"AL101", "AL103"}, "sm90_moe.py": {"AL103", "AL104"}}
 
 
@@ -169,3 +173,27 @@ def test_a_gate_whose_code_runs_cute_dsl_kernels_is_never_policy(gates):
         assert "runs `grouped_gemm_sm90`, whose module imports `cutlass.cute`" in verdicts[target].reason
         last = verdicts[target].evidence[-1]
         assert (last.location.path.rsplit("/", 1)[-1], last.location.line) == ("grouped_gemm_dsl.py", 13)
+
+
+def test_a_check_against_a_constant_no_scanned_file_defines_settles_nothing(tmp_path):
+    (tmp_path / "pkg" / "csrc").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "jit.py").write_text(
+        "import pathlib\n\n"
+        "def get_nvcc_flags_list(supported_major_versions=None):\n"
+        "    return [f'-gencode=arch=compute_{m}0a,code=sm_{m}0a' for m in supported_major_versions]\n\n"
+        "def gen_jit_spec(name, sources, extra_cuda_cflags=None):\n    return name, sources, extra_cuda_cflags\n\n"
+        "def gen_runner_module():\n"
+        "    flags = get_nvcc_flags_list(supported_major_versions=[9])\n"
+        "    return gen_jit_spec('runner', [pathlib.Path(__file__).parent / 'csrc' / 'runner.cu'], extra_cuda_cflags=flags)\n")
+    (tmp_path / "pkg" / "csrc" / "runner.cu").write_text(
+        "#include <cuda.h>\n\n"
+        "void load_hopper_kernels(int sm, CUmodule* module, void const* image) {\n"
+        "  TORCH_CHECK(sm == kSmHopper, \"Hopper only\");\n"
+        "  cuModuleLoadData(module, image);\n"
+        "}\n")
+    result = scan(ScanOptions(paths=(str(tmp_path),), targets=("sm_120a",), use_cache=False, jobs=1))
+    (verdict,) = result.gates[0].verdicts
+    assert verdict.verdict is Verdict.UNKNOWN
+    assert "compares with values archlint cannot read (kSmHopper)" in verdict.reason
+    assert "--include-dir" in verdict.reason

@@ -145,18 +145,24 @@ def _excluding(view: "TargetView", item: _Served, marker: _Marker, chain: tuple[
 
 def _unknown(view: "TargetView", marker: _Marker, served: list[_Served]) -> Hit:
     target = view.target
-    notes = []
-    for item in served:
-        if item.sms is None:
-            notes.append(f"{_check_text(item.check)} compares with values archlint cannot read ({', '.join(item.check.values[:4])})")
-        else:
-            notes.append(f"{_check_text(item.check)} lets {target} through")
-    said = f"; {notes[0]}" if notes else "; no check in its host code says which GPUs they serve"
-    message = f"the unit runs prebuilt kernels ({_marker_text(marker)}), which the scanned code does not hold{said}"
+    head = f"the unit runs prebuilt kernels ({_marker_text(marker)}), which the scanned code does not hold"
+    admitting = [item for item in served if item.sms is not None]
+    unreadable = [item for item in served if item.sms is None]
+    if admitting:  # the check serves the target: only the binaries could say more
+        said = f"{_check_text(admitting[0].check)} lets {target} through, and what the binaries hold is not in the scanned code"
+        return _prebuilt_hit(marker, f"{head}; {said}", "")
+    if unreadable:
+        check = unreadable[0].check
+        said = f"{_check_text(check)} compares with values archlint cannot read ({', '.join(check.values[:4])})"
+        return _prebuilt_hit(marker, f"{head}; {said}", "settle by scanning the folder that defines them or passing it with --include-dir")
     if marker.fetched:
         settle = "settle by scanning the headers and kernel table the JIT fetches (--include-dir), or with a check of the SM version where the kernels load"
     else:
         settle = "settle with a check of the SM version (`sm == 100 || sm == 103`) in the host code that loads them"
+    return _prebuilt_hit(marker, f"{head}; no check in its host code says which GPUs they serve", settle)
+
+
+def _prebuilt_hit(marker: _Marker, message: str, settle: str) -> Hit:
     return Hit(HitKind.PREBUILT, marker.hop.location, message, marker.chain + (marker.hop,), False, settle)
 
 
