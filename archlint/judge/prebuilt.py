@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -49,8 +50,12 @@ class _Served:
     sms: frozenset[int] | None
 
 
-def prebuilt_hits(view: "TargetView", parents: dict[str, tuple[str, int] | None], reach,
-                  include_chain) -> tuple[list[Hit], list[Hit]]:
+IncludeChain = Callable[[str], tuple[Evidence, ...]]  # the hops from the unit to a file it includes
+Reach = tuple[set[tuple[str, str]], set[tuple[str, str]], frozenset[str]]
+
+
+def prebuilt_hits(view: "TargetView", parents: dict[str, tuple[str, int] | None], reach: Reach,
+                  include_chain: IncludeChain) -> tuple[list[Hit], list[Hit]]:
     """(excluding, unknown): the checks that keep the target from the unit's prebuilt kernels (each a
     GENUINE reason), or else one UNKNOWN hit saying where the unit loads them; ([], []) for a unit
     that runs none. `reach`: the functions compiled, those surely compiled, the names surely called."""
@@ -68,7 +73,7 @@ def prebuilt_hits(view: "TargetView", parents: dict[str, tuple[str, int] | None]
     return [], [_unknown(view, first, served)]
 
 
-def _markers(view: "TargetView", files: list[str], reached, include_chain) -> list[_Marker]:
+def _markers(view: "TargetView", files: list[str], reached: set[tuple[str, str]], include_chain: IncludeChain) -> list[_Marker]:
     knowledge = load_prebuilt()
     found = []
     for path in files:
@@ -95,7 +100,7 @@ def _may_compile(view: "TargetView", path: str, region: int) -> bool:
     return view.truth(path, region) != 0 or view.truth(path, region, host=True) != 0
 
 
-def _served(view: "TargetView", files: list[str], surely, called: frozenset[str]) -> list[_Served]:
+def _served(view: "TargetView", files: list[str], surely: set[tuple[str, str]], called: frozenset[str]) -> list[_Served]:
     """The checks and called predicates the unit surely runs, with the SMs each lets through."""
     constants: dict[str, set[int]] = {}
     for path in files:
