@@ -11,14 +11,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from archlint.judge.asserts import assert_hits
-from archlint.judge.hits import SETTLE_BY_INCLUDE_DIR, Hit, HitKind, settle_by_define
+from archlint.judge.hits import Hit, HitKind, settle_by_define
 from archlint.judge.hollow import (
     directive_text,
     empty_kernel,
     fallback_trap,
     false_conjunct,
 )
-from archlint.judge.pinned import pinned_runtime_builds
+from archlint.judge.incomplete import code_holes, unresolved_includes
+from archlint.judge.pinned import runtime_builds
+from archlint.judge.prebuilt import prebuilt_hits
 from archlint.judge.reach import Unreached, unreached_declarations
 from archlint.knowledge.arch import Target
 from archlint.knowledge.kb import KnowledgeBase, Requirement
@@ -51,6 +53,10 @@ class Analysis:
     kernel_hops: tuple[Evidence, ...] = ()
     checked: tuple[CheckedConstruct, ...] = ()
     compiled: tuple[str, ...] = ()  # the units walked: the sources among the linked files
+    # Prebuilt kernels (judge/prebuilt.py): host checks that keep the target from them, and units
+    # that run them with nothing to say which GPUs they serve.
+    arch_checks: tuple[Hit, ...] = ()
+    prebuilt: tuple[Hit, ...] = ()
 
 
 Defines = Mapping[str, object]  # -D name -> int value, UNKNOWN_DEFINE or NOT_PASSED
@@ -248,6 +254,8 @@ class _UnitHits:
     headers: tuple[str, ...] = ()
     kernel_hops: tuple[Evidence, ...] = ()
     checked: tuple[CheckedConstruct, ...] = ()
+    arch_checks: tuple[Hit, ...] = ()
+    prebuilt: tuple[Hit, ...] = ()
 
 
 def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[TargetView, ...], head: tuple[Evidence, ...]) -> Analysis:
@@ -267,7 +275,8 @@ def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[
     return Analysis(view.target, joined(lambda p: p.blockers), joined(lambda p: p.possible), joined(lambda p: p.empty),
                     joined(lambda p: p.unresolved), len(sources), reached, sum(part.kernels for part in parts),
                     joined(lambda p: p.assumed), tuple(headers), tuple(kernel_hops),
-                    tuple(checked[key] for key in sorted(checked)), compiled)
+                    tuple(checked[key] for key in sorted(checked)), compiled,
+                    joined(lambda p: p.arch_checks), joined(lambda p: p.prebuilt))
 
 
 def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]) -> _UnitHits:
@@ -293,14 +302,15 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         return lambda site: ((path, site.function) in reached if site.function
                              else not unreached.covers(path, site.line, site.col))
 
+    arch_checks, prebuilt = prebuilt_hits(view, parents, (reached, surely, called), lambda path: _include_chain(parents, path))
     kernels = 0
     for path in sorted(files):
         facts = view.index.files[path]
         chain = _include_chain(parents, path)
         compiled = compiled_in(path)
-        _unresolved_includes(view, facts, chain, unresolved)
-        _code_holes(facts, chain, unresolved, assumed)
-        _runtime_builds(view, facts, (compiled, surely), chain, blockers, possible)
+        unresolved_includes(view, facts, chain, unresolved)
+        code_holes(facts, chain, unresolved, assumed)
+        runtime_builds(view, facts, (compiled, surely), chain, blockers, possible)
         for construct in facts.constructs:
             if compiled(construct):
                 _judge_construct(view, facts, construct, (reached, surely, called, sure_spans), source, chain, blockers, possible, checked)
@@ -330,7 +340,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         blockers = [hit for hit in blockers if hit.kind is not HitKind.ARCH_TAG]
     return _UnitHits(_dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved),
                      frozenset(reached) | {(path, "") for path in files}, kernels, _dedupe(assumed),
-                     tuple(sorted(files - {source})), tuple(kernel_hops), tuple(checked))
+                     tuple(sorted(files - {source})), tuple(kernel_hops), tuple(checked), _dedupe(arch_checks), _dedupe(prebuilt))
 
 
 def hollow_kernels(analysis: Analysis) -> tuple[Hit, ...]:
@@ -349,39 +359,6 @@ def _include_chain(parents: dict[str, tuple[str, int] | None], path: str) -> tup
         current = parent
     hops.append(Evidence(Location(current, 1), f"compiles {current}", EvidenceKind.COMPILES, source=current))
     return tuple(reversed(hops))
-
-
-def _unresolved_includes(view: TargetView, facts: CudaFacts, chain, out: list[Hit]) -> None:
-    for resolved in view.index.resolved(facts.path):
-        if resolved.target is None and not resolved.external and view.truth(facts.path, resolved.include.region) != 0:
-            location = Location(facts.path, resolved.include.line)
-            message = f"#include \"{resolved.include.target}\" not found in the scanned trees"
-            out.append(Hit(HitKind.UNRESOLVED, location, message, chain, False, SETTLE_BY_INCLUDE_DIR))
-
-
-def _runtime_builds(view: TargetView, facts: CudaFacts, reach, chain, blockers: list[Hit], possible: list[Hit]) -> None:
-    """Kernels built at run time for one arch the target cannot run: a blocker where the code that
-    builds them surely compiles and its condition holds."""
-    compiled, surely = reach
-    for pin, location, message in pinned_runtime_builds(view, facts, compiled):
-        certain = (facts.path, pin.function) in surely and view.truth(facts.path, pin.region, host=True) == 1
-        hop = Evidence(location, message, EvidenceKind.CONSTRUCT, name=pin.arch)
-        (blockers if certain else possible).append(Hit(HitKind.INSTRUCTION, location, message, chain + (hop,), certain))
-
-
-def _code_holes(facts: CudaFacts, chain, unresolved: list[Hit], assumed: list[Hit]) -> None:
-    for hole in facts.template_holes:
-        if hole.kind not in ("code", "filled"):
-            continue
-        location = Location(facts.path, hole.line)
-        placeholder = f"template placeholder `{{{{ {hole.name} }}}}`"
-        if hole.kind == "filled":
-            message = f"{placeholder} {hole.why}"
-            hop = Evidence(location, message, EvidenceKind.TEMPLATE)
-            assumed.append(Hit(HitKind.ASSUMED, location, message, chain + (hop,), True))
-        else:
-            message = f"{placeholder} stands for code the JIT renders in" + (f" ({hole.why})" if hole.why else "")
-            unresolved.append(Hit(HitKind.UNRESOLVED, location, message, chain, False))
 
 
 def emits_instruction(construct: Construct) -> bool:

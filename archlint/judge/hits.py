@@ -20,6 +20,8 @@ class HitKind(Enum):
     TRAP_CALL = "trap-call"
     UNRESOLVED = "unresolved"
     ASSUMED = "assumed"
+    ARCH_CHECK = "arch-check"  # host code keeps the target from the unit's prebuilt kernels
+    PREBUILT = "prebuilt"  # the unit runs prebuilt kernels archlint cannot judge
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,13 @@ def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, referen
     if any(not traps(line) for line in live) and not fallback_trap:
         return None
     code = [line for line in function.body if not traps(line)]
+    twin = None
     if references and not any(ref.truth(facts.path, line.region) != 0 for ref in references for line in code):
-        return None  # empty on every admitted build too: not what the gate decides
+        twin = _arch_twin(view, facts, function, references) if live else None
+        if twin is None:
+            return None  # empty on every admitted build too: not what the gate decides
     dropped = [line.region for line in code if line.region >= 0 and view.truth(facts.path, line.region) == 0]
-    region = facts.regions[dropped[0]] if dropped else None
+    region = facts.regions[dropped[0]] if dropped else facts.regions[twin.region] if twin else None
     kind = HitKind.TRAP_KERNEL if live else HitKind.EMPTY_KERNEL
     where = Location(facts.path, region.line if region else function.line)
     reason = view.why_false(facts.path, region.index) if region else "no code left"
@@ -42,6 +45,22 @@ def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, referen
     hops = (Evidence(kernel, f"kernel `{function.name}`", EvidenceKind.KERNEL, name=function.name),
             Evidence(where, message, said, name=function.name))
     return Hit(kind, where, message, chain + hops, True)
+
+
+def _arch_twin(view: TargetView, facts: CudaFacts, function: Function, references: tuple[TargetView, ...]) -> Function | None:
+    """The real definition of a kernel defined twice under an arch conditional (`#if __CUDA_ARCH__ >=
+    900` the kernel, `#else` one that only asserts): compiled with code on an admitted build, not on
+    this target, while this trap-only definition is."""
+    if function.region < 0 or not _in_arch_fallback(view, facts, function.region, -1):
+        return None
+    for other in facts.functions:
+        if other is function or other.qualname != function.qualname or other.kind != "global" or other.region < 0:
+            continue
+        if view.truth(facts.path, other.region) == 0 and any(
+                ref.truth(facts.path, other.region) != 0 and ref.truth(facts.path, line.region) != 0
+                and not view.index.traps(line) for ref in references for line in other.body):
+            return other
+    return None
 
 
 def fallback_trap(view: TargetView, facts: CudaFacts, function: Function, references: tuple[TargetView, ...],

@@ -6,12 +6,25 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+from archlint.judge.hits import Hit, HitKind
 from archlint.knowledge.arch import Target, TargetError, parse_target
 from archlint.model.cuda import CudaFacts, RuntimeArch
-from archlint.model.findings import Location
+from archlint.model.findings import Evidence, EvidenceKind, Location
 
 if TYPE_CHECKING:
     from archlint.judge.analysis import TargetView
+
+
+def runtime_builds(view: "TargetView", facts: CudaFacts, reach, chain: tuple[Evidence, ...],
+                   blockers: list[Hit], possible: list[Hit]) -> None:
+    """Kernels built at run time for one arch the target cannot run: a blocker where the code that
+    builds them surely compiles and its condition holds."""
+    compiled, surely = reach
+    for pin, location, message in pinned_runtime_builds(view, facts, compiled):
+        certain = (facts.path, pin.function) in surely and view.truth(facts.path, pin.region, host=True) == 1
+        hop = Evidence(location, message, EvidenceKind.CONSTRUCT, name=pin.arch)
+        (blockers if certain else possible).append(Hit(HitKind.INSTRUCTION, location, message, chain + (hop,), certain))
+
 
 def pinned_runtime_builds(view: "TargetView", facts: CudaFacts,
                           compiled: Callable[[RuntimeArch], bool]) -> Iterator[tuple[RuntimeArch, Location, str]]:

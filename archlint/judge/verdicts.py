@@ -38,9 +38,12 @@ def guarded_units(pyindex: PyIndex, gate: Gate) -> GuardedUnits:
     queue = deque((name, head, 0, _is_machinery(pyindex, name)) for name in functions)
     module_paths = {module: path for path, module in pyindex.module_of_path.items()}
     specs: list[tuple[str, ...]] = []
+    python_kernels: tuple[Evidence, ...] = ()
     while queue:
         name, chain, depth, machinery = queue.popleft()
         function = pyindex.functions.get(name)
+        if function is not None and depth <= 1 and not python_kernels:
+            python_kernels = _python_kernels(pyindex, name, function, chain, _module_path(module_paths, name))
         lists = flag_lists_of(pyindex, "", name) if function is not None and not machinery else []
         if lists:
             specs.append(tuple(define for flags in lists for define in flags.defines))
@@ -59,7 +62,26 @@ def guarded_units(pyindex: PyIndex, gate: Gate) -> GuardedUnits:
                 queue.append((callee, hop, depth + 1, machinery or _is_machinery(pyindex, callee)))
     # Flags of one spec describe its units; of several, none of them alone describes all the units.
     spec_defines = specs[0] if len(specs) == 1 else ()
-    return GuardedUnits(tuple(sorted(sources)), tuple(sorted(set(unresolved))), sources, spec_defines)
+    return GuardedUnits(tuple(sorted(sources)), tuple(sorted(set(unresolved))), sources, spec_defines, python_kernels)
+
+
+_DSL_MODULES = ("cutlass.cute",)  # CuTe DSL: kernels written in Python, compiled at run time
+
+
+def _python_kernels(pyindex: PyIndex, name: str, function, chain: tuple[Evidence, ...], path: str) -> tuple[Evidence, ...]:
+    """The hops to a function the gate's code runs (itself, or one it calls) whose module imports
+    CuTe DSL: it compiles device code from Python, which archlint does not read."""
+    module = pyindex.module_of_path.get(path, "")
+    facts = pyindex.modules.get(module) if module else None
+    if facts is None:
+        return ()
+    for imp in facts.imports:
+        names = (imp.module, *(f"{imp.module}.{n}" for n in imp.names))
+        if imp.level == 0 and any(n == m or n.startswith(m + ".") for n in names for m in _DSL_MODULES):
+            message = (f"runs `{name.rsplit('.', 1)[-1]}`, whose module imports `{_DSL_MODULES[0]}` (line {imp.line}): "
+                       "CuTe DSL kernels written in Python, which archlint does not read")
+            return chain + (Evidence(Location(path, function.span.line), message, EvidenceKind.CALL, name=name),)
+    return ()
 
 
 def _is_machinery(pyindex: PyIndex, qualname: str) -> bool:
@@ -137,6 +159,10 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
         first = analysis.empty[0]
         more = f" (+{len(analysis.empty) - 1} more kernels)" if len(analysis.empty) > 1 else ""
         return Verdict.EMPTY, first.message + more, first.chain
+    if analysis.arch_checks:
+        first = analysis.arch_checks[0]
+        more = f" (+{len(analysis.arch_checks) - 1} more)" if len(analysis.arch_checks) > 1 else ""
+        return Verdict.GENUINE, first.message + more, first.chain
     if not units.sources:
         why = f"unresolved: {', '.join(units.unresolved[:3])}" if units.unresolved else "no CUDA source found behind it"
         return Verdict.UNKNOWN, f"guarded sources could not be resolved ({why})", ()
@@ -151,6 +177,11 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
         return Verdict.UNKNOWN, f"some guarded sources could not be resolved: {', '.join(units.unresolved[:3])}", ()
     if not exact:
         return Verdict.UNKNOWN, "the gate's condition could only be read approximately", ()
+    if analysis.prebuilt:
+        first = analysis.prebuilt[0]
+        return Verdict.UNKNOWN, f"{first.message}{_settle(first)}", first.chain
+    if units.python_kernels:
+        return Verdict.UNKNOWN, f"the gate's code {units.python_kernels[-1].message}", units.python_kernels
     if analysis.kernels == 0:
         return Verdict.UNKNOWN, f"no kernel of the guarded units compiles for {target} as archlint reads them (a -D flag it cannot read may select them)", ()
     reason = f"nothing reachable from {len(units.sources)} guarded source(s) needs what {target} lacks"

@@ -172,6 +172,47 @@ class RuntimeArch:
 
 
 @dataclass(frozen=True)
+class LoaderCall:
+    """A call that loads device code at run time (`cuModuleLoadData`): the unit runs kernels that
+    are not in it."""
+
+    name: str
+    line: int
+    col: int
+    region: int
+    function: str  # qualname of the enclosing function
+
+
+@dataclass(frozen=True)
+class ArchCheck:
+    """Host code that lets only some GPUs through: a check (`FLASHINFER_CHECK(mSM == kSM_100 || mSM
+    == kSM_103, ...)`, `if (!(sm == 100)) throw ...`) whose condition is a disjunction of equalities
+    of one SM-version value, or a predicate (`bool isArchCompatible(int smVersion, ...)`) whose
+    every return is `false` or such a disjunction of its SM parameter."""
+
+    kind: str  # 'check' | 'predicate'
+    name: str  # the check macro ('throw' for an if statement), or the predicate's name
+    subject: str  # the SM value compared, as written ('mSM', 'smVersion')
+    values: tuple[str, ...]  # what it is compared with, as written ('100', 'kSM_100')
+    text: str  # the check or the predicate's head, as written (shortened)
+    line: int
+    col: int
+    region: int
+    function: str  # check: the enclosing function's qualname; predicate: its own
+    unconditional: bool = False  # check: directly in its function's body, no return before it
+
+
+@dataclass(frozen=True)
+class SmConstant:
+    """`constexpr int32_t kSM_100 = 100;`: an integer constant named for an SM version or arch."""
+
+    name: str
+    value: int
+    line: int
+    region: int
+
+
+@dataclass(frozen=True)
 class CudaFacts:
     path: str
     sha256: str
@@ -190,3 +231,6 @@ class CudaFacts:
     arch_constants: tuple[ArchConstant, ...] = ()
     static_asserts: tuple[StaticAssert, ...] = ()
     runtime_archs: tuple[RuntimeArch, ...] = ()
+    loaders: tuple[LoaderCall, ...] = ()
+    arch_checks: tuple[ArchCheck, ...] = ()
+    sm_constants: tuple[SmConstant, ...] = ()

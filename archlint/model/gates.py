@@ -98,3 +98,6 @@ class GuardedUnits:
     unresolved: tuple[str, ...]  # source references that could not be resolved, as written
     evidence: Mapping[str, tuple[Evidence, ...]]  # source path -> evidence hops from the gate to it
     spec_defines: tuple[str, ...] = ()  # the -D flags of the one JIT spec the gate's calls reach, if one
+    # Device code written in Python that the gate's code runs (a CuTe DSL kernel module it calls):
+    # the evidence hops to the first such call, () for none.
+    python_kernels: tuple[Evidence, ...] = ()

@@ -17,9 +17,11 @@ from dataclasses import replace
 from archlint.extract.cuda.asserts import arch_constants, static_asserts
 from archlint.extract.cuda.chains import constexpr_branch_spans, names_every_alternative_spells, uniform_chains
 from archlint.extract.cuda.functions import find_functions
+from archlint.extract.cuda.prebuilt import PrebuiltScan
 from archlint.extract.cuda.smem import smem_requests
 from archlint.extract.suppressions import parse_suppression_text
 from archlint.knowledge.kb import KnowledgeBase, load_kb
+from archlint.knowledge.prebuilt import load_prebuilt
 from archlint.lang.cpp.declarations import read_declarations, spelled_names, type_test_spans
 from archlint.lang.cpp.sure import member_body_spans, sure_text
 from archlint.lang.cpp.directives import Structure, comment_spans, macro_at, scan_directives
@@ -38,7 +40,9 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         kb = load_kb()
     structure = scan_directives(path, data)
     calls = FileCalls(structure)
-    functions, partial = find_functions(data, structure, calls, parse_limit, host_code=_RUNTIME_ARCH_RE.search(data) is not None)
+    prebuilt = PrebuiltScan(structure, load_prebuilt())
+    host_code = prebuilt.wanted or _RUNTIME_ARCH_RE.search(data) is not None
+    functions, partial = find_functions(data, structure, calls, parse_limit, host_code=host_code)
     spans = _FunctionSpans(functions)
     text = data.decode("utf-8", "replace")
     constexpr = constexpr_branch_spans(structure.masked) if b"constexpr" in structure.masked else []
@@ -64,6 +68,9 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         arch_constants=arch_constants(structure),
         static_asserts=static_asserts(structure, spans.enclosing),
         runtime_archs=tuple(_runtime_archs(data, structure, spans)),
+        loaders=prebuilt.loaders(spans.function_at),
+        arch_checks=prebuilt.checks(spans.function_at) + prebuilt.predicates(functions),
+        sm_constants=prebuilt.constants(),
     )
 
 
@@ -113,14 +120,15 @@ class _FunctionSpans:
 
     def span(self, line: int) -> tuple[int, int] | None:
         """(first, last) line of the innermost function around a line."""
-        function = self._innermost(line)
+        function = self.function_at(line)
         return (function.line, function.end_line) if function else None
 
     def enclosing(self, line: int) -> str:
-        function = self._innermost(line)
+        function = self.function_at(line)
         return function.qualname if function else ""
 
-    def _innermost(self, line: int) -> Function | None:
+    def function_at(self, line: int) -> Function | None:
+        """The innermost function around a line."""
         # C++ functions nest only through local classes, so the nearest few starts suffice.
         index = bisect_right(self._starts, line) - 1
         for function in reversed(self._functions[max(0, index - 7) : index + 1]):

@@ -17,6 +17,10 @@ _ASSIGNED_RE = re.compile(rb"=\s*(?:\(\s*(?:const\s+)?void\s*(?:const\s*)?\*\s*\
                           rb"([A-Za-z_]\w*)\s*(?:<[^;{}()]{0,400}?>)?\s*;")
 
 
+# `std::make_shared<Runner>(...)`, `new Runner(...)`: a call of the class's constructors.
+_CONSTRUCTED_RE = re.compile(rb"(?:\bmake_(?:shared|unique)\s*<\s*|\bnew\s+)(?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)\s*[(>{]")
+
+
 _ARG_NAME_RE = re.compile(rb"[(,]\s*&?\s*(?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)\s*(?:<[^;{}()]{0,200}?>)?\s*(?=[,)])")
 
 
@@ -63,7 +67,7 @@ class FileCalls:
 
 def _scan_matches(text: bytes, base: int) -> Iterator[tuple[str, int]]:
     body = text.replace(b"\\\n", b"  ")  # macro bodies continue lines with a backslash (same length)
-    for pattern in (_CALL_RE, _ARG_NAME_RE, _ASSIGNED_RE):
+    for pattern in (_CALL_RE, _ARG_NAME_RE, _ASSIGNED_RE, _CONSTRUCTED_RE):
         for match in pattern.finditer(body):
             name = match.group(1).decode()
             if name not in _KEYWORD_NAMES:

@@ -1,0 +1,43 @@
+"""What a unit leaves unseen: `#include`s not found in the scanned trees, and template placeholders
+that stand for code the JIT renders in. A host-only header fetched with prebuilt kernels
+(rules/kb/prebuilt.toml) loses nothing archlint could judge, as a toolkit header does not."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from archlint.judge.hits import SETTLE_BY_INCLUDE_DIR, Hit, HitKind
+from archlint.knowledge.prebuilt import load_prebuilt
+from archlint.model.cuda import CudaFacts
+from archlint.model.findings import Evidence, EvidenceKind, Location
+
+if TYPE_CHECKING:
+    from archlint.judge.analysis import TargetView
+
+
+def unresolved_includes(view: "TargetView", facts: CudaFacts, chain: tuple[Evidence, ...], out: list[Hit]) -> None:
+    knowledge = load_prebuilt()
+    for resolved in view.index.resolved(facts.path):
+        include = resolved.include
+        if resolved.target is not None or resolved.external or view.truth(facts.path, include.region) == 0:
+            continue
+        if knowledge.host_header(include.target) is not None:
+            continue  # host code only: what it means for the unit is judged in judge/prebuilt.py
+        location = Location(facts.path, include.line)
+        message = f"#include \"{include.target}\" not found in the scanned trees"
+        out.append(Hit(HitKind.UNRESOLVED, location, message, chain, False, SETTLE_BY_INCLUDE_DIR))
+
+
+def code_holes(facts: CudaFacts, chain: tuple[Evidence, ...], unresolved: list[Hit], assumed: list[Hit]) -> None:
+    for hole in facts.template_holes:
+        if hole.kind not in ("code", "filled"):
+            continue
+        location = Location(facts.path, hole.line)
+        placeholder = f"template placeholder `{{{{ {hole.name} }}}}`"
+        if hole.kind == "filled":
+            message = f"{placeholder} {hole.why}"
+            hop = Evidence(location, message, EvidenceKind.TEMPLATE)
+            assumed.append(Hit(HitKind.ASSUMED, location, message, chain + (hop,), True))
+        else:
+            message = f"{placeholder} stands for code the JIT renders in" + (f" ({hole.why})" if hole.why else "")
+            unresolved.append(Hit(HitKind.UNRESOLVED, location, message, chain, False))
