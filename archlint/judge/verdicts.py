@@ -37,13 +37,13 @@ def guarded_units(pyindex: PyIndex, gate: Gate) -> GuardedUnits:
     seen = set(functions)
     queue = deque((name, head, 0, _is_machinery(pyindex, name)) for name in functions)
     module_paths = {module: path for path, module in pyindex.module_of_path.items()}
-    specs: list[tuple[str, ...]] = []
+    specs: list[list] = []
     while queue:
         name, chain, depth, machinery = queue.popleft()
         function = pyindex.functions.get(name)
         lists = flag_lists_of(pyindex, "", name) if function is not None and not machinery else []
         if lists:
-            specs.append(tuple(define for flags in lists for define in flags.defines))
+            specs.append(lists)
         hop, path = chain, _module_path(module_paths, name)
         if function is not None and name != gate.function:
             hop = chain + (Evidence(Location(path, function.span.line), f"calls `{name}`", EvidenceKind.CALL, name=name),)
@@ -58,8 +58,10 @@ def guarded_units(pyindex: PyIndex, gate: Gate) -> GuardedUnits:
                 seen.add(callee)
                 queue.append((callee, hop, depth + 1, machinery or _is_machinery(pyindex, callee)))
     # Flags of one spec describe its units; of several, none of them alone describes all the units.
-    spec_defines = specs[0] if len(specs) == 1 else ()
-    return GuardedUnits(tuple(sorted(sources)), tuple(sorted(set(unresolved))), sources, spec_defines)
+    spec = specs[0] if len(specs) == 1 else []
+    return GuardedUnits(tuple(sorted(sources)), tuple(sorted(set(unresolved))), sources,
+                        tuple(define for flags in spec for define in flags.defines),
+                        tuple(flag for flags in spec for flag in flags.versioned_defines))
 
 
 def _is_machinery(pyindex: PyIndex, qualname: str) -> bool:
