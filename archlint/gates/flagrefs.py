@@ -44,9 +44,7 @@ def _constant(index: PyIndex, module: str, name: str, hops: int) -> FlagRead:
     last = assigns[-1]
     if last.unpack:
         return FlagRead(complete=False)
-    reader = FlagReader(lambda _: None, lambda callee: index.idioms.arch_flags_call(callee) is not None,
-                        index.idioms.toolkit_version_calls)
-    read = _resolve(index, owner, reader.read(last.value), hops + 1)
+    read = _resolve(index, owner, FlagReader(lambda _: None, index.idioms).read(last.value), hops + 1)
     target = last.targets[0]
     if len(assigns) > 1 or last.path or target in index.extended_constants(owner):
         return read + FlagRead(complete=False)

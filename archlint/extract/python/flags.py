@@ -33,9 +33,7 @@ def flag_lists(calls, assigns, extends, idioms: Idioms, params=None) -> tuple[pf
             if keyword not in idioms.flag_keywords:
                 continue
             scope = bindings.get(call.function, {})
-            reader = FlagReader(_lookup(scope, call.function), lambda callee: idioms.arch_flags_call(callee) is not None,
-                                idioms.toolkit_version_calls)
-            read = reader.read(value)
+            read = FlagReader(_lookup(scope), idioms).read(value)
             if read.sure or read.maybe or read.complete or read.names:
                 found.append(pf.FlagList(call.function, call.span.line, call.callee, keyword, read.sure, read.complete,
                                          read.maybe, read.versioned, read.names, read.maybe_names))
@@ -74,7 +72,7 @@ def _bindings(assigns, extends, params) -> dict[str, dict[str, Binding | None]]:
     return out
 
 
-def _lookup(scope: dict[str, Binding | None], function: str):
+def _lookup(scope: dict[str, Binding | None]):
     """A name the function binds reads its binding (an unread one: opaque); any other name is the
     module's (its constants, its imports), left to linking, as at module level is every name."""
     def lookup(name: str) -> Binding | None:

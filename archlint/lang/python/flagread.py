@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from archlint.knowledge.idioms import Idioms
 from archlint.lang.python.expr import walk
 from archlint.model.python import PyExpr, VersionedFlag, split_define
 
@@ -58,30 +59,50 @@ def flag_key(flag: str) -> str:
     return "-D" + split_define(flag)[0] if flag.startswith("-D") else flag
 
 
-def version_test(test: PyExpr, helpers: frozenset[str]) -> tuple[str, bool] | None:
-    """(version, at_least) for a toolkit-version test: a call of one of `helpers` (matched by the
-    callee's last dotted part) with one literal version (`is_cuda_version_at_least("12.8")`), or its
-    negation; None for any other condition."""
+def version_test(test: PyExpr, idioms: Idioms) -> tuple[str, bool] | None:
+    """(version, at_least) for a toolkit-version test, as the gate vocabulary spells one (callees
+    matched by their last dotted part): a test call with one literal version
+    (`is_cuda_version_at_least("12.8")`), a version call compared with a literal one
+    (`_jit_cuda_version() >= (12, 9)`, `< Version("12.8")`), or the negation of either; None for
+    any other condition."""
     if test.kind == "not" and test.args:
-        inner = version_test(test.args[0], helpers)
+        inner = version_test(test.args[0], idioms)
         return None if inner is None else (inner[0], not inner[1])
-    if test.kind != "call" or test.text.rpartition(".")[2] not in helpers:
+    if test.kind == "compare" and test.text in (">=", "<") and len(test.args) == 2:
+        left, right = test.args
+        if _called(left, idioms.toolkit_version_value_calls) and len(left.args) == 1:
+            version = _literal_version(right)
+            return None if version is None else (version, test.text == ">=")
         return None
-    args = test.args[1:]
-    if len(args) != 1 or args[0].kind != "str" or not _VERSION_RE.match(args[0].text):
+    if not _called(test, idioms.toolkit_version_calls) or len(test.args) != 2:
         return None
-    return args[0].text, True
+    version = _literal_version(test.args[1])
+    return None if version is None else (version, True)
+
+
+def _called(expr: PyExpr, names: frozenset[str]) -> bool:
+    return expr.kind == "call" and expr.text.rpartition(".")[2] in names
+
+
+def _literal_version(expr: PyExpr) -> str | None:
+    """'12.8' for `"12.8"`, `(12, 8)` or `Version("12.8")`."""
+    if expr.kind == "call" and expr.text.rpartition(".")[2] == "Version" and len(expr.args) == 2:
+        expr = expr.args[1]
+    if expr.kind == "str" and _VERSION_RE.match(expr.text):
+        return expr.text
+    if expr.kind == "seq" and expr.text == "tuple" and expr.args and all(
+            item.kind == "int" and item.value is not None and item.value >= 0 for item in expr.args):
+        return ".".join(str(item.value) for item in expr.args)
+    return None
 
 
 @dataclass
 class FlagReader:
     """Reads flag-list expressions. `lookup(name)`: the binding of a name, or None to hand it back;
-    `is_arch_flags_call(callee)`: a call the project's arch-flags idiom reads whole; `helpers`: the
-    toolkit-version test calls."""
+    `idioms`: the gate vocabulary (arch-flags calls, read whole; toolkit-version tests)."""
 
     lookup: Callable[[str], Binding | None]
-    is_arch_flags_call: Callable[[str], bool]
-    helpers: frozenset[str]
+    idioms: Idioms
     max_hops: int = 3
     _seen: set = field(default_factory=set)
 
@@ -101,14 +122,14 @@ class FlagReader:
             return self._branches(expr, hops)
         if kind == "name":
             return self._name(expr.text, hops)
-        if kind == "call" and self.is_arch_flags_call(expr.text):
+        if kind == "call" and self.idioms.arch_flags_call(expr.text) is not None:
             return FlagRead()
         return FlagRead(sure=_strings_within(expr), complete=False)
 
     def _branches(self, expr: PyExpr, hops: int) -> FlagRead:
         then_expr, test, else_expr = expr.args
         then, otherwise = self.read(then_expr, hops), self.read(else_expr, hops)
-        version = version_test(test, self.helpers)
+        version = version_test(test, self.idioms)
         if version is not None:
             return then.under_version(*version) + otherwise.under_version(version[0], not version[1])
         both = {flag_key(flag) for flag in then.sure} & {flag_key(flag) for flag in otherwise.sure}
@@ -139,7 +160,7 @@ class FlagReader:
         condition leaves the list open, its flags passed on some paths."""
         read = self.read(value, hops)
         if len(path) == 1:
-            version = version_test(path[0][0], self.helpers)
+            version = version_test(path[0][0], self.idioms)
             if version is not None:
                 return read.under_version(version[0], version[1] == bool(path[0][1]))
         return read.demoted() + FlagRead(complete=False)
