@@ -150,3 +150,52 @@ def test_a_condition_that_is_no_toolkit_test_stays_undecided():
     verdicts = _gates()[(BLOCKSCALE, 30)]
     assert {v.verdict.value for v in verdicts.values()} == {"UNKNOWN"}
     assert "cannot decide for sm_120a: kernels compiled at run time for `sm_90a` only" in verdicts["sm_120a"].reason
+
+
+def test_a_flag_a_list_method_adds_is_maybe():
+    flags = _flags(b'''
+def gen(prebuilt, folder):
+    nvcc_flags = ["-DENABLE_FP8"]
+    if prebuilt:
+        nvcc_flags.append("-DPREBUILT_D_DESCRIPTOR=1")
+    nvcc_flags.extend([f"-I{folder}", "-Wno-deprecated-gpu-targets"])
+    return build(extra_cuda_cflags=nvcc_flags)
+''')
+    assert flags.values == ("-DENABLE_FP8",)
+    assert flags.maybe == ("-DPREBUILT_D_DESCRIPTOR=1", "-Wno-deprecated-gpu-targets")
+    assert flags.complete  # every flag it may pass is read, or is no -D flag
+
+
+@pytest.mark.parametrize("added", [b"nvcc_flags.append(extra)", b'nvcc_flags.append(f"-D{name}=1")',
+                                   b"nvcc_flags.remove('-DENABLE_FP8')"])
+def test_a_list_method_whose_flags_are_not_read_leaves_the_list_open(added):
+    flags = _flags(b"def gen(extra, name):\n    nvcc_flags = ['-DENABLE_FP8']\n    " + added
+                   + b"\n    return build(extra_cuda_cflags=nvcc_flags)\n")
+    assert not flags.complete
+
+
+def test_a_list_method_under_a_toolkit_version_test_is_decided_by_it():
+    flags = _flags(b'''
+def gen():
+    nvcc_flags = ["-DENABLE_FP8"]
+    if is_cuda_version_at_least("12.8"):
+        nvcc_flags.extend(["-DENABLE_FP8_BLOCK_SCALE"])
+    return build(extra_cuda_cflags=nvcc_flags)
+''')
+    assert flags.versioned == (VersionedFlag("-DENABLE_FP8_BLOCK_SCALE", "12.8", True),)
+    assert flags.complete
+
+
+def test_a_constant_a_list_method_changes_at_module_scope_leaves_the_list_open():
+    index = _index({"pkg/__init__.py": b"", "pkg/core.py": b'flags = ["-DA"]\nflags.append(extra())\n',
+                    "pkg/spec.py": b"from .core import flags\n\ndef gen():\n    return build(extra_cuda_cflags=flags)\n"})
+    (flags,) = flag_lists_of(index, "pkg.spec", "pkg.spec.gen")
+    assert flags.values == ("-DA",) and not flags.complete
+
+
+def test_a_compared_toolkit_version_call_is_a_version_test():
+    flags = _flags(b'''
+def gen():
+    return build(extra_cuda_cflags=["-DSM120F"] if _jit_cuda_version() >= (12, 9) else ["-DSM120A"])
+''')
+    assert set(flags.versioned) == {VersionedFlag("-DSM120F", "12.9", True), VersionedFlag("-DSM120A", "12.9", False)}

@@ -392,7 +392,7 @@ class PyIndex:
         return binding.module, self._assign_table(binding.module).get(("", binding.name), ())
 
     def extended_constants(self, module: str) -> frozenset[str]:
-        """Module-scope names a `+=` at module scope adds to."""
+        """Module-scope names a `+=` or a list method (`.append`) at module scope changes."""
         facts = self._module(module)
         return frozenset(facts.extended) if facts is not None else frozenset()
 

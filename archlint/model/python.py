@@ -246,7 +246,7 @@ class PythonFacts:
     paths: tuple[PyAssign, ...] = ()  # names bound to Path(...) / os.path.join / '/' chains
     sources: tuple[SourceRef, ...] = ()
     flags: tuple[FlagList, ...] = ()
-    extended: tuple[str, ...] = ()  # module-scope names a `+=` at module scope adds to
+    extended: tuple[str, ...] = ()  # module-scope names a `+=` or a list method at module scope changes
     tests: tuple[Test, ...] = ()
     returns: tuple[PyReturn, ...] = ()
     arch_strings: tuple[ArchString, ...] = ()

@@ -18,13 +18,15 @@ from __future__ import annotations
 from archlint.knowledge.idioms import Idioms
 from archlint.lang.python.flagread import Binding, FlagReader
 from archlint.model import python as pf
+from archlint.model.python import PyExpr
 
 
 def flag_lists(calls, assigns, extends, idioms: Idioms, params=None) -> tuple[pf.FlagList, ...]:
     """Flag lists passed to build calls. `extends` holds (function, name, value, conditional, path) of
-    each `name += value` (`path`: the branch conditions it runs under); `params`: each function's
+    each `name += value` (`path`: the branch conditions it runs under); a `name.append(...)` or other
+    list method is read as an addition on some paths (`mutations`); `params`: each function's
     parameter names, which it binds too."""
-    bindings = _bindings(assigns, extends, params or {})
+    bindings = _bindings(assigns, [*extends, *mutations(calls)], params or {})
     found = []
     for call in calls:
         if _unread_flags(call, idioms.flag_keywords):
@@ -38,6 +40,33 @@ def flag_lists(calls, assigns, extends, idioms: Idioms, params=None) -> tuple[pf
                 found.append(pf.FlagList(call.function, call.span.line, call.callee, keyword, read.sure, read.complete,
                                          read.maybe, read.versioned, read.names, read.maybe_names))
     return tuple(found)
+
+
+_METHOD = "method"  # the `conditional` of an addition a list method makes
+_ADDING = frozenset({"append", "extend", "insert"})
+_REMOVING = frozenset({"remove", "pop", "clear"})
+
+
+def mutations(calls) -> list[tuple]:
+    """`flags.append("-DX")`, `.extend([...])`, `.insert(0, "-DX")` as additions on some paths (a call
+    may sit in a loop or a branch), in the shape of `extends` (`conditional`: "method"); `.remove`,
+    `.pop` and `.clear` leave the name's value unread."""
+    found = []
+    for call in calls:
+        name, _, method = call.callee.rpartition(".")
+        if not name or method not in _ADDING | _REMOVING:
+            continue
+        args = call.expr.positional()
+        if method == "extend" and len(args) == 1:
+            value = args[0]
+        elif method == "append" and len(args) == 1:
+            value = PyExpr("seq", "list", None, (args[0],))
+        elif method == "insert" and len(args) == 2:
+            value = PyExpr("seq", "list", None, (args[1],))
+        else:
+            value = PyExpr("other", call.text)
+        found.append((call.function, name, value, _METHOD, call.path if method in _ADDING else ()))
+    return found
 
 
 def _bindings(assigns, extends, params) -> dict[str, dict[str, Binding | None]]:
@@ -55,7 +84,7 @@ def _bindings(assigns, extends, params) -> dict[str, dict[str, Binding | None]]:
     some_paths: dict[tuple[str, str], list] = {}
     for function, name, value, conditional, path in extends:
         if conditional:
-            some_paths.setdefault((function, name), []).append((value, path))
+            some_paths.setdefault((function, name), []).append((value, path, conditional == _METHOD))
         else:
             added.setdefault((function, name), []).append(value)
     out: dict[str, dict[str, Binding | None]] = {}
@@ -84,7 +113,7 @@ def _lookup(scope: dict[str, Binding | None]):
 
 
 # A name bound in a way not read (a parameter): it holds something, nothing of it is known.
-_UNREAD = Binding((pf.PyExpr("other", "?"),))
+_UNREAD = Binding((PyExpr("other", "?"),))
 
 
 def _unread_flags(call, flag_keywords: frozenset[str]) -> bool:

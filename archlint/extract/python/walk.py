@@ -9,7 +9,7 @@ from functools import lru_cache
 import tree_sitter
 from tree_sitter import Node
 
-from archlint.extract.python.flags import flag_lists
+from archlint.extract.python.flags import flag_lists, mutations
 from archlint.extract.python.queries import CallTable, Interesting, language, root_of
 from archlint.extract.suppressions import suppression_of
 from archlint.knowledge.idioms import Idioms
@@ -483,7 +483,7 @@ def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple, i
         paths=tuple(a for a in assigns if is_path_expr(a.value, idioms.path_calls) and not a.unpack),
         sources=tuple(out.sources),
         flags=flag_lists(out.calls, assigns, out.extends, idioms, {fn.qualname: fn.params for fn in out.functions}),
-        extended=tuple(sorted({name for function, name, *_ in out.extends if not function})),
+        extended=tuple(sorted({name for function, name, *_ in [*out.extends, *mutations(out.calls)] if not function})),
         tests=tuple(out.tests),
         returns=tuple(out.returns),
         arch_strings=tuple(out.arch_strings),

@@ -22,11 +22,12 @@ _VERSION_RE = re.compile(r"^\d+(\.\d+){0,2}$")
 @dataclass(frozen=True)
 class Binding:
     """What a name holds where a flag list reads it: the values it surely gets (its assignment and the
-    additions on every path), the additions on some paths with the branch condition each runs under
-    (None when not one plain test), and whether it is given a value more than once."""
+    additions on every path), the additions on some paths (value, the branch conditions it runs
+    under, whether a list method makes it: `flags.append(...)`), and whether it is given a value
+    more than once."""
 
     values: tuple[PyExpr, ...]
-    some_paths: tuple[tuple[PyExpr, tuple], ...] = ()
+    some_paths: tuple[tuple[PyExpr, tuple, bool], ...] = ()
     reassigned: bool = False
 
 
@@ -149,21 +150,39 @@ class FlagReader:
         self._seen.add(name)
         try:
             out = sum((self.read(value, hops + 1) for value in binding.values), FlagRead())
-            for value, path in binding.some_paths:
-                out = out + self._added_on_some_paths(value, path, hops + 1)
+            for value, path, method in binding.some_paths:
+                out = out + self._added_on_some_paths(value, path, method, hops + 1)
         finally:
             self._seen.discard(name)
         return out if not binding.reassigned else out + FlagRead(complete=False)
 
-    def _added_on_some_paths(self, value: PyExpr, path: tuple, hops: int) -> FlagRead:
+    def _added_on_some_paths(self, value: PyExpr, path: tuple, method: bool, hops: int) -> FlagRead:
         """`if is_cuda_version_at_least("12.8"): flags += [...]` is decided by the toolkit; any other
-        condition leaves the list open, its flags passed on some paths."""
+        condition leaves the list open, its flags passed on some paths. A list method's flags are
+        passed on some paths (it may sit in a loop); it leaves the list open only where what it adds
+        may hold a -D flag not read (`flags.append(f"-I{folder}")` cannot)."""
         read = self.read(value, hops)
         if len(path) == 1:
             version = version_test(path[0][0], self.idioms)
             if version is not None:
                 return read.under_version(version[0], version[1] == bool(path[0][1]))
+        if method and not _may_hide_define(value):
+            return FlagRead((), read.sure + read.maybe, (), True, (), read.names + read.maybe_names)
         return read.demoted() + FlagRead(complete=False)
+
+
+def _may_hide_define(expr: PyExpr) -> bool:
+    """Whether a flag-list expression may pass a -D flag a reading misses: any part but literal
+    strings and f-strings that begin with another option (`f"-I{folder}"`)."""
+    if expr.kind == "str":
+        return False
+    if expr.kind == "fstr":
+        return not (len(expr.text) > 1 and expr.text[0] == "-" and expr.text[1] not in "D{")
+    if expr.kind in ("seq", "splat") or (expr.kind == "binop" and expr.text == "+"):
+        return any(_may_hide_define(item) for item in expr.args)
+    if expr.kind == "cond" and len(expr.args) == 3:
+        return _may_hide_define(expr.args[0]) or _may_hide_define(expr.args[2])
+    return True
 
 
 def _strings_within(expr: PyExpr) -> tuple[str, ...]:
