@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from archlint.lang.python.flagread import FlagRead, FlagReader
 from archlint.link.python import PyIndex
-from archlint.model.python import FlagList
+from archlint.model.python import FlagList, PyAssign
 
 _MAX_HOPS = 4
 
@@ -37,15 +37,26 @@ def _resolve(index: PyIndex, module: str, read: FlagRead, hops: int) -> FlagRead
 
 
 def _constant(index: PyIndex, module: str, name: str, hops: int) -> FlagRead:
-    found = index.constant_of(module, name) if hops < _MAX_HOPS else None
-    if found is None or not found[1]:
+    found = _constant_of(index, module, name) if hops < _MAX_HOPS else None
+    if found is None:
         return FlagRead(complete=False)
-    owner, assigns = found
+    owner, target, assigns = found
     last = assigns[-1]
     if last.unpack:
         return FlagRead(complete=False)
     read = _resolve(index, owner, FlagReader(lambda _: None, index.idioms).read(last.value), hops + 1)
-    target = last.targets[0]
-    if len(assigns) > 1 or last.path or target in index.extended_constants(owner):
+    if len(assigns) > 1 or last.path or target in index.modules[owner].extended:
         return read + FlagRead(complete=False)
     return read
+
+
+def _constant_of(index: PyIndex, module: str, name: str) -> tuple[str, str, list[PyAssign]] | None:
+    """The module binding the constant a module-scope name (dotted, or imported from another scanned
+    module) refers to, the constant's name there, and every module-scope assignment of it; that
+    module is read now."""
+    binding = index.resolve(module, name)
+    if binding is None or binding.kind != "assign" or binding.module not in index.modules:
+        return None
+    assigns = [assign for assign in index.modules[binding.module].assigns
+               if not assign.function and binding.name in assign.targets]
+    return (binding.module, binding.name, assigns) if assigns else None

@@ -15,7 +15,7 @@ from archlint.knowledge.arch import Target, known_ccs
 from archlint.link.python import PyIndex
 from archlint.model.findings import Evidence, EvidenceKind, Location, Verdict
 from archlint.model.gates import Gate, GuardedUnits, Reached, TargetVerdict
-from archlint.model.python import ResolvedSource
+from archlint.model.python import FlagList, ResolvedSource
 
 _MAX_CALL_DEPTH = 8
 # A function called by this many source-naming functions is build machinery shared by all of them.
@@ -37,7 +37,7 @@ def guarded_units(pyindex: PyIndex, gate: Gate) -> GuardedUnits:
     seen = set(functions)
     queue = deque((name, head, 0, _is_machinery(pyindex, name)) for name in functions)
     module_paths = {module: path for path, module in pyindex.module_of_path.items()}
-    specs: list[list] = []
+    specs: list[list[FlagList]] = []
     while queue:
         name, chain, depth, machinery = queue.popleft()
         function = pyindex.functions.get(name)

@@ -383,20 +383,6 @@ class PyIndex:
         return None
 
 
-    def constant_of(self, module: str, name: str) -> tuple[str, tuple[PyAssign, ...]] | None:
-        """Every module-scope assignment of the constant a module-scope name (dotted, or imported from
-        another scanned module) refers to, with the module that binds it; that module is read now."""
-        binding = self._settle(self.resolve(module, name))
-        if binding is None or binding.kind != "assign":
-            return None
-        return binding.module, self._assign_table(binding.module).get(("", binding.name), ())
-
-    def extended_constants(self, module: str) -> frozenset[str]:
-        """Module-scope names a `+=` or a list method (`.append`) at module scope changes."""
-        facts = self._module(module)
-        return frozenset(facts.extended) if facts is not None else frozenset()
-
-
 class _Modules(Mapping[str, PythonFacts]):
     """Module name -> facts, read on first use. Iterating reads every module."""
 
