@@ -25,7 +25,7 @@ from archlint.link.python import PyIndex
 from archlint.model.files import FileFacts
 from archlint.model.findings import Finding, Suppression
 from archlint.model.gates import Gate, GateReport, GuardedUnits
-from archlint.model.python import split_define
+from archlint.model.python import VersionedFlag, split_define
 from archlint.model.scan import ScanOptions, ScanResult
 
 
@@ -91,12 +91,15 @@ def user_defines(options: ScanOptions) -> Defines:
     return values
 
 
-def _defines(gate: Gate, units: GuardedUnits) -> Defines:
-    """-D flags of the gate's JIT spec (for a capability test, of the one spec its calls reach). A
-    name given two values (flag lists built in branches) or a value that is not a number is defined
-    with an unknown value: never guessed."""
+def _defines(gate: Gate, units: GuardedUnits, builds: tuple[Target, ...] = ()) -> Defines:
+    """-D flags of the gate's JIT spec (for a capability test, of the one spec its calls reach) in a
+    build for `builds`: those it always passes, and those a toolkit-version test passes in every
+    toolkit that builds for them. A name given two values (flag lists built in branches) or a value
+    that is not a number is defined with an unknown value: never guessed."""
     values: dict[str, set[object]] = {}
-    for flag in gate.defines or units.spec_defines:
+    own = bool(gate.defines or gate.versioned_defines)
+    versioned = gate.versioned_defines if own else units.spec_versioned
+    for flag in (gate.defines if own else units.spec_defines) + _decided(versioned, builds):
         name, value = split_define(flag)
         try:
             parsed: object = int(value, 0) if value else 1
@@ -111,16 +114,30 @@ def _defines(gate: Gate, units: GuardedUnits) -> Defines:
     return defines
 
 
+def _decided(versioned: tuple[VersionedFlag, ...], builds: tuple[Target, ...]) -> tuple[str, ...]:
+    """The flags a toolkit-version test surely passes in a build for every one of `builds`: its test
+    holds in the oldest toolkit that builds for them (`Target.first_cuda`). Any other stays a flag
+    passed on some paths."""
+    toolkits = [build.first_cuda() for build in builds]
+    if not toolkits or None in toolkits:
+        return ()
+    oldest = min(toolkit for toolkit in toolkits if toolkit is not None)
+    return tuple(flag.flag for flag in versioned if flag.passed_with(oldest))
+
+
 def judge_gate(gate: Gate, units: GuardedUnits, judging: Judging, targets: tuple[Target, ...],
                overrides: Defines | None = None) -> GateResult:
     """`overrides`: the user's --define flags, over the spec's own."""
-    defines = {**_defines(gate, units), **(overrides or {})}
+    def defines(builds: tuple[Target, ...]) -> Defines:
+        return {**_defines(gate, units, builds), **(overrides or {})}
+
     references = reference_targets(gate)
-    excluded = tuple(verdict_for(gate, units, judging, t, defines, references) for t in excluded_targets(gate, targets))
+    excluded = tuple(verdict_for(gate, units, judging, t, defines(build_target(gate, t)), references)
+                     for t in excluded_targets(gate, targets))
     admitted = []
     admitted_builds = sorted({build_target(gate, t)[0] for t in targets if t.cc in set(gate.admits)})
     for build in admitted_builds:
-        analysis = analyze_units(judging.view(build, defines), units.sources, (), ())
+        analysis = analyze_units(judging.view(build, defines((build,))), units.sources, (), ())
         # Of an admitted build only its blockers and hollow kernels (AL105) and what it compiles (the
         # live table) are read; the rest would only weigh on the stored scan state.
         admitted.append(replace(analysis, possible=(), empty=hollow_kernels(analysis), unresolved=()))

@@ -10,11 +10,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from archlint.gates.capability import UNKNOWN, Evaluator, Scope, Trace
+from archlint.gates.flagrefs import with_constants
 from archlint.knowledge.arch import known_ccs
 from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.lang.python.expr import int_values, walk
 from archlint.model.gates import Gate
-from archlint.model.python import PyExpr, ResolvedSource, SourceRef, Span
+from archlint.model.python import PyExpr, ResolvedSource, SourceRef, Span, VersionedFlag
 
 _TARGET_RE = re.compile(r"(?:compute|sm)_(\d{2,3})([af]?)")
 _BARE_RE = re.compile(r"^(\d{2,3})([af]?)$")
@@ -63,11 +64,14 @@ class _Spec:
     resolved_sources: tuple[ResolvedSource, ...]
     defines: tuple[str, ...]
     flags_complete: bool  # every flag list it passes is read (archlint.pyflags)
+    maybe_defines: tuple[str, ...] = ()  # -D flags it passes on some paths only
+    versioned_defines: tuple[VersionedFlag, ...] = ()  # -D flags the toolkit version decides
 
     def fields(self) -> dict[str, object]:
         """The Gate fields the spec sets."""
         return {"guards": self.guards, "sources": self.sources, "resolved_sources": self.resolved_sources,
-                "defines": self.defines, "flags_complete": self.flags_complete}
+                "defines": self.defines, "flags_complete": self.flags_complete,
+                "maybe_defines": self.maybe_defines, "versioned_defines": self.versioned_defines}
 
 
 def _context(index, module: str, function: str) -> _Spec:
@@ -80,14 +84,18 @@ def _context(index, module: str, function: str) -> _Spec:
     defines = tuple(dict.fromkeys(define for flags in lists for define in flags.defines))
     guards = tuple(sorted(set(owners))) if function else ()
     return _Spec(guards, tuple(s.ref for s in resolved), resolved, defines,
-                 bool(lists) and all(flags.complete for flags in lists))
+                 bool(lists) and all(flags.complete for flags in lists),
+                 tuple(dict.fromkeys(define for flags in lists for define in flags.maybe_defines)),
+                 tuple(dict.fromkeys(define for flags in lists for define in flags.versioned_defines)))
 
 
 def flag_lists_of(index, module: str, owner: str):
-    """The compiler flag lists the function `owner` passes (`module`: where to look if it is unknown)."""
+    """The compiler flag lists the function `owner` passes (`module`: where to look if it is unknown),
+    the module constants they name read in."""
     owner_module = index.module_of_path.get(index.functions[owner].path, module) if owner in index.functions else module
     local = owner[len(owner_module) + 1 :]
-    return [flags for flags in index.modules[owner_module].flags if flags.function == local]
+    return [with_constants(index, owner_module, flags) for flags in index.modules[owner_module].flags
+            if flags.function == local]
 
 
 def _suffix_table(index, evaluator: Evaluator, ccs) -> dict[int, str]:
@@ -347,7 +355,7 @@ class FlagSet:
 
 
 def flag_set(index, evaluator, expr: PyExpr, scope, hops: int = 0) -> FlagSet:
-    """Read a flag-list expression: literals, `+`, `a if test else b`, names bound to such lists."""
+    """Read a flag-list expression: literals, `+`, `*items`, `a if test else b`, names bound to such lists."""
     kind = expr.kind
     if kind == "str":
         return FlagSet(sure=frozenset(parse_arch_string(expr.text, "", index.idioms, in_flag_list=True)),
@@ -357,6 +365,8 @@ def flag_set(index, evaluator, expr: PyExpr, scope, hops: int = 0) -> FlagSet:
         for item in expr.args:
             out = out | flag_set(index, evaluator, item, scope, hops)
         return out
+    if kind == "splat" and len(expr.args) == 1:
+        return flag_set(index, evaluator, expr.args[0], scope, hops)
     if kind == "cond":
         return _flag_branches(index, evaluator, expr, scope, hops)
     if kind == "name" and hops < _MAX_FLAG_HOPS:

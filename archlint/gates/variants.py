@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from archlint.model.gates import GuardedUnits
+from archlint.gates.flagrefs import with_constants
 from archlint.link.python import PyIndex
-from archlint.model.gates import Gate
-from archlint.model.python import split_define
+from archlint.model.gates import Gate, GuardedUnits
+from archlint.model.python import FlagList, split_define
 
 
 def _macro(define: str) -> str:
@@ -23,6 +23,8 @@ def variant_macros(index: PyIndex, gates: tuple[Gate, ...]) -> frozenset[str]:
     if not owners:
         return frozenset()
     passed_by: dict[str, set[str]] = {}
+    # A list's own flags only: a module constant (`common_nvcc_flags`) is flags every build may get,
+    # as the arch-flags call's common defines are, never a variant.
     for module, facts in index.loaded():
         for flags in facts.flags:
             for define in (*flags.defines, *flags.maybe_defines):
@@ -31,10 +33,15 @@ def variant_macros(index: PyIndex, gates: tuple[Gate, ...]) -> frozenset[str]:
 
 
 def passed_macros(index: PyIndex) -> frozenset[str]:
-    """Every macro some scanned build function passes with -D, on any path (every module with a `"-D`
-    string or a flag keyword is read: `extract/python/markers.py`)."""
-    return frozenset(_macro(define) for _, facts in index.loaded() for flags in facts.flags
+    """Every macro some scanned build function passes with -D, on any path, the module constants its
+    lists name included (every module with a `"-D` string or a flag keyword is read:
+    `extract/python/markers.py`)."""
+    return frozenset(_macro(define) for _, flags in _every_flag_list(index)
                      for define in (*flags.defines, *flags.maybe_defines))
+
+
+def _every_flag_list(index: PyIndex) -> list[tuple[str, FlagList]]:
+    return [(module, with_constants(index, module, flags)) for module, facts in index.loaded() for flags in facts.flags]
 
 
 def with_absent_variant_macros(gated: list[tuple[Gate, GuardedUnits]], variants: frozenset[str],
@@ -51,7 +58,8 @@ def with_absent_variant_macros(gated: list[tuple[Gate, GuardedUnits]], variants:
             for other_index, (other, _) in enumerate(gated):
                 if other_index != index and sources[other_index] & sources[index]:
                     absent.update(_macro(d) for d in other.defines)
-            absent = (absent & variants) - {_macro(d) for d in gate.defines}
+            passes = (*gate.defines, *gate.maybe_defines, *(flag.flag for flag in gate.versioned_defines))
+            absent = (absent & variants) - {_macro(d) for d in passes}
         passable = tuple(sorted(passed)) if gate.flags_complete and units.sources else None
         out.append((replace(gate, absent_defines=tuple(sorted(absent)), passable_defines=passable), units))
     return out

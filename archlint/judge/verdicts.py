@@ -15,7 +15,7 @@ from archlint.knowledge.arch import Target, known_ccs
 from archlint.link.python import PyIndex
 from archlint.model.findings import Evidence, EvidenceKind, Location, Verdict
 from archlint.model.gates import Gate, GuardedUnits, Reached, TargetVerdict
-from archlint.model.python import ResolvedSource
+from archlint.model.python import FlagList, ResolvedSource
 
 _MAX_CALL_DEPTH = 8
 # A function called by this many source-naming functions is build machinery shared by all of them.
@@ -37,7 +37,7 @@ def guarded_units(pyindex: PyIndex, gate: Gate) -> GuardedUnits:
     seen = set(functions)
     queue = deque((name, head, 0, _is_machinery(pyindex, name)) for name in functions)
     module_paths = {module: path for path, module in pyindex.module_of_path.items()}
-    specs: list[tuple[str, ...]] = []
+    specs: list[list[FlagList]] = []
     python_kernels: tuple[Evidence, ...] = ()
     while queue:
         name, chain, depth, machinery = queue.popleft()
@@ -46,7 +46,7 @@ def guarded_units(pyindex: PyIndex, gate: Gate) -> GuardedUnits:
             python_kernels = _python_kernels(pyindex, name, function, chain, _module_path(module_paths, name))
         lists = flag_lists_of(pyindex, "", name) if function is not None and not machinery else []
         if lists:
-            specs.append(tuple(define for flags in lists for define in flags.defines))
+            specs.append(lists)
         hop, path = chain, _module_path(module_paths, name)
         if function is not None and name != gate.function:
             hop = chain + (Evidence(Location(path, function.span.line), f"calls `{name}`", EvidenceKind.CALL, name=name),)
@@ -61,8 +61,10 @@ def guarded_units(pyindex: PyIndex, gate: Gate) -> GuardedUnits:
                 seen.add(callee)
                 queue.append((callee, hop, depth + 1, machinery or _is_machinery(pyindex, callee)))
     # Flags of one spec describe its units; of several, none of them alone describes all the units.
-    spec_defines = specs[0] if len(specs) == 1 else ()
-    return GuardedUnits(tuple(sorted(sources)), tuple(sorted(set(unresolved))), sources, spec_defines, python_kernels)
+    spec = specs[0] if len(specs) == 1 else []
+    return GuardedUnits(tuple(sorted(sources)), tuple(sorted(set(unresolved))), sources,
+                        tuple(define for flags in spec for define in flags.defines),
+                        tuple(flag for flags in spec for flag in flags.versioned_defines), python_kernels)
 
 
 _DSL_MODULES = ("cutlass.cute",)  # CuTe DSL: kernels written in Python, compiled at run time

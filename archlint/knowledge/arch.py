@@ -51,6 +51,12 @@ class Target:
             macros["__CUDA_ARCH_FAMILY_SPECIFIC__"] = self.cuda_arch
         return macros
 
+    def first_cuda(self) -> tuple[int, ...] | None:
+        """The first CUDA toolkit release whose nvcc builds for this target (rules/kb/targets.toml):
+        any build for it uses that toolkit or a newer one. None when the knowledge base does not say."""
+        found = load_toml("kb/targets.toml")["first_cuda"].get(self.name)
+        return tuple(int(part) for part in found.split(".")) if isinstance(found, str) else None
+
     def family(self) -> tuple[int, ...]:
         families = load_toml("kb/targets.toml")["families"]
         return tuple(families.get(str(self.cc), [self.cc]))

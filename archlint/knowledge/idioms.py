@@ -54,6 +54,8 @@ class Idioms:
     identity_methods: frozenset[str]  # `p.m()` names the path p
     join_calls: tuple[str, ...]  # ends of a dotted callee: `c(root, "x.cu")` joins path parts
     path_calls: tuple[str, ...]  # ends of a dotted callee: a value they build is a file path
+    toolkit_version_calls: frozenset[str]  # the callee's last dotted part: `c("12.8")` tests the CUDA toolkit is at least 12.8
+    toolkit_version_value_calls: frozenset[str]  # the callee's last dotted part: `c()` is the CUDA toolkit's version
 
     def arch_flags_call(self, callee: str) -> ArchFlagsCall | None:
         """The arch-flags call a dotted callee names, if any (asked of every call in a scan)."""
@@ -81,6 +83,8 @@ _EXTRA_KEYS: Mapping[str, Mapping[str, type]] = {
     "identity_method": {},
     "join_call": {},
     "path_call": {},
+    "toolkit_version_call": {},
+    "toolkit_version_value_call": {},
 }
 TABLES = tuple(_EXTRA_KEYS)
 
@@ -203,4 +207,6 @@ def _merge(folder: Path, rows: Sequence[_Row]) -> Idioms:
         identity_methods=frozenset(names("identity_method")),
         join_calls=names("join_call"),
         path_calls=names("path_call"),
+        toolkit_version_calls=frozenset(names("toolkit_version_call")),
+        toolkit_version_value_calls=frozenset(names("toolkit_version_value_call")),
     )

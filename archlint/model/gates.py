@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from archlint.model.findings import Evidence, Location, Verdict
-from archlint.model.python import ResolvedSource, SourceRef
+from archlint.model.python import ResolvedSource, SourceRef, VersionedFlag
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,8 @@ class Gate:
     passable_defines: tuple[str, ...] | None = None
     list_brackets: tuple[str, str] | None = None  # the brackets that literal is written with: ("(", ")") for a tuple
     local_function: str = ""  # the enclosing function as written in its module ('Class.method'); '' at module level
+    maybe_defines: tuple[str, ...] = ()  # -D flags its spec passes on some paths only
+    versioned_defines: tuple[VersionedFlag, ...] = ()  # -D flags its spec passes as the CUDA toolkit's version decides
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ class GuardedUnits:
     unresolved: tuple[str, ...]  # source references that could not be resolved, as written
     evidence: Mapping[str, tuple[Evidence, ...]]  # source path -> evidence hops from the gate to it
     spec_defines: tuple[str, ...] = ()  # the -D flags of the one JIT spec the gate's calls reach, if one
+    spec_versioned: tuple[VersionedFlag, ...] = ()  # that spec's -D flags the toolkit version decides
     # Device code written in Python that the gate's code runs (a CuTe DSL kernel module it calls):
     # the evidence hops to the first such call, () for none.
     python_kernels: tuple[Evidence, ...] = ()

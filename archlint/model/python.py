@@ -18,6 +18,7 @@ class PyExpr:
     kw: keyword name (args[0] is the value)   attr: attribute name (args[0] is the object)
     subscript: '' (args: value, index)   compare: operators joined by ','   and/or/not: ''
     binop: operator   unary: operator   cond: '' (args: then, test, else)   other: source text
+    splat: '*xs' or '**kw' as written; as an element of a list, tuple or set display args[0] is `xs`
     dict: '' (args: 'kw' nodes, one per literal string key)   comp: 'list'|'generator'|... (args[0]: the element)
     """
 
@@ -145,14 +146,39 @@ class ResolvedSource:
 
 
 @dataclass(frozen=True)
+class VersionedFlag:
+    """A flag a build passes exactly when its CUDA toolkit is at least `version` (`at_least`), or
+    exactly when it is older (`"-DX" if is_cuda_version_at_least("12.8") else ""`)."""
+
+    flag: str
+    version: str  # '12.8'
+    at_least: bool = True
+
+    def passed_with(self, toolkit: tuple[int, ...]) -> bool | None:
+        """Whether a toolkit at least `toolkit` passes the flag; None when that does not decide it."""
+        if version_tuple(self.version) <= toolkit:
+            return self.at_least
+        return None
+
+
+def version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+@dataclass(frozen=True)
 class FlagList:
     function: str
     line: int
     callee: str
     keyword: str  # 'extra_cuda_cflags', 'extra_cflags', ...
     values: tuple[str, ...]
-    complete: bool = False  # every part read (archlint.pyflags): a -D it lacks is not passed
-    maybe: tuple[str, ...] = ()  # flags added on some paths only (`if x: flags += [...]`)
+    # Every part read: a -D it lacks is not passed. With `names` or `maybe_names`, every part but
+    # those: linking reads them (`gates/flagrefs.py`).
+    complete: bool = False
+    maybe: tuple[str, ...] = ()  # flags passed on some paths only (`if x: flags += [...]`), versioned ones too
+    versioned: tuple[VersionedFlag, ...] = ()  # flags decided by the toolkit version
+    names: tuple[str, ...] = ()  # module-scope names the list always holds (`sm90a_nvcc_flags + [...]`)
+    maybe_names: tuple[str, ...] = ()  # module-scope names it holds on some paths
 
     @property
     def defines(self) -> tuple[str, ...]:
@@ -161,6 +187,10 @@ class FlagList:
     @property
     def maybe_defines(self) -> tuple[str, ...]:
         return tuple(value for value in self.maybe if value.startswith("-D"))
+
+    @property
+    def versioned_defines(self) -> tuple[VersionedFlag, ...]:
+        return tuple(flag for flag in self.versioned if flag.flag.startswith("-D"))
 
 
 def split_define(flag: str) -> tuple[str, str]:
@@ -216,6 +246,7 @@ class PythonFacts:
     paths: tuple[PyAssign, ...] = ()  # names bound to Path(...) / os.path.join / '/' chains
     sources: tuple[SourceRef, ...] = ()
     flags: tuple[FlagList, ...] = ()
+    extended: tuple[str, ...] = ()  # module-scope names a `+=` or a list method at module scope changes
     tests: tuple[Test, ...] = ()
     returns: tuple[PyReturn, ...] = ()
     arch_strings: tuple[ArchString, ...] = ()

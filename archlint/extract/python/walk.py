@@ -9,7 +9,7 @@ from functools import lru_cache
 import tree_sitter
 from tree_sitter import Node
 
-from archlint.extract.python.flags import flag_lists
+from archlint.extract.python.flags import flag_lists, mutations
 from archlint.extract.python.queries import CallTable, Interesting, language, root_of
 from archlint.extract.suppressions import suppression_of
 from archlint.knowledge.idioms import Idioms
@@ -62,7 +62,7 @@ class _Out:
     calls: list = field(default_factory=list)
     imports: list = field(default_factory=list)
     assigns: list = field(default_factory=list)
-    extends: list = field(default_factory=list)  # (function, name, value, conditional) of `name += value`
+    extends: list = field(default_factory=list)  # (function, name, value, conditional, path) of `name += value`
     sources: list = field(default_factory=list)
     tests: list = field(default_factory=list)
     returns: list = field(default_factory=list)
@@ -280,7 +280,8 @@ class _Walker:
         if left is not None and right is not None and operator is not None and operator.type == "+=":
             name = dotted(left)
             if name:
-                self.out.extends.append((frame.function, name, self.exprs.build(right), _conditional(node)))
+                self.out.extends.append((frame.function, name, self.exprs.build(right), _conditional(node),
+                                         frame.path))
         return None
 
     # ---------------------------------------------------------------- expressions
@@ -482,7 +483,8 @@ def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple, i
         assigns=assigns,
         paths=tuple(a for a in assigns if is_path_expr(a.value, idioms.path_calls) and not a.unpack),
         sources=tuple(out.sources),
-        flags=flag_lists(out.calls, assigns, out.extends, idioms),
+        flags=flag_lists(out.calls, assigns, out.extends, idioms, {fn.qualname: fn.params for fn in out.functions}),
+        extended=tuple(sorted({name for function, name, *_ in [*out.extends, *mutations(out.calls)] if not function})),
         tests=tuple(out.tests),
         returns=tuple(out.returns),
         arch_strings=tuple(out.arch_strings),

@@ -140,9 +140,15 @@ class ExprBuilder:
         if builder is not None:
             return builder(self, node, depth + 1)
         if kind in _SEQ:
-            items = tuple(self.build(child, depth + 1) for child in node.named_children if child.type != "comment")
+            items = tuple(self._item(child, depth + 1) for child in node.named_children if child.type != "comment")
             return PyExpr("seq", _SEQ[kind], None, items)
         return PyExpr("other", short(node_text(node)))
+
+    def _item(self, node, depth: int) -> PyExpr:
+        """An element of a list, tuple or set display; `*xs` is a 'splat' whose one arg is `xs`."""
+        if node.type == "list_splat" and node.named_child_count == 1:
+            return PyExpr("splat", short(node_text(node)), None, (self.build(node.named_children[0], depth),))
+        return self.build(node, depth)
 
     def _call(self, node, depth: int) -> PyExpr:
         function = node.child_by_field_name("function")
