@@ -57,7 +57,7 @@ def test_marker_headers_leave_the_gate_decisive(result) -> None:
     assert verdicts["sm_120a"].verdict is Verdict.POLICY
     assert "crt/host_config.h" not in " ".join(v.reason for v in report.verdicts)
     policy = [f for f in result.findings if f.rule == "AL101"]
-    assert [(f.location.path, f.location.line) for f in policy] == [("cake/fmha.py", 46)]
+    assert [(f.location.path, f.location.line) for f in policy] == [("cake/fmha.py", 46), ("cake/gemm_runner.py", 25)]
 
 
 def test_probe_named_by_a_bytes_label_guards_nothing(result) -> None:
@@ -77,3 +77,12 @@ def gen_module(key, root):
 """
     names = sorted(ref.name for ref in extract_python("fi/jit/sage.py", code).sources)
     assert names == ["sage_0f9c7da2_kernel.cu", "sage_binding.cu", "sage_c214204e_kernel.cu"]
+
+
+def test_a_header_the_build_downloads_is_no_unresolved_source(result) -> None:
+    """FlashInfer 0.6's low-latency GEMM fetches `f"{include_path}/{header_name}.h"` as an artifact:
+    a header is no unit nvcc compiles, so it does not leave the gate UNKNOWN."""
+    gate = next(g for g in result.gates if g.location.path == "cake/gemm_runner.py")
+    verdicts = {v.target: v for v in gate.verdicts}
+    assert verdicts["sm_120a"].verdict is Verdict.POLICY
+    assert all("could not be resolved" not in v.reason for v in gate.verdicts)

@@ -111,8 +111,14 @@ def _add_source(resolved: ResolvedSource, chain: tuple[Evidence, ...], where: st
         location = Location(where, resolved.ref.line, resolved.ref.col)
         hop = Evidence(location, f"builds {what}", EvidenceKind.BUILDS, source=resolved.path)
         sources.setdefault(resolved.path, chain + (hop,))
-    else:
+    elif not (resolved.ref.name or resolved.ref.text.strip().rstrip("'\"")).endswith(_HEADER_SUFFIXES):
         unresolved.append(resolved.ref.text)
+
+
+# A header a Python build names but the scan cannot find (an artifact it downloads, a marker of an
+# include folder) is no unit the build compiles: what it holds matters only where an `#include`
+# takes it in, and that include is judged on the CUDA side.
+_HEADER_SUFFIXES = (".h", ".cuh", ".hpp", ".hh", ".hxx", ".inl")
 
 
 def excluded_targets(gate: Gate, targets: tuple[Target, ...]) -> tuple[Target, ...]:
