@@ -36,3 +36,11 @@ def test_defines_built_by_a_comprehension_leave_the_target_list_exact(gates):
     assert gate.admits == ("sm_120a",)
     verdicts = {v.target: v.verdict.value for v in gate.verdicts}
     assert verdicts == {"sm_80": "GENUINE", "sm_100a": "POLICY"}
+
+
+def test_a_define_formatted_in_the_list_leaves_the_target_list_exact(gates):
+    gate = gates[35]
+    assert gate.admits == ("sm_120a",)
+    verdicts = {v.target: v for v in gate.verdicts}
+    assert verdicts["sm_100a"].verdict.value == "POLICY"
+    assert all("approximately" not in v.reason for v in gate.verdicts)

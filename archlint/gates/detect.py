@@ -376,6 +376,8 @@ def flag_set(index, evaluator, expr: PyExpr, scope, hops: int = 0) -> FlagSet:
             return flag_set(index, evaluator, assign.value, _scope(owner, assign.function, assign.line), hops + 1)
     if kind == "call" and index.idioms.arch_flags_call(expr.text) is not None:
         return FlagSet(nvcc_call=True)
+    if kind == "fstr" and _preprocessor_option(expr):
+        return FlagSet()  # `f'-DCUBIN_PATH="{path}"'`: a define, never a target
     if kind == "comp" and _preprocessor_option(expr.args[0]):
         return FlagSet()  # `[f"-DFI_GDN_{key}={value}" for ...]`: defines, never a target
     return FlagSet(opaque=True)
