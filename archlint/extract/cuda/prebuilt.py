@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from archlint.knowledge.prebuilt import PrebuiltKnowledge
+from archlint.lang.cpp.declarations import split_arguments
 from archlint.lang.cpp.directives import Structure, macro_at
 from archlint.lang.cpp.lexical import closing_bracket
 from archlint.model.cuda import ArchCheck, Function, LoaderCall, SmConstant
@@ -185,15 +186,7 @@ def _throws(masked: bytes, start: int, errors: frozenset[str]) -> bool:
 
 
 def _first_argument(arguments: bytes) -> bytes:
-    depth = 0
-    for index, char in enumerate(arguments):
-        if char in b"([{":
-            depth += 1
-        elif char in b")]}":
-            depth -= 1
-        elif char == ord(",") and depth == 0:
-            return arguments[:index]
-    return arguments
+    return split_arguments(arguments, angles=False)[0]
 
 
 def _strip_parens(text: str) -> str:

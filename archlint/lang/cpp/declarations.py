@@ -223,7 +223,7 @@ class _Head:
         lists, body = _template_heads(head)
         params = set()
         for declared in lists:
-            for param in _split_top(declared):
+            for param in split_arguments(declared):
                 idents = _IDENT_RE.findall(param.split(b"=", 1)[0])
                 if idents:
                     params.add(idents[-1].decode())
@@ -276,7 +276,7 @@ def _parameter_keys(body: bytes, params: AbstractSet[str]) -> tuple[tuple[str, .
     opening = name.end() - 1
     close = _closing(body, opening, _PARENS_RE)
     clauses: list[tuple[str, ...]] = []
-    for parameter in _split_top(body[opening + 1 : close if close is not None else len(body)]):
+    for parameter in split_arguments(body[opening + 1 : close if close is not None else len(body)]):
         clauses += _template_argument_keys(parameter.split(b"=", 1)[0], params)
     return tuple(dict.fromkeys(clauses))
 
@@ -302,7 +302,7 @@ def _keys(args: bytes, params: AbstractSet[str]) -> tuple[tuple[str, ...], ...]:
     condition tests for (`is_same_v<ArchTag, arch::Sm103>`, `is_base_of_v<KernelScheduleX, Tag>`).
     What this cannot read adds no clause: the specialisation then counts as chosen more often, never less."""
     clauses: list[tuple[str, ...]] = []
-    for arg in _split_top(args):
+    for arg in split_arguments(args):
         condition = _ENABLE_IF_RE.match(arg)
         if condition is not None:
             close = _closing_angle(arg, condition.end() - 1)
@@ -337,7 +337,7 @@ def _tested_type(alternative: bytes, params: AbstractSet[str]) -> str | None:
         if _NEGATED_RE.search(alternative[: test.start()]):
             continue
         close = _closing_angle(alternative, test.end() - 1)
-        for arg in _split_top(alternative[test.end() : close if close is not None else len(alternative)]):
+        for arg in split_arguments(alternative[test.end() : close if close is not None else len(alternative)]):
             match = _PLAIN_TYPE_RE.match(arg)
             if match is not None and _is_key(match.group(2).decode(), params):
                 return match.group(2).decode()
@@ -401,13 +401,15 @@ def _closing_angle(text: bytes, start: int) -> int | None:
     return None
 
 
-def _split_top(args: bytes) -> list[bytes]:
-    """Comma-separated parts of an argument list, outside nested brackets."""
+def split_arguments(args: bytes, angles: bool = True) -> list[bytes]:
+    """Comma-separated parts of an argument list, outside nested brackets (`<...>` among them unless
+    `angles` is off: in an expression `<` compares)."""
+    opening, closing = (b"<([{", b">)]}") if angles else (b"([{", b")]}")
     parts, depth, start = [], 0, 0
     for pos, byte in enumerate(args):
-        if byte in b"<([{":
+        if byte in opening:
             depth += 1
-        elif byte in b">)]}":
+        elif byte in closing:
             depth -= 1
         elif byte == ord(",") and depth == 0:
             parts.append(args[start:pos])
