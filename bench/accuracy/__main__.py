@@ -50,12 +50,18 @@ DEFAULT_TARGETS = ("sm_80", "sm_89", "sm_100a", "sm_103a", "sm_110a", "sm_120a",
 SCAN_EXTRA_TARGETS = ("sm_90a",)
 
 
+def _dependency_folders(flashinfer_wheel: Path) -> tuple[str, ...]:
+    """The FlashInfer header folders an SGLang JIT build includes (its registered dependencies)."""
+    data = flashinfer_wheel.resolve() / "flashinfer" / "data"
+    return tuple(str(data / folder) for folder in ("include", "cutlass/include", "csrc/nv_internal") if (data / folder).is_dir())
+
+
 def scan_release(wheel: Path, json_path: Path, targets: tuple[str, ...], rescan: bool, log=print,
-                 folders: tuple[str, ...] = FLASHINFER.scan_folders) -> dict:
+                 folders: tuple[str, ...] = FLASHINFER.scan_folders, extra: tuple[str, ...] = ()) -> dict:
     if json_path.is_file() and not rescan:
         log(f"reusing {json_path}")
         return json.loads(json_path.read_text(encoding="utf-8"))
-    paths = [str(wheel / folder) for folder in folders]
+    paths = [str(wheel / folder) for folder in folders] + list(extra)
     command = [sys.executable, "-m", "archlint", "scan", *paths, "--format", "json", "--fail-on", "none",
                "-o", str(json_path)]
     for target in dict.fromkeys(targets + SCAN_EXTRA_TARGETS):
@@ -121,10 +127,13 @@ def main(argv: list[str] | None = None) -> int:
         wheel = Path(wheel_arg).resolve()
         release = wheel.name
         project = project_of(wheel)
+        # SGLang's JIT compiles against FlashInfer's headers (CuTe, TensorRT-LLM's): scanned with them.
+        deps = _dependency_folders(args.flashinfer_deps) if project is SGLANG and args.flashinfer_deps else ()
         scan = scan_release(wheel, args.workdir / f"scan-{release}.json", targets, args.rescan,
-                            folders=project.scan_folders)
+                            folders=project.scan_folders, extra=deps)
         kinds = (".cu", ".cpp", ".cc", ".cuh") if project is SGLANG else (".cu", ".cpp", ".cc")
-        root, units = gate_units([str(wheel / f) for f in project.scan_folders], targets + SCAN_EXTRA_TARGETS, kinds)
+        root, units = gate_units([str(wheel / f) for f in project.scan_folders] + list(deps),
+                                 targets + SCAN_EXTRA_TARGETS, kinds)
         pairs = load_pairs(scan, release, targets, units, root, project, args.workdir)
         includes_by_release[release] = (sglang_includes(wheel, args.tvm_ffi, args.flashinfer_deps) if project is SGLANG
                                         else flashinfer_includes(wheel, args.tvm_ffi, args.nvshmem))
