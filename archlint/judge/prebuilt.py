@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from archlint.judge.hits import Hit, HitKind
+from archlint.knowledge.arch import cc_text
 from archlint.knowledge.prebuilt import load_prebuilt
 from archlint.model.cuda import ArchCheck
 from archlint.model.findings import Evidence, EvidenceKind, Location
@@ -140,9 +141,9 @@ def _value(view: "TargetView", text: str, constants: dict[str, set[int]]) -> int
 def _excluding(view: "TargetView", item: _Served, marker: _Marker, chain: tuple[Evidence, ...]) -> Hit:
     check, target = item.check, view.target
     sms = sorted(item.sms or ())
-    served = f"SM {_and(sms)} (compute capability {', '.join(_cc(sm) for sm in sms)})"
+    served = f"SM {_and(sms)} (compute capability {', '.join(cc_text(sm) for sm in sms)})"
     message = (f"the unit runs prebuilt kernels ({_marker_text(marker)}), and {_check_text(check)} lets them run only on "
-               f"{served}; {target} is compute capability {_cc(target.cc)}")
+               f"{served}; {target} is compute capability {cc_text(target.cc)}")
     location = Location(item.path, check.line, check.col)
     hop = Evidence(location, message, EvidenceKind.ARCH_CHECK, name=check.name)
     return Hit(HitKind.ARCH_CHECK, location, message, chain + (marker.hop, hop), True)
@@ -188,8 +189,4 @@ def _check_text(check: ArchCheck) -> str:
 
 def _short(qualname: str) -> str:
     return qualname.rsplit("::", 1)[-1]
-
-
-def _cc(sm: int) -> str:
-    return f"{sm // 10}.{sm % 10}"
 

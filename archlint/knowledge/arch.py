@@ -67,6 +67,11 @@ class Target:
 ARCH_MACRO_RE = re.compile(r"^__CUDA_ARCH(__|_SPECIFIC__|_FAMILY_SPECIFIC__|_FEAT_SM\d+_ALL)$")
 
 
+def cc_text(cc: int) -> str:
+    """A compute capability as people write it: 120 -> `12.0`."""
+    return f"{cc // 10}.{cc % 10}"
+
+
 def parse_target(text: str) -> Target:
     match = _TARGET_RE.match(text.strip().lower())
     if not match:

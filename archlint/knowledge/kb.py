@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from archlint.knowledge.arch import Target
+from archlint.knowledge.arch import Target, cc_text
 from archlint.knowledge.resources import load_toml
 
 __all__ = ["Requirement", "DeviceProfile", "KnowledgeBase", "load_kb"]
@@ -53,7 +53,7 @@ def _describe(requirement: Requirement) -> str:
     base = f"sm_{requirement.min_cc}"
     if requirement.requires == "a":
         if len(requirement.ccs) == 1:
-            return f"needs {base}a (arch-specific, cc {_cc_text(requirement.ccs[0])} only)"
+            return f"needs {base}a (arch-specific, cc {cc_text(requirement.ccs[0])} only)"
         return f"needs an arch-specific target: {_targets(requirement.ccs or (requirement.min_cc,), 'a')}"
     if requirement.requires == "f":
         if requirement.ccs:
@@ -62,10 +62,6 @@ def _describe(requirement: Requirement) -> str:
     if requirement.ccs:
         return f"needs one of {_targets(requirement.ccs, '')}"
     return f"needs {base} or newer"
-
-
-def _cc_text(cc: int) -> str:
-    return f"{cc // 10}.{cc % 10}"
 
 
 def _targets(ccs: tuple[int, ...], suffix: str) -> str:

@@ -35,6 +35,32 @@ class PrebuiltKnowledge:
         """The first row whose pattern the include (as written) matches."""
         return _host_header(self, include)
 
+    @property
+    def loader_call(self) -> re.Pattern[bytes]:
+        """A call of a loader; group 1 its name."""
+        return _call_of(self.loaders)
+
+    @property
+    def check_call(self) -> re.Pattern[bytes]:
+        """A call of a check macro; group 1 its name."""
+        return _call_of(self.check_macros)
+
+    @property
+    def error_report(self) -> re.Pattern[bytes]:
+        """A run-time error report: `throw`, or a call of an error macro."""
+        return _error_report(self.error_macros)
+
+
+@lru_cache(maxsize=8)
+def _call_of(names: frozenset[str]) -> re.Pattern[bytes]:
+    ordered = sorted(names, key=len, reverse=True)
+    return re.compile(rb"(?<![\w])(" + b"|".join(re.escape(n.encode()) for n in ordered) + rb")\s*\(")
+
+
+@lru_cache(maxsize=4)
+def _error_report(errors: frozenset[str]) -> re.Pattern[bytes]:
+    return re.compile(rb"\bthrow\b|" + _call_of(errors).pattern)
+
 
 @lru_cache(maxsize=4096)
 def _host_header(knowledge: PrebuiltKnowledge, include: str) -> HostHeader | None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable
 
+from archlint.knowledge.arch import cc_text
 from archlint.knowledge.resources import load_toml
 from archlint.runtime import driver as drv
 
@@ -120,7 +121,7 @@ def profile_device(name: str) -> DeviceInfo:
     rows = profile_rows()
     if cc not in rows:
         known = ", ".join(f"sm_{c}" for c in sorted(rows))
-        raise ValueError(f"no device profile for compute capability {cc // 10}.{cc % 10}; known: {known}")
+        raise ValueError(f"no device profile for compute capability {cc_text(cc)}; known: {known}")
     row = rows[cc]
     per_thread = row.get("max_registers_per_thread")
     return DeviceInfo(

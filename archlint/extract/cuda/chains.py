@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from archlint.knowledge.prebuilt import load_prebuilt
 from archlint.lang.cpp.declarations import without_directives
 from archlint.lang.cpp.lexical import closing_bracket
 
@@ -21,8 +22,6 @@ _IF_CONSTEXPR_RE = re.compile(rb"\bif\s+constexpr\s*\(")
 _ELSE_RE = re.compile(rb"\s*else\b\s*")
 _IF_RE = re.compile(rb"if\s*(?:constexpr\s*)?\(")
 _RETURN_RE = re.compile(rb"\breturn\b")
-# A run-time error report: `throw`, or an error macro (`FLASHINFER_ERROR(msg)`, `TLLM_THROW(...)`).
-_ERROR_RE = re.compile(rb"\bthrow\b|\b[A-Z][A-Z0-9_]*_(?:ERROR|THROW)\s*\(")
 _WORK_RE = re.compile(rb"\breturn\b|<<<")
 # `{ return cudaErrorNotSupported; }`: an alternative that only hands back an error code.
 _ERROR_RETURN_RE = re.compile(rb"\s*\{?\s*return\s+[\w:]*(?:Error|NotSupported|Unsupported)\w*\s*;\s*\}?\s*")
@@ -136,11 +135,11 @@ def _does_no_work(own: bytes) -> bool:
 
 
 def _only_reports_error(own: bytes) -> bool:
-    """An alternative that does no work but report an error: a `throw` or error macro with no
-    `return` or kernel launch, or a bare `return` of an error code."""
+    """An alternative that does no work but report an error: a `throw` or error macro
+    (rules/kb/prebuilt.toml) with no `return` or kernel launch, or a bare `return` of an error code."""
     if _ERROR_RETURN_RE.fullmatch(own):
         return True
-    return _ERROR_RE.search(own) is not None and _WORK_RE.search(own) is None
+    return load_prebuilt().error_report.search(own) is not None and _WORK_RE.search(own) is None
 
 
 def names_every_alternative_spells(text: bytes, names_of: Callable[[bytes], set[str]]) -> list[tuple[int, frozenset[str]]]:

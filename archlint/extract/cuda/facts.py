@@ -23,7 +23,7 @@ from archlint.extract.suppressions import parse_suppression_text
 from archlint.knowledge.kb import KnowledgeBase, load_kb
 from archlint.knowledge.prebuilt import load_prebuilt
 from archlint.lang.cpp.declarations import read_declarations, spelled_names, type_test_spans
-from archlint.lang.cpp.sure import member_body_spans, sure_text
+from archlint.lang.cpp.sure import blank_spans, member_body_spans, sure_text
 from archlint.lang.cpp.directives import Structure, comment_spans, macro_at, scan_directives
 from archlint.lang.cpp.lexical import FileCalls
 from archlint.lang.cpp.ptx import PtxError, _literals_from, opcodes
@@ -46,9 +46,10 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
     spans = _FunctionSpans(functions)
     text = data.decode("utf-8", "replace")
     constexpr = constexpr_branch_spans(structure.masked) if b"constexpr" in structure.masked else []
-    sure = _sure_text(structure, constexpr)
+    every_branch = _sure_text(structure)  # `if constexpr` branches kept: what the chains choose between
+    sure = blank_spans(every_branch, constexpr) if constexpr else every_branch
     declarations = _with_chain_names(read_declarations(structure.masked, structure.line_starts, sure),
-                                     structure, constexpr, sure)
+                                     structure, every_branch, sure)
     around = _Around(spans, structure, declarations)
     constructs = sorted(
         _ptx_constructs(data, text, structure, spans) + _identifier_constructs(kb, structure, around),
@@ -278,16 +279,16 @@ def _mark_uniform_chains(constructs: list[Construct], kb: KnowledgeBase, structu
     return marked
 
 
-def _with_chain_names(declarations: Declarations, structure: Structure, constexpr: list[tuple[int, int]],
+def _with_chain_names(declarations: Declarations, structure: Structure, every_branch: bytes,
                       sure: bytes) -> Declarations:
     """Each definition's sure uses, plus what every working alternative of an `if constexpr` chain
     it surely compiles spells (`BatchPrefillDispatched<AttentionKernelTraits<64, ...>>` in one
     branch per head dimension, an unsupported-shape error in the last)."""
-    if not constexpr or not declarations.items:
+    if sure is every_branch or not declarations.items:  # the same text: no `if constexpr` in the file
         return declarations
     starts = structure.line_starts
     added: dict[int, set[str]] = {}
-    for start, names in names_every_alternative_spells(_sure_text(structure, []), spelled_names):
+    for start, names in names_every_alternative_spells(every_branch, spelled_names):
         if not _kept(sure, start):
             continue
         line = bisect_right(starts, start)
@@ -302,14 +303,15 @@ def _with_chain_names(declarations: Declarations, structure: Structure, constexp
     return replace(declarations, items=items)
 
 
-def _sure_text(structure: Structure, constexpr: list[tuple[int, int]]) -> bytes:
-    """The file with what only some builds compile blanked: `if constexpr` branches and the lines
-    of every preprocessor conditional but the include guard."""
+def _sure_text(structure: Structure) -> bytes:
+    """The file with what only some builds or uses compile blanked (`lang/cpp/sure.py`): the lines
+    of every preprocessor conditional but the include guard, type tests, type selections and
+    member-function bodies; `if constexpr` branches are blanked on top of it (`blank_spans`)."""
     starts, size = structure.line_starts, len(structure.masked)
     conditional = [(starts[r.start_line - 1] if r.start_line - 1 < len(starts) else size,
                     starts[r.end_line] if r.end_line < len(starts) else size)
                    for r in structure.regions if not r.include_guard and r.end_line >= r.start_line]
-    return sure_text(structure.masked, conditional + constexpr + member_body_spans(structure.masked))
+    return sure_text(structure.masked, conditional + member_body_spans(structure.masked))
 
 
 def _suppressions(data: bytes, structure: Structure) -> list[Suppression]:

@@ -65,9 +65,9 @@ class PrebuiltScan:
         self.structure = structure
         self.knowledge = knowledge
         masked = structure.masked
-        names = sorted((n for n in knowledge.loaders if n.encode() in masked), key=len, reverse=True)
-        self._loaders = list(re.finditer(rb"(?<![\w])(" + b"|".join(n.encode() for n in names) + rb")\s*\(", masked)) if names else []
-        self._checks = _macro_checks(structure, knowledge.check_macros) + _if_throws(structure, knowledge.error_macros)
+        present = any(n.encode() in masked for n in knowledge.loaders)
+        self._loaders = list(knowledge.loader_call.finditer(masked)) if present else []
+        self._checks = _macro_checks(structure, knowledge) + _if_throws(structure, knowledge)
         self._predicates = any(_PREDICATE_HINT_RE.search(m.group(1)) and not _word_before(masked, m.start())
                                for m in _EQUALITY_RETURN_RE.finditer(masked))
 
@@ -131,14 +131,12 @@ def _text(structure: Structure, start: int, end: int, literals: bool = True) -> 
     return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 3] + "..."
 
 
-def _macro_checks(structure: Structure, macros: frozenset[str]) -> list[_Candidate]:
+def _macro_checks(structure: Structure, knowledge: PrebuiltKnowledge) -> list[_Candidate]:
     masked = structure.masked
-    present = sorted(m.encode() for m in macros if m.encode() in masked)
-    if not present or b"==" not in masked:
+    if b"==" not in masked or not any(m.encode() in masked for m in knowledge.check_macros):
         return []
-    pattern = re.compile(rb"(?<![\w])(" + b"|".join(present) + rb")\s*\(")
     found = []
-    for match in pattern.finditer(masked):
+    for match in knowledge.check_call.finditer(masked):
         if macro_at(structure.defines, structure.line_of(match.start())) is not None:
             continue  # a macro body: its condition is a parameter
         close = closing_bracket(masked, match.end() - 1, b"(", b")")
@@ -151,15 +149,15 @@ def _macro_checks(structure: Structure, macros: frozenset[str]) -> list[_Candida
     return found
 
 
-def _if_throws(structure: Structure, errors: frozenset[str]) -> list[_Candidate]:
+def _if_throws(structure: Structure, knowledge: PrebuiltKnowledge) -> list[_Candidate]:
     """`if (!(s == a || s == b)) throw ...;` (or `if (s != a && s != b) { throw ...; }`, or an error macro)."""
     masked = structure.masked
-    if b"throw" not in masked and not any(e.encode() in masked for e in errors):
+    if b"throw" not in masked and not any(e.encode() in masked for e in knowledge.error_macros):
         return []
     found = []
     for match in _IF_RE.finditer(masked):
         close = closing_bracket(masked, match.end() - 1, b"(", b")")
-        if close is None or not _throws(masked, close + 1, errors):
+        if close is None or not _throws(masked, close + 1, knowledge.error_report):
             continue
         condition = masked[match.end() : close].decode("utf-8", "replace").strip()
         parsed = _negated_disjunction(condition)
@@ -168,7 +166,7 @@ def _if_throws(structure: Structure, errors: frozenset[str]) -> list[_Candidate]
     return found
 
 
-def _throws(masked: bytes, start: int, errors: frozenset[str]) -> bool:
+def _throws(masked: bytes, start: int, error_report: re.Pattern[bytes]) -> bool:
     """Whether the statement at `start` only throws: `throw ...;`, `ERROR(...);`, or a block of
     statements with no branch that throws."""
     rest = masked[start : start + 4000].lstrip()
@@ -181,8 +179,7 @@ def _throws(masked: bytes, start: int, errors: frozenset[str]) -> bool:
             return False
     else:
         rest = rest[: rest.find(b";") + 1]
-    return re.search(rb"\bthrow\b", rest) is not None or any(
-        re.search(rb"(?<![\w])" + e.encode() + rb"\s*\(", rest) for e in errors)
+    return error_report.search(rest) is not None
 
 
 def _first_argument(arguments: bytes) -> bytes:

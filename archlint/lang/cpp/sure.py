@@ -39,10 +39,15 @@ def member_body_spans(masked: bytes) -> list[tuple[int, int]]:
 def sure_text(masked: bytes, unsure: list[tuple[int, int]]) -> bytes:
     """`masked` with the given spans, type tests and type selections blanked (newlines kept): what
     is left is compiled wherever its definition is."""
-    text = bytearray(masked)
     spans = unsure + type_test_spans(masked)
     if b"conditional" in masked or b"enable_if" in masked:
         spans += list(argument_spans(masked, _SELECTION_RE))
+    return blank_spans(masked, spans)
+
+
+def blank_spans(text: bytes, spans: list[tuple[int, int]]) -> bytes:
+    """`text` with each (start, end) span blanked, newlines kept."""
+    out = bytearray(text)
     for start, end in spans:
-        text[start:end] = blank(masked[start:end])
-    return bytes(text)
+        out[start:end] = blank(text[start:end])
+    return bytes(out)
