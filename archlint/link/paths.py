@@ -190,8 +190,9 @@ def formatted_matches(index, module: str, ref: SourceRef) -> list[str]:
     except _Unresolved:
         return []
     spelled = posixpath.normpath(posixpath.join(base, tail))
-    pattern = re.compile("[^/]*".join(re.escape(part) for part in spelled.split("{}")))
-    return sorted(path for path in index.files if pattern.fullmatch(path))
+    parts = spelled.split("{}")
+    pattern = re.compile("[^/]*".join(re.escape(part) for part in parts))
+    return sorted(path for path in index.files if path.startswith(parts[0]) and pattern.fullmatch(path))
 
 
 _FSTRING_RE = re.compile(r"""^[rR]?[fF][rR]?(['"])(.*)\1$""", re.S)
