@@ -12,6 +12,8 @@ from collections import deque
 from archlint.gates.detect import flag_lists_of
 from archlint.judge.analysis import Analysis, Defines, Hit, Judging, analyze_units
 from archlint.knowledge.arch import Target, known_ccs
+from archlint.knowledge.languages import HEADER_SUFFIXES
+from archlint.link.paths import written_name
 from archlint.link.python import PyIndex
 from archlint.model.findings import Evidence, EvidenceKind, Location, Verdict
 from archlint.model.gates import Gate, GuardedUnits, Reached, TargetVerdict
@@ -111,14 +113,11 @@ def _add_source(resolved: ResolvedSource, chain: tuple[Evidence, ...], where: st
         location = Location(where, resolved.ref.line, resolved.ref.col)
         hop = Evidence(location, f"builds {what}", EvidenceKind.BUILDS, source=resolved.path)
         sources.setdefault(resolved.path, chain + (hop,))
-    elif not (resolved.ref.name or resolved.ref.text.strip().rstrip("'\"")).endswith(_HEADER_SUFFIXES):
+    elif not written_name(resolved.ref).endswith(HEADER_SUFFIXES):
+        # A header a Python build names but the scan cannot find (an artifact it downloads, a marker
+        # of an include folder) is no unit the build compiles: what it holds matters only where an
+        # `#include` takes it in, and that include is judged on the CUDA side.
         unresolved.append(resolved.ref.text)
-
-
-# A header a Python build names but the scan cannot find (an artifact it downloads, a marker of an
-# include folder) is no unit the build compiles: what it holds matters only where an `#include`
-# takes it in, and that include is judged on the CUDA side.
-_HEADER_SUFFIXES = (".h", ".cuh", ".hpp", ".hh", ".hxx", ".inl")
 
 
 def excluded_targets(gate: Gate, targets: tuple[Target, ...]) -> tuple[Target, ...]:
@@ -160,17 +159,11 @@ def _suffix_allowed(cc: int, suffix: str) -> bool:
 def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict, str, tuple[Evidence, ...]]:
     target = analysis.target
     if analysis.blockers:
-        first = analysis.blockers[0]
-        more = f" (+{len(analysis.blockers) - 1} more)" if len(analysis.blockers) > 1 else ""
-        return Verdict.GENUINE, first.message + more, first.chain
+        return Verdict.GENUINE, *_first(analysis.blockers)
     if analysis.empty:
-        first = analysis.empty[0]
-        more = f" (+{len(analysis.empty) - 1} more kernels)" if len(analysis.empty) > 1 else ""
-        return Verdict.EMPTY, first.message + more, first.chain
+        return Verdict.EMPTY, *_first(analysis.empty, " kernels")
     if analysis.arch_checks:
-        first = analysis.arch_checks[0]
-        more = f" (+{len(analysis.arch_checks) - 1} more)" if len(analysis.arch_checks) > 1 else ""
-        return Verdict.GENUINE, first.message + more, first.chain
+        return Verdict.GENUINE, *_first(analysis.arch_checks)
     if not units.sources:
         why = f"unresolved: {', '.join(units.unresolved[:3])}" if units.unresolved else "no CUDA source found behind it"
         return Verdict.UNKNOWN, f"guarded sources could not be resolved ({why})", ()
@@ -198,6 +191,12 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
         more = f" (+{len(analysis.assumed) - 1} more)" if len(analysis.assumed) > 1 else ""
         return Verdict.POLICY, f"{reason}, with the {first.message.removeprefix('template ')}{more}", first.chain
     return Verdict.POLICY, reason, ()
+
+
+def _first(hits: tuple[Hit, ...], what: str = "") -> tuple[str, tuple[Evidence, ...]]:
+    """The first hit's message, with how many more there are, and its evidence."""
+    more = f" (+{len(hits) - 1} more{what})" if len(hits) > 1 else ""
+    return hits[0].message + more, hits[0].chain
 
 
 def _settle(hit: Hit) -> str:

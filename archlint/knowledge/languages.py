@@ -7,6 +7,7 @@ CUDA_SUFFIXES = frozenset({".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".inl", "
 
 # Translation-unit sources, not headers: what such a file defines is compiled wherever it is included.
 SOURCE_SUFFIXES = (".cu", ".cc", ".cpp", ".cxx")
+HEADER_SUFFIXES = tuple(sorted(CUDA_SUFFIXES - set(SOURCE_SUFFIXES)))
 
 
 PYTHON_SUFFIXES = frozenset({".py"})

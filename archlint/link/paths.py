@@ -151,7 +151,7 @@ def resolve_sources(index) -> tuple[dict, dict, tuple]:
                 generated[output].update(templates)
         for ref in facts.sources:
             qualname = index.qualify(module, ref.function)
-            rendered_from = outputs.get((ref.function, output_pattern(_written_name(ref))))
+            rendered_from = outputs.get((ref.function, output_pattern(written_name(ref))))
             if rendered_from and None not in rendered_from:
                 for template in sorted(rendered_from):
                     found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", template, "generated",
@@ -198,7 +198,7 @@ def formatted_matches(index, module: str, ref: SourceRef) -> list[str]:
 _FSTRING_RE = re.compile(r"""^[rR]?[fF][rR]?(['"])(.*)\1$""", re.S)
 
 
-def _written_name(ref: SourceRef) -> str:
+def written_name(ref: SourceRef) -> str:
     """The file name a reference spells, formatted parts as written: `f"x_mask_{m}.cu"` -> `x_mask_{m}.cu`."""
     if ref.name:
         return ref.name
