@@ -191,6 +191,31 @@ def gemm(a, b):
         return gen_gemm_sm90_module()
     raise RuntimeError("no kernel for this GPU")
 """
+CAPS = """import torch
+
+
+class Caps:
+    @staticmethod
+    def major(device=None):
+        return torch.cuda.get_device_capability(device)[0]
+
+    @classmethod
+    def is_blackwell(cls, device=None):
+        return cls.major(device) == 10
+"""
+BLACKWELL_DISPATCH = """from .caps import Caps
+from .jit.comm import gen_gemm_sm90_module
+
+
+def gemm_blackwell(a, b):
+    if not Caps.is_blackwell(a.device):
+        raise RuntimeError("needs an SM100 GPU")
+    return gen_gemm_sm90_module()
+"""
+# Spells the method's name, but never as a member: no condition here can reach it.
+NAMESAKE = """def describe(is_blackwell):
+    return "sm100" if is_blackwell else "other"
+"""
 UNRELATED = """import math
 
 
@@ -207,6 +232,9 @@ def python_tree(tmp_path) -> Path:
     (root / "flashinfer/arch.py").write_text(ARCH_HELPER)
     (root / "flashinfer/dispatch.py").write_text(DISPATCH)
     (root / "flashinfer/unrelated.py").write_text(UNRELATED)
+    (root / "flashinfer/caps.py").write_text(CAPS)
+    (root / "flashinfer/blackwell.py").write_text(BLACKWELL_DISPATCH)
+    (root / "flashinfer/namesake.py").write_text(NAMESAKE)
     return root
 
 
@@ -219,6 +247,15 @@ def test_python_modules_are_read_in_full_only_where_linking_needs_them(python_tr
     assert "flashinfer/unrelated.py" not in read
     gates = {(r.gate.path, r.gate.kind) for r in linked.context.gate_results}
     assert ("flashinfer/dispatch.py", "capability-compare") in gates or ("flashinfer/dispatch.py", "predicate-call") in gates
+
+
+def test_a_capability_method_is_followed_where_it_is_spelled_as_a_member(python_tree):
+    linked = pipeline.link(ScanOptions(paths=(str(python_tree),), jobs=1, use_cache=False), eager=False)
+    read = {f.file.path for f in linked.facts if f.python is not None}
+    assert {"flashinfer/caps.py", "flashinfer/blackwell.py"} <= read
+    assert "flashinfer/namesake.py" not in read
+    admits = {r.gate.path: r.gate.admits for r in linked.context.gate_results}
+    assert admits["flashinfer/blackwell.py"] == (100, 103)
 
 
 @pytest.mark.parametrize("fmt", ["json", "sarif", "text"])

@@ -33,7 +33,7 @@ from archlint.judge.analysis import Judging
 from archlint.judge.verdicts import guarded_units
 from archlint.knowledge.kb import load_kb
 from archlint.link.cuda import CudaIndex, build_index
-from archlint.link.demand import load_condition_modules
+from archlint.gates.conditions import load_condition_modules
 from archlint.link.python import PyIndex
 from archlint.link.python import link as link_python_index
 from archlint.link.templates import fill_holes, read_templates

@@ -87,12 +87,25 @@ class PythonFiles:
         self._released = True
 
     def _files_spelling(self, word: str) -> frozenset[int]:
+        """`name`: the files spelling it as a whole name; `.name`: those spelling it as a member."""
         needle = word.encode("utf-8")
-        if _NAME.fullmatch(needle) is None:  # a name with other letters: searched for in the bytes
+        member = needle.startswith(b".")
+        name = needle[1:] if member else needle
+        if _NAME.fullmatch(name) is None:  # a name with other letters: searched for in the bytes
             return self._files_holding(needle)
         if self._names is None:
             self._names = _name_index(self._all, self._starts)
-        return frozenset(self._names.get(needle, ()))
+        found = self._names.get(name, ())
+        return frozenset(index for index in found if self._spells_member(index, needle)) if member else frozenset(found)
+
+    def _spells_member(self, index: int, needle: bytes) -> bool:
+        end = self._starts[index + 1] - 1 if index + 1 < len(self._starts) else len(self._all)
+        at = self._all.find(needle, self._starts[index], end)
+        while at != -1:
+            if _whole(self._all, at + 1, at + len(needle)):
+                return True
+            at = self._all.find(needle, at + 1, end)
+        return False
 
     def _files_holding(self, needle: bytes) -> frozenset[int]:
         hits, at = set(), 0

@@ -143,7 +143,7 @@ class Evaluator:
                 return _element(value, assign.targets.index(name) if name in assign.targets else -1)
             return value
         binding = index.resolve(scope.module, name, scope.function)
-        if binding is not None and binding.kind == "function":
+        if binding is not None and binding.kind == "function" and not is_dunder(binding.name):
             return FuncRef(index.qualify(binding.module, binding.name))
         return UNKNOWN
 
@@ -313,6 +313,13 @@ def _merge(candidates, trace: Trace):
     if all(isinstance(v, bool) or v is UNKNOWN for v in values):
         return UNKNOWN
     return UNKNOWN
+
+
+def is_dunder(qualname: str) -> bool:
+    """`__init__`, `__call__`: the object protocol runs them, a condition never asks them by name
+    for a capability."""
+    name = qualname.rpartition(".")[2]
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def truth(value):

@@ -1,0 +1,140 @@
+"""Which Python modules a scan must read before its gates are found, beyond those the byte prefilter
+picks: the modules that can hold a condition on the compute capability.
+
+A condition reads the capability through a capability call (`torch.cuda.get_device_capability()`),
+or through a scanned function or module constant whose evaluation does. To reach one in another
+module, a condition's module spells its name, or a name it is imported as. So the modules that can
+hold a capability test are found from the words: start from the capability calls, read the files
+that spell one, and take the names of their definitions whose evaluation reads the capability
+(the gate evaluator's own answer, with every parameter unknown); repeat until no new name appears.
+A definition is evaluated only when its text reads one of the newest names, so a file never found
+spells none of the names its conditions would need, and holds no capability test.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from archlint.gates.capability import Evaluator, Scope, Trace, is_dunder
+from archlint.knowledge.arch import known_ccs
+from archlint.lang.python.expr import walk
+from archlint.link.python import PyIndex
+from archlint.model.python import PyExpr, PythonFacts
+
+
+def load_condition_modules(index: PyIndex) -> None:
+    """Read every module that can hold a condition on the compute capability."""
+    evaluator = Evaluator(index, known_ccs())
+    # name -> how a file reaching it spells it: a method only as a member (`self.m`, `C.m`)
+    words = {name: name for name in (*index.idioms.capability_calls, *index.idioms.properties_calls)}
+    asked: set[str] = set()  # spellings whose files were read
+    definitions: dict[str, list[_Definition]] = {}
+    judged: dict[tuple[str, str], bool] = {}
+    while new := {name for name, spelled in words.items() if spelled not in asked}:
+        spellings = {words[name] for name in new}
+        asked |= spellings
+        modules = index.spelling(spellings)
+        index.load(modules)
+        for module in modules:
+            if module not in definitions:
+                definitions[module] = _definitions(index.modules[module])
+            for definition in definitions[module]:
+                if definition.reads.isdisjoint(new) or words.get(definition.name) == definition.name:
+                    continue
+                key = (module, definition.ref)
+                if key not in judged:
+                    judged[key] = _reads_capability(evaluator, index, module, definition)
+                if judged[key]:
+                    words[definition.name] = "." + definition.name if definition.method else definition.name
+
+
+@dataclass(frozen=True)
+class _Definition:
+    name: str  # what a condition elsewhere spells to reach it
+    reads: frozenset[str]  # the names its value can reach a definition through
+    kind: str  # "function", "constant" or "import"
+    ref: str  # the function's local qualname; the constant's target; the imported name
+    method: bool = False  # reached only as a member: `self.m`, `cls.m`, `C.m`
+
+
+def _reads_capability(evaluator: Evaluator, index: PyIndex, module: str, definition: _Definition) -> bool:
+    """The definition's evaluation reads the compute capability for some known one. An imported
+    name does what it imports (its reads are that one name, already found to)."""
+    if definition.kind == "import":
+        return True
+    for cc in evaluator.ccs:
+        trace = Trace()
+        if definition.kind == "function":
+            evaluator.call_value(index.qualify(module, definition.ref), (), cc, trace)
+        else:
+            facts = index.modules[module]
+            for assign in facts.assigns:
+                if not assign.function and definition.ref in assign.targets:
+                    evaluator.value(assign.value, Scope(module, "", assign.line), cc, trace, 0)
+        if trace.arch:
+            return True
+    return False
+
+
+def _definitions(facts: PythonFacts) -> list[_Definition]:
+    """Each name the module defines, with the names its value reads as a condition's evaluation
+    reads it: a function's returns (values and the conditions they sit under, through the function's
+    own assignments; a method by its own name, as `self.m`, `C.m` and `obj.m` all spell it), a module
+    constant by its value, an imported name by what it imports."""
+    local: dict[tuple[str, str], list[PyExpr]] = defaultdict(list)
+    for assign in facts.assigns:
+        for target in assign.targets:
+            local[(assign.function, target)].append(assign.value)
+    params = {fn.qualname: set(fn.params) for fn in facts.functions}
+    returned: dict[str, list[PyExpr]] = defaultdict(list)
+    for ret in facts.returns:
+        returned[ret.function].extend([cond for cond, _ in ret.path] + ([ret.value] if ret.value is not None else []))
+    found = []
+    methods = {fn.qualname for fn in facts.functions if fn.cls}
+    for function, exprs in returned.items():
+        if function and not is_dunder(function):
+            reads = _read(exprs, function, local, params.get(function, set()))
+            found.append(_Definition(function.rpartition(".")[2], reads, "function", function, function in methods))
+    constants: dict[str, list[PyExpr]] = defaultdict(list)
+    for assign in facts.assigns:
+        if not assign.function:
+            for target in assign.targets:
+                if target:
+                    constants[target].append(assign.value)
+    for target, values in constants.items():
+        found.append(_Definition(target.rpartition(".")[2], _read(values, "", local, set()), "constant", target))
+    for imp in facts.imports:
+        found.extend(_Definition(alias, frozenset((name,)), "import", name) for name, alias in zip(imp.names, imp.aliases))
+    return found
+
+
+def _read(exprs: list[PyExpr], function: str, local: dict[tuple[str, str], list[PyExpr]],
+          params: set[str]) -> frozenset[str]:
+    """The names the expressions can reach a definition through, with the function's own
+    assignments of them. A member of a parameter (`runner.plan`, `props.sm_count`)
+    reaches no definition by name: the evaluation reads the parameter's bound value only."""
+    seen: set[str] = set()
+    todo = list(exprs)
+    while todo:
+        for name in _names(todo.pop()):
+            if name in seen:
+                continue
+            seen.add(name)
+            if function:
+                todo.extend(local.get((function, name), ()))
+                todo.extend(local.get((function, name.partition(".")[0]), ()) if "." in name else ())
+    return frozenset(part for name in seen for part in _parts(name, params))
+
+
+def _parts(name: str, params: set[str]) -> list[str]:
+    head, _, rest = name.partition(".")
+    if rest and head in params and head not in ("self", "cls"):
+        return [head]
+    return name.split(".")
+
+
+def _names(expr: PyExpr) -> list[str]:
+    """The names an expression reads: dotted names and callees, at any depth (an attribute of a
+    value that is not a name is read from the value, never by name)."""
+    return [sub.text for sub in walk(expr) if sub.kind in ("name", "call") and sub.text]
