@@ -26,27 +26,50 @@ from archlint.model.python import PyExpr, PythonFacts
 def load_condition_modules(index: PyIndex) -> None:
     """Read every module that can hold a condition on the compute capability."""
     evaluator = Evaluator(index, known_ccs())
-    # name -> how a file reaching it spells it: a method only as a member (`self.m`, `C.m`)
-    words = {name: name for name in (*index.idioms.capability_calls, *index.idioms.properties_calls)}
-    asked: set[str] = set()  # spellings whose files were read
+    words = {_Word(name) for name in (*index.idioms.capability_calls, *index.idioms.properties_calls)}
+    asked: set[_Word] = set()
+    package_importers = set(index.spelling(_PACKAGE_IMPORTS))
     definitions: dict[str, list[_Definition]] = {}
     judged: dict[tuple[str, str], bool] = {}
-    while new := {name for name, spelled in words.items() if spelled not in asked}:
-        spellings = {words[name] for name in new}
-        asked |= spellings
-        modules = index.spelling(spellings)
+    while new := words - asked:
+        asked |= new
+        names = {word.name for word in new}
+        modules = sorted({module for word in new for module in _spellers(index, word, package_importers)})
         index.load(modules)
         for module in modules:
             if module not in definitions:
                 definitions[module] = _definitions(index.modules[module])
             for definition in definitions[module]:
-                if definition.reads.isdisjoint(new) or words.get(definition.name) == definition.name:
+                if definition.reads.isdisjoint(names):
                     continue
                 key = (module, definition.ref)
                 if key not in judged:
                     judged[key] = _reads_capability(evaluator, index, module, definition)
                 if judged[key]:
-                    words[definition.name] = "." + definition.name if definition.method else definition.name
+                    words.add(_Word(definition.name, "." if definition.method else module.rpartition(".")[2]))
+
+
+@dataclass(frozen=True)
+class _Word:
+    """A name a condition can reach the capability through, and how a file reaching it spells it."""
+
+    name: str
+    # "": anywhere (a capability call); ".": as a member (`self.m`, `C.m`); else the last part of
+    # the defining module's name, which a file reaching the definition spells to import it (or
+    # that module's own package's, through an import from `.`, or a star import)
+    owner: str = ""
+
+
+_PACKAGE_IMPORTS = ("from . import", "from .. import", "from ... import", "import *")
+
+
+def _spellers(index: PyIndex, word: _Word, package_importers: set[str]) -> set[str]:
+    if word.owner == ".":
+        return set(index.spelling({"." + word.name}))
+    spelling = set(index.spelling({word.name}))
+    if not word.owner or not spelling:
+        return spelling
+    return spelling & (set(index.spelling({word.owner})) | package_importers)
 
 
 @dataclass(frozen=True)
