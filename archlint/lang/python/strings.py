@@ -45,7 +45,7 @@ def source_ref(exprs: ExprBuilder, node, value: str, dynamic: bool, function: st
         col,
         root,
         parts,
-        short(node_text(whole)),
+        exprs.short_text(whole),
         exprs.build(root_node) if root_node is not None else None,
         template=value.endswith(".jinja"),
         dynamic=dynamic,
