@@ -29,6 +29,8 @@ def flag_lists(calls, assigns, extends, idioms: Idioms, params=None) -> tuple[pf
     bindings = _bindings(assigns, [*extends, *mutations(calls)], params or {})
     found = []
     for call in calls:
+        if not _may_pass_flags(call, idioms.flag_keywords):
+            continue
         if _unread_flags(call, idioms.flag_keywords):
             found.append(pf.FlagList(call.function, call.span.line, call.callee, "", (), False))
         for keyword, value in call.kwargs().items():
@@ -114,6 +116,18 @@ def _lookup(scope: dict[str, Binding | None]):
 
 # A name bound in a way not read (a parameter): it holds something, nothing of it is known.
 _UNREAD = Binding((PyExpr("other", "?"),))
+
+
+def _may_pass_flags(call, flag_keywords: frozenset[str]) -> bool:
+    """The call has a `**` argument or a keyword that is or names flags: most calls have neither."""
+    for arg in call.expr.args[1:]:
+        kind = arg.kind
+        if kind == "kw":
+            if "flags" in arg.text or arg.text in flag_keywords:
+                return True
+        elif kind == "splat" and arg.text.startswith("**"):
+            return True
+    return False
 
 
 def _unread_flags(call, flag_keywords: frozenset[str]) -> bool:

@@ -98,8 +98,8 @@ class _Walker:
         return new_span(row + 1, self.col((row, byte)), end_row + 1, self.col((end_row, end_byte)))
 
     def run(self, root) -> None:
-        self._wanted = Interesting(root, _INTERESTING_KINDS if self.notes else _FACT_KINDS)
-        keep = self._wanted.holds
+        self._wanted = wanted = Interesting(root, _INTERESTING_KINDS if self.notes else _FACT_KINDS)
+        kinds, below = wanted.kinds, wanted.holds_below
         handlers = _HANDLERS
         statements = STATEMENTS if self.notes else frozenset()
         errors, statement_lines = self.out.errors, self.out.statement_lines
@@ -118,11 +118,12 @@ class _Walker:
             if frames is None:
                 _, function, scope, cls, path = frame
                 for child in reversed(node.named_children):
-                    if keep(child):
+                    if child.type in kinds or child.has_error or (child.named_child_count and below(child)):
                         push((child, function, scope, cls, path))
             else:
                 for child_frame in reversed(frames):
-                    if keep(child_frame[0]):
+                    child = child_frame[0]
+                    if child.type in kinds or child.has_error or (child.named_child_count and below(child)):
                         push(child_frame)
 
     # ---------------------------------------------------------------- definitions
@@ -375,8 +376,13 @@ class _Walker:
         found = self._callees.get(node.id)
         if found is None:
             assert self._wanted is not None, "callees are read during the walk"
-            found = self._callees[node.id] = self._wanted.calls().callees(node)
+            found = self._callees[node.id] = self._wanted.calls(self._callee).callees(node)
         return found
+
+    def _callee(self, call) -> str:
+        """A call's dotted callee, '' if it has none: the text of its expression (built once, the
+        walk reuses it)."""
+        return self.exprs.build(call).text
 
     def comment(self, frame: _Frame):
         node = frame[0]

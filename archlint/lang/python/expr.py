@@ -6,6 +6,7 @@ Gates, path roots and flag lists are all judged from expressions; keeping them a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -45,8 +46,23 @@ def short(text: str) -> str:
     return one if len(one) <= MAX_TEXT else one[: MAX_TEXT - 3] + "..."
 
 
+# An attribute chain whose text is only ASCII names and dots, none of them True, False or None (the
+# only other one-word nodes an attribute's object can be; numbers start with a digit), is what
+# `dotted` joins from its nodes: its text.
+_PLAIN_CHAIN = re.compile(rb"(?!(?:True|False|None)\b)[A-Za-z_]\w*(?:\.(?!(?:True|False|None)\b)[A-Za-z_]\w*)+", re.ASCII)
+
+
 def dotted(node) -> str | None:
     """'a.b.c' for identifier/attribute chains, else None (iterative: chains can be long)."""
+    kind = node.type
+    if kind == "identifier":
+        return node.text.decode("utf-8", "replace")
+    if kind != "attribute":
+        return None
+    if not node.has_error:
+        text = node.text
+        if _PLAIN_CHAIN.fullmatch(text):
+            return text.decode("ascii")
     parts = []
     while node.type == "attribute":
         attr = node.child_by_field_name("attribute")
