@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
 
 import tree_sitter
 import tree_sitter_python
@@ -84,10 +82,9 @@ class Interesting:
             index += 1
         return False
 
-    def calls(self, name_of: Callable[[Any], str]) -> CallTable:
-        """The module's calls and scopes; `name_of(call)` is a call's dotted callee ('' if none)."""
+    def calls(self) -> CallTable:
         if self._table is None:
-            self._table = CallTable(self._calls, self._scopes, name_of)
+            self._table = CallTable(self._calls, self._scopes)
         return self._table
 
 
@@ -112,13 +109,12 @@ class CallTable:
     subtree, from the nodes one tree-sitter query found. A call's dotted callee is read when a
     subtree holding it is first asked about."""
 
-    def __init__(self, calls, scopes, name_of: Callable[[Any], str]) -> None:
+    def __init__(self, calls, scopes) -> None:
         ordered = sorted(range(len(calls)), key=lambda index: (calls[index].start_byte, calls[index].end_byte))
         self.nodes = [calls[index] for index in ordered]
         self.calls = [(node.start_byte, node.end_byte) for node in self.nodes]
         self.call_starts = [start for start, _ in self.calls]
         self.names: dict[int, str] = {}
-        self.name_of = name_of
         scope_spans = sorted((n.start_byte, n.end_byte) for n in scopes)
         self.scope_starts = [start for start, _ in scope_spans]
         self.scopes = scope_spans
@@ -126,7 +122,7 @@ class CallTable:
     def name(self, index: int) -> str:
         name = self.names.get(index)
         if name is None:
-            name = self.names[index] = self.name_of(self.nodes[index])
+            name = self.names[index] = dotted(self.nodes[index].child_by_field_name("function")) or ""
         return name
 
     def callees(self, node) -> tuple[str, ...]:

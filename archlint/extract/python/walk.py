@@ -376,13 +376,8 @@ class _Walker:
         found = self._callees.get(node.id)
         if found is None:
             assert self._wanted is not None, "callees are read during the walk"
-            found = self._callees[node.id] = self._wanted.calls(self._callee).callees(node)
+            found = self._callees[node.id] = self._wanted.calls().callees(node)
         return found
-
-    def _callee(self, call) -> str:
-        """A call's dotted callee, '' if it has none: the text of its expression (built once, the
-        walk reuses it)."""
-        return self.exprs.build(call).text
 
     def comment(self, frame: _Frame):
         node = frame[0]
