@@ -141,6 +141,10 @@ class ExprBuilder:
         self._memo: dict[int, tuple[PyExpr, int]] = {}
         self._cuts = 0
         self._data = data
+        # One expression per name and per number as written (frozen, so sharing them is safe): a
+        # module repeats its names thousands of times.
+        self._names: dict[bytes, PyExpr] = {}
+        self._numbers: dict[bytes, PyExpr] = {}
 
     def short_text(self, node) -> str:
         """`short(node_text(node))`, reading only the first bytes of a long node when they decide it:
@@ -158,15 +162,27 @@ class ExprBuilder:
             self._cuts += 1
             return new_expr("other", self.short_text(node))
         kind = node.type
-        # Names and numbers are built afresh (as cheap as a memo lookup); the rest is memoised.
+        # Names and numbers are looked up by their text; the rest is memoised by node.
         if kind == "identifier":
-            return new_expr("name", node.text.decode("utf-8", "replace"))
+            return self._name(node.text)
         if kind == "attribute":
+            if not node.has_error:
+                text = node.text
+                expr = self._names.get(text)
+                if expr is not None:  # an attribute's text has a dot: a plain chain's, read before
+                    return expr
+                if _PLAIN_CHAIN.fullmatch(text):
+                    expr = self._names[text] = new_expr("name", text.decode("ascii"))
+                    return expr
             name = dotted(node)
             if name is not None:
                 return new_expr("name", name)
         elif kind == "integer":
-            return _integer(node)
+            text = node.text
+            expr = self._numbers.get(text)
+            if expr is None:
+                expr = self._numbers[text] = _integer(text)
+            return expr
         key = node.id
         hit = self._memo.get(key)
         if hit is not None and depth <= hit[1]:
@@ -175,6 +191,12 @@ class ExprBuilder:
         expr = self._build(node, kind, depth)
         if self._cuts == before:
             self._memo[key] = (expr, depth)
+        return expr
+
+    def _name(self, text: bytes) -> PyExpr:
+        expr = self._names.get(text)
+        if expr is None:
+            expr = self._names[text] = new_expr("name", text.decode("utf-8", "replace"))
         return expr
 
     def _build(self, node, kind: str, depth: int) -> PyExpr:
@@ -209,15 +231,26 @@ class ExprBuilder:
         return self.build(node, depth)
 
     def _call(self, node, depth: int) -> PyExpr:
-        function = node.child_by_field_name("function")
-        arguments = node.child_by_field_name("arguments")
+        children = node.children
+        if len(children) == 2 and not node.has_error:  # function, arguments: no comment between
+            function, arguments = children
+        else:
+            function = node.child_by_field_name("function")
+            arguments = node.child_by_field_name("arguments")
         build = self.build
         args = [build(function, depth)]
+        shallow = depth <= MAX_DEPTH
         for child in arguments.named_children if arguments is not None else ():
             kind = child.type
-            if kind == "keyword_argument":
-                key = child.child_by_field_name("name")
-                value = child.child_by_field_name("value")
+            if kind == "identifier" and shallow:
+                args.append(self._name(child.text))
+            elif kind == "keyword_argument":
+                parts = child.children
+                if len(parts) == 3 and not child.has_error:  # name, '=', value
+                    key, value = parts[0], parts[2]
+                else:
+                    key = child.child_by_field_name("name")
+                    value = child.child_by_field_name("value")
                 args.append(new_expr("kw", key.text.decode("utf-8", "replace"), None, (build(value, depth),)))
             elif kind == "list_splat" or kind == "dictionary_splat":
                 args.append(new_expr("splat", self.short_text(child)))
@@ -301,8 +334,8 @@ class ExprBuilder:
         return new_expr("comp", node.type.split("_")[0], None, (self.build(body, depth),))
 
 
-def _integer(node) -> PyExpr:
-    text = node.text.decode("utf-8", "replace").replace("_", "")
+def _integer(written: bytes) -> PyExpr:
+    text = written.decode("utf-8", "replace").replace("_", "")
     try:
         return new_expr("int", text, int(text, 0))
     except ValueError:
