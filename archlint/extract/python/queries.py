@@ -105,19 +105,34 @@ def find_callees(node) -> tuple[str, ...]:
 
 
 class CallTable:
-    """Every call of a module and every nested scope, by span: what `find_callees` reads from a
-    subtree, from the nodes one tree-sitter query found. A call's dotted callee is read when a
-    subtree holding it is first asked about."""
+    """Every call of a module with the innermost scope around it, by span: what `find_callees` reads
+    from a subtree, from the nodes one tree-sitter query found. A call's dotted callee is read when
+    a subtree holding it is first asked about."""
 
     def __init__(self, calls, scopes) -> None:
         ordered = sorted(range(len(calls)), key=lambda index: (calls[index].start_byte, calls[index].end_byte))
         self.nodes = [calls[index] for index in ordered]
         self.calls = [(node.start_byte, node.end_byte) for node in self.nodes]
         self.call_starts = [start for start, _ in self.calls]
+        self.scopes = self._innermost_scopes(sorted((n.start_byte, n.end_byte) for n in scopes))
         self.names: dict[int, str] = {}
-        scope_spans = sorted((n.start_byte, n.end_byte) for n in scopes)
-        self.scope_starts = [start for start, _ in scope_spans]
-        self.scopes = scope_spans
+
+    def _innermost_scopes(self, scopes: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Per call, the span of the innermost scope around it, (-1, -1) when none. Spans nest, and
+        no call starts where a scope starts (`def`, `class`, `lambda` start only a scope)."""
+        found = []
+        open_scopes: list[tuple[int, int]] = []
+        next_scope = 0
+        for call_start, _ in self.calls:
+            while next_scope < len(scopes) and scopes[next_scope][0] <= call_start:
+                while open_scopes and open_scopes[-1][1] <= scopes[next_scope][0]:
+                    open_scopes.pop()
+                open_scopes.append(scopes[next_scope])
+                next_scope += 1
+            while open_scopes and open_scopes[-1][1] <= call_start:
+                open_scopes.pop()
+            found.append(open_scopes[-1] if open_scopes else (-1, -1))
+        return found
 
     def name(self, index: int) -> str:
         name = self.names.get(index)
@@ -127,31 +142,25 @@ class CallTable:
 
     def callees(self, node) -> tuple[str, ...]:
         """What `find_callees(node)` gives: the calls inside the node, less those inside a scope
-        nested in it. A scope with the node's own span lies below it (a scope's first token, `def`,
-        `class` or `lambda`, is its own), so it hides every call. Past the cap, the first callees
-        in find_callees' order are kept: an enclosing call before the calls inside it, else the
-        later call first."""
+        nested in it (a call is, when the innermost scope around it lies in the node; a scope with
+        the node's own span lies below it: a scope's first token, `def`, `class` or `lambda`, is its
+        own). Past the cap, the first callees in find_callees' order are kept: an enclosing call
+        before the calls inside it, else the later call first."""
         if node.type in _SCOPES:
             return ()
         start, end = node.start_byte, node.end_byte
-        nested: list[tuple[int, int]] = []
-        for index in range(bisect.bisect_left(self.scope_starts, start), bisect.bisect_right(self.scope_starts, end)):
-            scope_start, scope_end = self.scopes[index]
-            if scope_end <= end:
-                if (scope_start, scope_end) == (start, end):
-                    return ()
-                if not nested or scope_end > nested[-1][1]:
-                    nested.append((scope_start, scope_end))
-        outer_starts = [scope_start for scope_start, _ in nested]
+        calls, scopes = self.calls, self.scopes
         kept: list[tuple[int, int, str]] = []
         for index in range(bisect.bisect_left(self.call_starts, start), bisect.bisect_right(self.call_starts, end)):
-            call_start, call_end = self.calls[index]
+            call_start, call_end = calls[index]
             if call_end > end:
                 continue
-            inside = bisect.bisect_right(outer_starts, call_start) - 1
-            if inside >= 0 and call_end <= nested[inside][1]:
+            scope_start, scope_end = scopes[index]
+            if scope_start >= start and scope_end <= end:
                 continue
-            name = self.name(index)
+            name = self.names.get(index)
+            if name is None:
+                name = self.name(index)
             if name:
                 kept.append((call_start, call_end, name))
         found = {name for _, _, name in kept}
