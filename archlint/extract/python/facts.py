@@ -38,7 +38,8 @@ def extract_python(path: str, data: bytes, idioms: Idioms | None = None) -> Pyth
     if text is None:
         return PythonFacts(path=path, sha256=sha, encoding=encoding, diagnostics=notes)
     with _no_cycle_collection():
-        return walk_module(path, sha, text.encode("utf-8"), encoding, notes, idioms or load_idioms())
+        source = data if encoding == "utf-8" else text.encode("utf-8")
+        return walk_module(path, sha, source, encoding, notes, idioms or load_idioms())
 
 
 @contextmanager
