@@ -89,6 +89,8 @@ class _Walker:
         if self.ascii:
             return byte + 1
         line = self.lines[row] if row < len(self.lines) else b""
+        if line.isascii():
+            return min(byte, len(line)) + 1
         return len(line[:byte].decode("utf-8", "replace")) + 1
 
     def span(self, node) -> pf.Span:
