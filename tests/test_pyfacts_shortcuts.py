@@ -101,3 +101,19 @@ def test_suppressions_are_read_only_where_a_comment_can_hold_one():
     assert quiet.suppressions == ()
     noisy = extract_python("pkg/b.py", b"# archlint: ignore[AL101]\nif major >= 9:\n    run()\n")
     assert [(s.line, s.ids) for s in noisy.suppressions] == [(2, ("AL101",))]
+
+
+def test_pruning_never_skips_a_subtree_with_something_the_walk_records():
+    source = SOURCE + 'x = compute(y)[0].z + "plain" + f"{value}.cu"\nflags = ("-O3", "sm_90a")\n'
+    tree = parse(source.encode())
+    wanted = Interesting(tree.root_node, _FACT_KINDS)
+    recorded = _FACT_KINDS - {"string", "concatenated_string"}
+    skipped = 0
+    for node in all_nodes(tree.root_node):
+        if wanted.holds(node):
+            continue
+        skipped += 1
+        for below in all_nodes(node):
+            assert below.type not in recorded, node_text(node)
+            assert below.type != "string" or not any(c in node_text(below) for c in "0123456789.{\\")
+    assert skipped > 50

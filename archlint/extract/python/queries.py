@@ -52,7 +52,7 @@ class Interesting:
         calls, scopes = captured.get("call", []), captured.get("scope", [])
         spans = [(node.start_byte, node.end_byte) for node in captured.get("node", [])]
         spans += [(node.start_byte, node.end_byte) for node in captured.get("string", [])
-                  if _MAY_RECORD.search(node.text)]
+                  if _MAY_RECORD.search(node.text or b"")]
         if "call" in kinds:
             spans += [(node.start_byte, node.end_byte) for node in calls]
         spans += [(node.start_byte, node.end_byte) for node in scopes if node.type in kinds]
@@ -64,15 +64,16 @@ class Interesting:
         self._table: CallTable | None = None
 
     def holds(self, node) -> bool:
-        """The node is one the walk records or has one below it. A node starting strictly inside the
-        node's span lies below it (tree-sitter nests spans); one starting where it starts may be an
-        ancestor, so it counts only if it also ends inside. A leaf holds nothing but itself."""
+        """The node is one the walk records or has one below it (the walk inlines this test)."""
         if node.type in self.kinds or node.has_error:
             return True
         return bool(node.named_child_count) and self.holds_below(node)
 
     def holds_below(self, node) -> bool:
-        """`holds` for a node of another kind, with no parse error and named children."""
+        """A node the walk records lies below this one (of another kind, with no parse error and
+        named children: a leaf holds nothing but itself). A node starting strictly inside the node's
+        span lies below it (tree-sitter nests spans); one starting where it starts may be an
+        ancestor, so it counts only if it also ends inside."""
         start, end = node.start_byte, node.end_byte
         starts = self.starts
         index = bisect.bisect_left(starts, start)
