@@ -47,6 +47,7 @@ def flag_lists(calls, assigns, extends, idioms: Idioms, params=None) -> tuple[pf
 _METHOD = "method"  # the `conditional` of an addition a list method makes
 _ADDING = frozenset({"append", "extend", "insert"})
 _REMOVING = frozenset({"remove", "pop", "clear"})
+_LIST_METHODS = _ADDING | _REMOVING
 
 
 def mutations(calls) -> list[tuple]:
@@ -56,7 +57,7 @@ def mutations(calls) -> list[tuple]:
     found = []
     for call in calls:
         name, _, method = call.callee.rpartition(".")
-        if not name or method not in _ADDING | _REMOVING:
+        if not name or method not in _LIST_METHODS:
             continue
         args = call.expr.positional()
         if method == "extend" and len(args) == 1:
