@@ -105,13 +105,14 @@ class _Walker:
         handlers = _HANDLERS
         statements = STATEMENTS if self.notes else frozenset()
         errors, statement_lines = self.out.errors, self.out.statement_lines
+        broken = root.has_error  # else no node is an error, is missing or holds one
         stack: list[_Frame] = [(root, "", "", "", ())]
         pop, push = stack.pop, stack.append
         while stack:
             frame = pop()
             node = frame[0]
             kind = node.type
-            if node.is_error or node.is_missing:
+            if broken and (node.is_error or node.is_missing):
                 errors.append(node.start_point[0] + 1)
             if kind in statements:
                 statement_lines.append(node.start_point[0] + 1)
@@ -120,12 +121,14 @@ class _Walker:
             if frames is None:
                 _, function, scope, cls, path = frame
                 for child in reversed(node.named_children):
-                    if child.type in kinds or child.has_error or (child.named_child_count and below(child)):
+                    if (child.type in kinds or (broken and child.has_error)
+                            or (child.named_child_count and below(child))):
                         push((child, function, scope, cls, path))
             else:
                 for child_frame in reversed(frames):
                     child = child_frame[0]
-                    if child.type in kinds or child.has_error or (child.named_child_count and below(child)):
+                    if (child.type in kinds or (broken and child.has_error)
+                            or (child.named_child_count and below(child))):
                         push(child_frame)
 
     # ---------------------------------------------------------------- definitions
