@@ -21,7 +21,6 @@ from archlint.lang.python.expr import (
     is_bytes,
     new_span,
     node_text,
-    short,
     string_value,
 )
 from archlint.lang.python.strings import (
