@@ -7,7 +7,10 @@ hash. Qualnames here are local to the module ('func', 'Class.method'); `pylink` 
 
 from __future__ import annotations
 
+import gc
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from archlint.extract.python.walk import parse, walk_module
 from archlint.knowledge.idioms import Idioms, load_idioms
@@ -34,7 +37,24 @@ def extract_python(path: str, data: bytes, idioms: Idioms | None = None) -> Pyth
     text, encoding, notes = decode_source(path, data)
     if text is None:
         return PythonFacts(path=path, sha256=sha, encoding=encoding, diagnostics=notes)
-    return walk_module(path, sha, text.encode("utf-8"), encoding, notes, idioms or load_idioms())
+    with _no_cycle_collection():
+        source = data if encoding == "utf-8" else text.encode("utf-8")
+        return walk_module(path, sha, source, encoding, notes, idioms or load_idioms())
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """The walk makes hundreds of thousands of small objects and no reference cycles: reference
+    counting frees them all, and the cycle collector would only scan them (and every fact the
+    caller already holds) again and again while they are made."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 

@@ -29,6 +29,8 @@ def flag_lists(calls, assigns, extends, idioms: Idioms, params=None) -> tuple[pf
     bindings = _bindings(assigns, [*extends, *mutations(calls)], params or {})
     found = []
     for call in calls:
+        if not _may_pass_flags(call, idioms.flag_keywords):
+            continue
         if _unread_flags(call, idioms.flag_keywords):
             found.append(pf.FlagList(call.function, call.span.line, call.callee, "", (), False))
         for keyword, value in call.kwargs().items():
@@ -45,6 +47,7 @@ def flag_lists(calls, assigns, extends, idioms: Idioms, params=None) -> tuple[pf
 _METHOD = "method"  # the `conditional` of an addition a list method makes
 _ADDING = frozenset({"append", "extend", "insert"})
 _REMOVING = frozenset({"remove", "pop", "clear"})
+_LIST_METHODS = _ADDING | _REMOVING
 
 
 def mutations(calls) -> list[tuple]:
@@ -54,7 +57,7 @@ def mutations(calls) -> list[tuple]:
     found = []
     for call in calls:
         name, _, method = call.callee.rpartition(".")
-        if not name or method not in _ADDING | _REMOVING:
+        if not name or method not in _LIST_METHODS:
             continue
         args = call.expr.positional()
         if method == "extend" and len(args) == 1:
@@ -114,6 +117,18 @@ def _lookup(scope: dict[str, Binding | None]):
 
 # A name bound in a way not read (a parameter): it holds something, nothing of it is known.
 _UNREAD = Binding((PyExpr("other", "?"),))
+
+
+def _may_pass_flags(call, flag_keywords: frozenset[str]) -> bool:
+    """The call has a `**` argument or a keyword that is or names flags: most calls have neither."""
+    for arg in call.expr.args[1:]:
+        kind = arg.kind
+        if kind == "kw":
+            if "flags" in arg.text or arg.text in flag_keywords:
+                return True
+        elif kind == "splat" and arg.text.startswith("**"):
+            return True
+    return False
 
 
 def _unread_flags(call, flag_keywords: frozenset[str]) -> bool:

@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import tree_sitter
-from tree_sitter import Node
 
 from archlint.extract.python.flags import flag_lists, mutations
-from archlint.extract.python.queries import CallTable, Interesting, language, root_of
+from archlint.extract.python.queries import Interesting, language
 from archlint.extract.suppressions import suppression_of
 from archlint.knowledge.idioms import Idioms
 from archlint.knowledge.languages import is_cuda_name
@@ -20,8 +19,8 @@ from archlint.lang.python.expr import (
     fstring_parts,
     int_values,
     is_bytes,
+    new_span,
     node_text,
-    short,
     string_value,
 )
 from archlint.lang.python.strings import (
@@ -46,14 +45,10 @@ def _parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(language())
 
 
-@dataclass
-class _Frame:
-    node: Node
-    function: str = ""
-    scope: str = ""  # qualname prefix for definitions
-    cls: str = ""
-    path: tuple = ()
-
+# A frame of the walk: (node, function, scope, cls, path). `function`: the enclosing function's
+# qualname; `scope`: the qualname prefix for definitions; `cls`: the enclosing class; `path`: the
+# branch conditions the node runs under. Plain tuples: the walk makes one per node it visits.
+_Frame = tuple
 
 @dataclass
 class _Out:
@@ -79,89 +74,105 @@ class _Walker:
     def __init__(self, path: str, data: bytes, idioms: Idioms):
         self.path = path
         self.lines = data.split(b"\n")
+        self.ascii = data.isascii()
+        # Comments and statement lines are read only for suppressions, which need this text.
+        self.notes = b"archlint:" in data
         self.idioms = idioms
         self.out = _Out()
-        self.exprs = ExprBuilder()
+        self.exprs = ExprBuilder(data)
         self._callees: dict[int, tuple[str, ...]] = {}
-        self._calls: CallTable | None = None
-        self._root = None
+        self._wanted: Interesting | None = None
 
     def col(self, point) -> int:
         row, byte = point
+        if self.ascii:
+            return byte + 1
         line = self.lines[row] if row < len(self.lines) else b""
+        if line.isascii():
+            return min(byte, len(line)) + 1
         return len(line[:byte].decode("utf-8", "replace")) + 1
 
     def span(self, node) -> pf.Span:
-        return pf.Span(
-            node.start_point[0] + 1, self.col(node.start_point), node.end_point[0] + 1, self.col(node.end_point)
-        )
+        (row, byte), (end_row, end_byte) = node.start_point, node.end_point
+        if self.ascii:
+            return new_span(row + 1, byte + 1, end_row + 1, end_byte + 1)
+        return new_span(row + 1, self.col((row, byte)), end_row + 1, self.col((end_row, end_byte)))
 
     def run(self, root) -> None:
-        self._root = root
-        wanted = Interesting(root, _INTERESTING_KINDS)
-        stack = [_Frame(root)]
+        self._wanted = wanted = Interesting(root, _INTERESTING_KINDS if self.notes else _FACT_KINDS)
+        kinds, below = wanted.kinds, wanted.holds_below
+        handlers = _HANDLERS
+        statements = STATEMENTS if self.notes else frozenset()
+        errors, statement_lines = self.out.errors, self.out.statement_lines
+        broken = root.has_error  # else no node is an error, is missing or holds one
+        stack: list[_Frame] = [(root, "", "", "", ())]
+        pop, push = stack.pop, stack.append
         while stack:
-            frame = stack.pop()
-            if wanted.holds(frame.node):
-                stack.extend(reversed(self.visit(frame)))
-
-    def visit(self, frame: _Frame) -> list[_Frame]:
-        node = frame.node
-        kind = node.type
-        if node.is_error or node.is_missing:
-            self.out.errors.append(node.start_point[0] + 1)
-        if kind in STATEMENTS:
-            self.out.statement_lines.append(node.start_point[0] + 1)
-        handler = _HANDLERS.get(kind)
-        if handler is not None:
-            result = handler(self, frame)
-            if result is not None:
-                return result
-        return [_child(frame, child) for child in node.named_children]
+            frame = pop()
+            node = frame[0]
+            kind = node.type
+            if broken and (node.is_error or node.is_missing):
+                errors.append(node.start_point[0] + 1)
+            if kind in statements:
+                statement_lines.append(node.start_point[0] + 1)
+            handler = handlers.get(kind)
+            frames = handler(self, frame) if handler is not None else None
+            if frames is None:
+                _, function, scope, cls, path = frame
+                for child in reversed(node.named_children):
+                    if (child.type in kinds or (broken and child.has_error)
+                            or (child.named_child_count and below(child))):
+                        push((child, function, scope, cls, path))
+            else:
+                for child_frame in reversed(frames):
+                    child = child_frame[0]
+                    if (child.type in kinds or (broken and child.has_error)
+                            or (child.named_child_count and below(child))):
+                        push(child_frame)
 
     # ---------------------------------------------------------------- definitions
 
     def function_definition(self, frame: _Frame):
-        node = frame.node
+        node = frame[0]
         name = node_text(node.child_by_field_name("name"))
-        qualname = f"{frame.scope}.{name}" if frame.scope else name
+        qualname = f"{frame[2]}.{name}" if frame[2] else name
         decorators: tuple[pf.Decorator, ...] = ()
         if node.parent is not None and node.parent.type == "decorated_definition":
             decorators = tuple(self.decorator(d) for d in node.parent.named_children if d.type == "decorator")
         params = _params(node.child_by_field_name("parameters"))
-        self.out.functions.append(pf.PyFunction(qualname, name, frame.cls, self.span(node), params, decorators, self.path))
+        self.out.functions.append(pf.PyFunction(qualname, name, frame[3], self.span(node), params, decorators, self.path))
         body = node.child_by_field_name("body")
         frames = [_child(frame, child) for child in node.named_children if not same_node(child, body)]
         if body is not None:
-            frames.append(_Frame(body, qualname, qualname, "", ()))
+            frames.append((body, qualname, qualname, "", ()))
         return frames
 
     def decorator(self, node) -> pf.Decorator:
         expression = node.named_children[0] if node.named_children else node
         expr = self.exprs.build(expression)
-        name = expr.text if expr.kind in ("call", "name") else short(node_text(expression))
-        return pf.Decorator(name, self.span(node), expr, short(node_text(node)))
+        name = expr.text if expr.kind in ("call", "name") else self.exprs.short_text(expression)
+        return pf.Decorator(name, self.span(node), expr, self.exprs.short_text(node))
 
     def class_definition(self, frame: _Frame):
-        node = frame.node
+        node = frame[0]
         name = node_text(node.child_by_field_name("name"))
-        qualname = f"{frame.scope}.{name}" if frame.scope else name
+        qualname = f"{frame[2]}.{name}" if frame[2] else name
         supers = node.child_by_field_name("superclasses")
         bases = tuple(filter(None, (dotted(child) for child in supers.named_children))) if supers else ()
         self.out.classes.append(pf.PyClass(qualname, name, self.span(node), bases))
         body = node.child_by_field_name("body")
         frames = [_child(frame, child) for child in node.named_children if not same_node(child, body)]
         if body is not None:
-            frames.append(_Frame(body, frame.function, qualname, qualname, ()))
+            frames.append((body, frame[1], qualname, qualname, ()))
         return frames
 
     # ---------------------------------------------------------------- statements
 
     def block(self, frame: _Frame):
         """Children in order, each with the conditions that hold when it runs."""
-        path = frame.path
+        path = frame[4]
         frames = []
-        children = frame.node.named_children
+        children = frame[0].named_children
         for index, child in enumerate(children):
             frames.append(_child(frame, child, path))
             if child.type in ("if_statement", "assert_statement"):
@@ -184,8 +195,8 @@ class _Walker:
                 kind,
                 self.exprs.build(cond),
                 self.span(cond),
-                frame.function,
-                short(node_text(cond)),
+                frame[1],
+                self.exprs.short_text(cond),
                 self.callees(body) if body is not None else (),
                 True,
                 tuple(sorted(set().union(*(self.callees(node) for node in rest)))) if rest else (),
@@ -193,7 +204,7 @@ class _Walker:
         )
 
     def if_statement(self, frame: _Frame):
-        node = frame.node
+        node = frame[0]
         cond = node.child_by_field_name("condition")
         body = node.child_by_field_name("consequence")
         cond_expr = self.exprs.build(cond)
@@ -202,18 +213,18 @@ class _Walker:
         frames = [_child(frame, cond)]
         frames += [_child(frame, c) for c in node.named_children if c.type == "comment"]
         negations: tuple[tuple[pf.PyExpr, bool], ...] = ((cond_expr, False),)
-        frames.append(_child(frame, body, _extend(frame.path, ((cond_expr, True),))))
+        frames.append(_child(frame, body, _extend(frame[4], ((cond_expr, True),))))
         for clause in node.children_by_field_name("alternative"):
             if clause.type == "elif_clause":
                 elif_cond = clause.child_by_field_name("condition")
                 elif_body = clause.child_by_field_name("consequence")
                 elif_expr = self.exprs.build(elif_cond)
                 self.add_test("elif", elif_cond, elif_expr, elif_body, frame)
-                frames.append(_child(frame, elif_cond, _extend(frame.path, negations)))
-                frames.append(_child(frame, elif_body, _extend(frame.path, negations + ((elif_expr, True),))))
+                frames.append(_child(frame, elif_cond, _extend(frame[4], negations)))
+                frames.append(_child(frame, elif_body, _extend(frame[4], negations + ((elif_expr, True),))))
                 negations = negations + ((elif_expr, False),)
             else:
-                frames.append(_child(frame, clause, _extend(frame.path, negations)))
+                frames.append(_child(frame, clause, _extend(frame[4], negations)))
         return frames
 
     def add_test(self, kind, cond, cond_expr, body, frame: _Frame) -> None:
@@ -221,30 +232,30 @@ class _Walker:
             return
         calls = self.callees(body) if body is not None else ()
         self.out.tests.append(
-            pf.Test(kind, cond_expr, self.span(cond), frame.function, short(node_text(cond)), calls, False, ())
+            pf.Test(kind, cond_expr, self.span(cond), frame[1], self.exprs.short_text(cond), calls, False, ())
         )
 
     def while_statement(self, frame: _Frame):
-        node = frame.node
+        node = frame[0]
         cond = node.child_by_field_name("condition")
         self.add_test("while", cond, self.exprs.build(cond), node.child_by_field_name("body"), frame)
         return None
 
     def conditional_expression(self, frame: _Frame):
-        parts = [child for child in frame.node.named_children if child.type != "comment"]
+        parts = [child for child in frame[0].named_children if child.type != "comment"]
         if len(parts) == 3:
             self.add_test("ternary", parts[1], self.exprs.build(parts[1]), parts[0], frame)
         return None
 
     def return_statement(self, frame: _Frame):
-        node = frame.node
+        node = frame[0]
         value = node.named_children[0] if node.named_children else None
         expr = self.exprs.build(value) if value is not None and value.type != "comment" else None
-        self.out.returns.append(pf.PyReturn(frame.function, node.start_point[0] + 1, expr, frame.path))
+        self.out.returns.append(pf.PyReturn(frame[1], node.start_point[0] + 1, expr, frame[4]))
         return None
 
     def assignment(self, frame: _Frame):
-        node = frame.node
+        node = frame[0]
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
         if left is None or right is None or right.type in ("assignment", "yield"):
             return None
@@ -256,42 +267,42 @@ class _Walker:
             unpack = False
         if any(targets):
             line = node.start_point[0] + 1
-            self.out.assigns.append(pf.PyAssign(targets, self.exprs.build(right), line, frame.function, unpack, self.span(right),
-                                                frame.path))
+            self.out.assigns.append(pf.PyAssign(targets, self.exprs.build(right), line, frame[1], unpack, self.span(right),
+                                                frame[4]))
         return None
 
     def as_pattern(self, frame: _Frame):
         """`with open(path) as f:` binds `f` as an assignment would (what the file handle reads is traced)."""
-        node = frame.node
+        node = frame[0]
         alias = node.child_by_field_name("alias")
         value = node.named_children[0] if node.named_children else None
         target = dotted(alias.named_children[0]) if alias is not None and alias.named_children else None
         if node.parent is not None and node.parent.type == "with_item" and value is not None and target:
-            self.out.assigns.append(pf.PyAssign((target,), self.exprs.build(value), node.start_point[0] + 1, frame.function,
-                                                False, self.span(value), frame.path))
+            self.out.assigns.append(pf.PyAssign((target,), self.exprs.build(value), node.start_point[0] + 1, frame[1],
+                                                False, self.span(value), frame[4]))
         return None
 
     def augmented_assignment(self, frame: _Frame):
         """`flags += ["-DX"]`: kept apart from assignments (the name keeps its earlier value too);
         only flag lists read it."""
-        node = frame.node
+        node = frame[0]
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
         operator = node.child_by_field_name("operator")
         if left is not None and right is not None and operator is not None and operator.type == "+=":
             name = dotted(left)
             if name:
-                self.out.extends.append((frame.function, name, self.exprs.build(right), _conditional(node),
-                                         frame.path))
+                self.out.extends.append((frame[1], name, self.exprs.build(right), _conditional(node),
+                                         frame[4]))
         return None
 
     # ---------------------------------------------------------------- expressions
 
     def call(self, frame: _Frame):
-        node = frame.node
+        node = frame[0]
         expr = self.exprs.build(node)
         spans = self.list_spans(node.child_by_field_name("arguments"))
-        self.out.calls.append(pf.PyCall(expr.text, self.span(node), frame.function, expr, short(node_text(node)), spans,
-                                        frame.path))
+        self.out.calls.append(pf.PyCall(expr.text, self.span(node), frame[1], expr, self.exprs.short_text(node), spans,
+                                        frame[4]))
         return None
 
     def list_spans(self, arguments) -> tuple:
@@ -308,7 +319,7 @@ class _Walker:
         return tuple(spans)
 
     def string(self, frame: _Frame):
-        node = frame.node
+        node = frame[0]
         value = string_value(node)
         dynamic = False
         if value is None and node.type == "string":
@@ -317,20 +328,20 @@ class _Walker:
         if value is None:
             return None
         if is_cuda_name(value) and not (is_bytes(node) or is_probe(node, self.idioms.join_calls) or is_text_operand(node)):
-            self.out.sources.append(source_ref(self.exprs, node, value, dynamic, frame.function,
+            self.out.sources.append(source_ref(self.exprs, node, value, dynamic, frame[1],
                                                self.col(node.start_point), self.idioms.join_calls))
         elif not dynamic and ARCH_STRING_RE.search(value):
             parent = node.parent
             within = self.span(parent) if parent is not None and parent.type in ("list", "tuple", "set") else None
             self.out.arch_strings.append(
-                pf.ArchString(value, self.span(node), frame.function, string_context(node), within))
+                pf.ArchString(value, self.span(node), frame[1], string_context(node), within))
         if node.type == "concatenated_string":
             return []
         return [] if not dynamic else None
 
     def import_statement(self, frame: _Frame):
-        line = frame.node.start_point[0] + 1
-        for child in frame.node.named_children:
+        line = frame[0].start_point[0] + 1
+        for child in frame[0].named_children:
             if child.type == "aliased_import":
                 module = node_text(child.child_by_field_name("name"))
                 alias = node_text(child.child_by_field_name("alias"))
@@ -339,11 +350,11 @@ class _Walker:
                 alias = module.split(".")[0]
             else:
                 continue
-            self.out.imports.append(pf.PyImport(module, (), (alias,), 0, line, frame.function))
+            self.out.imports.append(pf.PyImport(module, (), (alias,), 0, line, frame[1]))
         return []
 
     def import_from_statement(self, frame: _Frame):
-        node = frame.node
+        node = frame[0]
         module_node = node.child_by_field_name("module_name")
         level, module = 0, ""
         if module_node is not None:
@@ -361,20 +372,19 @@ class _Walker:
         if any(child.type == "wildcard_import" for child in node.named_children):
             names, aliases = ["*"], ["*"]
         line = node.start_point[0] + 1
-        self.out.imports.append(pf.PyImport(module, tuple(names), tuple(aliases), level, line, frame.function))
+        self.out.imports.append(pf.PyImport(module, tuple(names), tuple(aliases), level, line, frame[1]))
         return []
 
     def callees(self, node) -> tuple[str, ...]:
         """Dotted callees of the calls inside `node` (bounded: gate bodies are read, not whole trees)."""
         found = self._callees.get(node.id)
         if found is None:
-            if self._calls is None:
-                self._calls = CallTable(self._root if self._root is not None else root_of(node))
-            found = self._callees[node.id] = self._calls.callees(node)
+            assert self._wanted is not None, "callees are read during the walk"
+            found = self._callees[node.id] = self._wanted.calls().callees(node)
         return found
 
     def comment(self, frame: _Frame):
-        node = frame.node
+        node = frame[0]
         row, byte = node.start_point
         before = self.lines[row][:byte] if row < len(self.lines) else b""
         self.out.comments.append((node_text(node), row + 1, bool(before.strip())))
@@ -401,10 +411,11 @@ _HANDLERS = {
     "comment": _Walker.comment,
 }
 _INTERESTING_KINDS = frozenset(_HANDLERS) | STATEMENTS
+_FACT_KINDS = frozenset(_HANDLERS) - {"comment"}  # when no comment can hold a suppression
 
 
 def _child(frame: _Frame, node, path=None) -> _Frame:
-    return _Frame(node, frame.function, frame.scope, frame.cls, frame.path if path is None else path)
+    return (node, frame[1], frame[2], frame[3], frame[4] if path is None else path)
 
 
 def _extend(path: tuple, more: tuple) -> tuple:

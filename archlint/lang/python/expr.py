@@ -6,14 +6,35 @@ Gates, path roots and flag lists are all judged from expressions; keeping them a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
-from archlint.model.python import PyExpr
+from archlint.model.python import PyExpr, Span
 
 # Deeper sub-expressions become 'other' leaves: bounded recursion, bounded cache size.
 MAX_DEPTH = 40
 MAX_TEXT = 160
+# `short` of a node longer than this many bytes is read from its first bytes only when they suffice.
+_HEAD = 1024
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def new_expr(kind: str, text: str, value: int | None = None, args: tuple[PyExpr, ...] = ()) -> PyExpr:
+    """`PyExpr(kind, text, value, args)`, built without the frozen dataclass's per-field setattr calls
+    (the walk makes hundreds of thousands): equal, same repr and same pickle."""
+    expr = _new(PyExpr)
+    _set(expr, "__dict__", {"kind": kind, "text": text, "value": value, "args": args})
+    return expr
+
+
+def new_span(line: int, col: int, end_line: int, end_col: int) -> Span:
+    """`Span(line, col, end_line, end_col)`, built as `new_expr` builds a PyExpr."""
+    span = _new(Span)
+    _set(span, "__dict__", {"line": line, "col": col, "end_line": end_line, "end_col": end_col})
+    return span
 
 
 def node_text(node) -> str:
@@ -25,8 +46,23 @@ def short(text: str) -> str:
     return one if len(one) <= MAX_TEXT else one[: MAX_TEXT - 3] + "..."
 
 
+# An attribute chain whose text is only ASCII names and dots, none of them True, False or None (the
+# only other one-word nodes an attribute's object can be; numbers start with a digit), is what
+# `dotted` joins from its nodes: its text.
+_PLAIN_CHAIN = re.compile(rb"(?!(?:True|False|None)\b)[A-Za-z_]\w*(?:\.(?!(?:True|False|None)\b)[A-Za-z_]\w*)+", re.ASCII)
+
+
 def dotted(node) -> str | None:
     """'a.b.c' for identifier/attribute chains, else None (iterative: chains can be long)."""
+    kind = node.type
+    if kind == "identifier":
+        return node.text.decode("utf-8", "replace")
+    if kind != "attribute":
+        return None
+    if not node.has_error:
+        text = node.text
+        if _PLAIN_CHAIN.fullmatch(text):
+            return text.decode("ascii")
     parts = []
     while node.type == "attribute":
         attr = node.child_by_field_name("attribute")
@@ -98,87 +134,144 @@ class ExprBuilder:
     """Builds PyExprs from the nodes of one syntax tree. Nested calls would otherwise rebuild the same
     sub-expressions once per enclosing call, so each is memoised by node; a memoised expression is
     reused only at a depth no deeper than the one it was built at, and only if no MAX_DEPTH cut
-    happened below it: then it is exactly what a fresh build would give. One builder per tree walk."""
+    happened below it: then it is exactly what a fresh build would give. One builder per tree walk;
+    `data` is the source the tree was parsed from."""
 
-    def __init__(self) -> None:
+    def __init__(self, data: bytes = b"") -> None:
         self._memo: dict[int, tuple[PyExpr, int]] = {}
         self._cuts = 0
+        self._data = data
+        # One expression per name and per number as written (frozen, so sharing them is safe): a
+        # module repeats its names thousands of times.
+        self._names: dict[bytes, PyExpr] = {}
+        self._numbers: dict[bytes, PyExpr] = {}
+
+    def short_text(self, node) -> str:
+        """`short(node_text(node))`, reading only the first bytes of a long node when they decide it:
+        the whitespace-collapsed text of a prefix is a prefix of the whole one."""
+        start, end = node.start_byte, node.end_byte
+        if end - start > _HEAD and self._data:
+            # A cut character decodes to one replacement character at the end: all before it is exact.
+            head = " ".join(self._data[start : start + _HEAD].decode("utf-8", "replace").split())
+            if len(head) > MAX_TEXT + 1:
+                return head[: MAX_TEXT - 3] + "..."
+        return short(node.text.decode("utf-8", "replace"))
 
     def build(self, node, depth: int = 0) -> PyExpr:
-        hit = self._memo.get(node.id)
+        if depth > MAX_DEPTH:
+            self._cuts += 1
+            return new_expr("other", self.short_text(node))
+        kind = node.type
+        # Names and numbers are looked up by their text; the rest is memoised by node.
+        if kind == "identifier":
+            return self._name(node.text)
+        if kind == "attribute":
+            if not node.has_error:
+                text = node.text
+                expr = self._names.get(text)
+                if expr is not None:  # an attribute's text has a dot: a plain chain's, read before
+                    return expr
+                if _PLAIN_CHAIN.fullmatch(text):
+                    expr = self._names[text] = new_expr("name", text.decode("ascii"))
+                    return expr
+            name = dotted(node)
+            if name is not None:
+                return new_expr("name", name)
+        elif kind == "integer":
+            text = node.text
+            expr = self._numbers.get(text)
+            if expr is None:
+                expr = self._numbers[text] = _integer(text)
+            return expr
+        key = node.id
+        hit = self._memo.get(key)
         if hit is not None and depth <= hit[1]:
             return hit[0]
         before = self._cuts
-        expr = self._build(node, depth)
+        expr = self._build(node, kind, depth)
         if self._cuts == before:
-            self._memo[node.id] = (expr, depth)
+            self._memo[key] = (expr, depth)
         return expr
 
-    def _build(self, node, depth: int) -> PyExpr:
-        if depth > MAX_DEPTH:
-            self._cuts += 1
-            return PyExpr("other", short(node_text(node)))
-        kind = node.type
+    def _name(self, text: bytes) -> PyExpr:
+        expr = self._names.get(text)
+        if expr is None:
+            expr = self._names[text] = new_expr("name", text.decode("utf-8", "replace"))
+        return expr
+
+    def _build(self, node, kind: str, depth: int) -> PyExpr:
+        if kind == "call":
+            return self._call(node, depth + 1)
+        if kind == "attribute":
+            return self._attribute(node, depth + 1)
         if kind == "parenthesized_expression" and node.named_child_count == 1:
             return self.build(node.named_children[0], depth + 1)
-        name = dotted(node) if kind in ("identifier", "attribute") else None
-        if name is not None:
-            return PyExpr("name", name)
-        if kind == "integer":
-            return _integer(node)
         if kind in _LEAF:
-            return PyExpr(*_LEAF[kind])
-        if kind in ("string", "concatenated_string"):
+            return new_expr(*_LEAF[kind])
+        if kind == "string" or kind == "concatenated_string":
             value = string_value(node)
             if value is not None:
-                return PyExpr("str", value)
+                return new_expr("str", value)
             if kind == "string":
                 text, holes = fstring_parts(node)
-                return PyExpr("fstr", text, None, tuple(self.build(h, depth + 1) for h in holes))
-            return PyExpr("other", short(node_text(node)))
+                return new_expr("fstr", text, None, tuple(self.build(h, depth + 1) for h in holes))
+            return new_expr("other", self.short_text(node))
         builder = _BUILDERS.get(kind)
         if builder is not None:
             return builder(self, node, depth + 1)
         if kind in _SEQ:
             items = tuple(self._item(child, depth + 1) for child in node.named_children if child.type != "comment")
-            return PyExpr("seq", _SEQ[kind], None, items)
-        return PyExpr("other", short(node_text(node)))
+            return new_expr("seq", _SEQ[kind], None, items)
+        return new_expr("other", self.short_text(node))
 
     def _item(self, node, depth: int) -> PyExpr:
         """An element of a list, tuple or set display; `*xs` is a 'splat' whose one arg is `xs`."""
         if node.type == "list_splat" and node.named_child_count == 1:
-            return PyExpr("splat", short(node_text(node)), None, (self.build(node.named_children[0], depth),))
+            return new_expr("splat", self.short_text(node), None, (self.build(node.named_children[0], depth),))
         return self.build(node, depth)
 
     def _call(self, node, depth: int) -> PyExpr:
-        function = node.child_by_field_name("function")
-        arguments = node.child_by_field_name("arguments")
-        args = [self.build(function, depth)]
+        children = node.children
+        if len(children) == 2 and not node.has_error:  # function, arguments: no comment between
+            function, arguments = children
+        else:
+            function = node.child_by_field_name("function")
+            arguments = node.child_by_field_name("arguments")
+        build = self.build
+        args = [build(function, depth)]
+        shallow = depth <= MAX_DEPTH
         for child in arguments.named_children if arguments is not None else ():
-            if child.type == "keyword_argument":
-                key = child.child_by_field_name("name")
-                value = child.child_by_field_name("value")
-                args.append(PyExpr("kw", node_text(key), None, (self.build(value, depth),)))
-            elif child.type in ("list_splat", "dictionary_splat"):
-                args.append(PyExpr("splat", short(node_text(child))))
-            elif child.type != "comment":
-                args.append(self.build(child, depth))
+            kind = child.type
+            if kind == "identifier" and shallow:
+                args.append(self._name(child.text))
+            elif kind == "keyword_argument":
+                parts = child.children
+                if len(parts) == 3 and not child.has_error:  # name, '=', value
+                    key, value = parts[0], parts[2]
+                else:
+                    key = child.child_by_field_name("name")
+                    value = child.child_by_field_name("value")
+                args.append(new_expr("kw", key.text.decode("utf-8", "replace"), None, (build(value, depth),)))
+            elif kind == "list_splat" or kind == "dictionary_splat":
+                args.append(new_expr("splat", self.short_text(child)))
+            elif kind != "comment":
+                args.append(build(child, depth))
         if args[0].kind == "name" and function.type in ("identifier", "attribute"):
             callee = args[0].text  # what dotted(function) gives, without a second walk
         else:
             callee = dotted(function) or ""
-        return PyExpr("call", callee, None, tuple(args))
+        return new_expr("call", callee, None, tuple(args))
 
     def _attribute(self, node, depth: int) -> PyExpr:
         obj = node.child_by_field_name("object")
         attr = node.child_by_field_name("attribute")
-        return PyExpr("attr", node_text(attr), None, (self.build(obj, depth),))
+        return new_expr("attr", node_text(attr), None, (self.build(obj, depth),))
 
     def _subscript(self, node, depth: int) -> PyExpr:
         value = node.child_by_field_name("value")
         index = [child for child in node.children_by_field_name("subscript")]
-        index_expr = self.build(index[0], depth) if len(index) == 1 else PyExpr("other", "")
-        return PyExpr("subscript", "", None, (self.build(value, depth), index_expr))
+        index_expr = self.build(index[0], depth) if len(index) == 1 else new_expr("other", "")
+        return new_expr("subscript", "", None, (self.build(value, depth), index_expr))
 
     def _compare(self, node, depth: int) -> PyExpr:
         operands: list[PyExpr] = []
@@ -192,61 +285,61 @@ class ExprBuilder:
                 operands.append(self.build(child, depth))
             else:
                 pending.append(node_text(child))
-        return PyExpr("compare", ",".join(ops), None, tuple(operands))
+        return new_expr("compare", ",".join(ops), None, tuple(operands))
 
     def _boolean(self, node, depth: int) -> PyExpr:
         operator = node.child_by_field_name("operator")
         left = self.build(node.child_by_field_name("left"), depth)
         right = self.build(node.child_by_field_name("right"), depth)
-        return PyExpr(node_text(operator), "", None, (left, right))
+        return new_expr(node_text(operator), "", None, (left, right))
 
     def _not(self, node, depth: int) -> PyExpr:
-        return PyExpr("not", "", None, (self.build(node.child_by_field_name("argument"), depth),))
+        return new_expr("not", "", None, (self.build(node.child_by_field_name("argument"), depth),))
 
     def _binary(self, node, depth: int) -> PyExpr:
         operator = node.child_by_field_name("operator")
         left = self.build(node.child_by_field_name("left"), depth)
         right = self.build(node.child_by_field_name("right"), depth)
-        return PyExpr("binop", node_text(operator), None, (left, right))
+        return new_expr("binop", node_text(operator), None, (left, right))
 
     def _unary(self, node, depth: int) -> PyExpr:
         operator = node.child_by_field_name("operator")
         argument = self.build(node.child_by_field_name("argument"), depth)
         if node_text(operator) == "-" and argument.kind == "int" and argument.value is not None:
-            return PyExpr("int", "-" + argument.text, -argument.value)
-        return PyExpr("unary", node_text(operator), None, (argument,))
+            return new_expr("int", "-" + argument.text, -argument.value)
+        return new_expr("unary", node_text(operator), None, (argument,))
 
     def _conditional(self, node, depth: int) -> PyExpr:
         parts = [child for child in node.named_children if child.type != "comment"]
         if len(parts) != 3:
-            return PyExpr("other", short(node_text(node)))
-        return PyExpr("cond", "", None, tuple(self.build(part, depth) for part in parts))
+            return new_expr("other", self.short_text(node))
+        return new_expr("cond", "", None, tuple(self.build(part, depth) for part in parts))
 
     def _dictionary(self, node, depth: int) -> PyExpr:
         items = []
         for pair in node.named_children:
             key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
             if pair.type != "pair" or key is None or value is None:
-                return PyExpr("other", short(node_text(node)))
+                return new_expr("other", self.short_text(node))
             text = string_value(key) if key.type == "string" else None
             if text is None:
-                return PyExpr("other", short(node_text(node)))
-            items.append(PyExpr("kw", text, None, (self.build(value, depth),)))
-        return PyExpr("dict", "", None, tuple(items))
+                return new_expr("other", self.short_text(node))
+            items.append(new_expr("kw", text, None, (self.build(value, depth),)))
+        return new_expr("dict", "", None, tuple(items))
 
     def _comprehension(self, node, depth: int) -> PyExpr:
         body = node.child_by_field_name("body")
         if body is None:
-            return PyExpr("other", short(node_text(node)))
-        return PyExpr("comp", node.type.split("_")[0], None, (self.build(body, depth),))
+            return new_expr("other", self.short_text(node))
+        return new_expr("comp", node.type.split("_")[0], None, (self.build(body, depth),))
 
 
-def _integer(node) -> PyExpr:
-    text = node_text(node).replace("_", "")
+def _integer(written: bytes) -> PyExpr:
+    text = written.decode("utf-8", "replace").replace("_", "")
     try:
-        return PyExpr("int", text, int(text, 0))
+        return new_expr("int", text, int(text, 0))
     except ValueError:
-        return PyExpr("other", text)
+        return new_expr("other", text)
 
 
 _BUILDERS: dict[str, Callable[[ExprBuilder, Any, int], PyExpr]] = {
@@ -254,8 +347,6 @@ _BUILDERS: dict[str, Callable[[ExprBuilder, Any, int], PyExpr]] = {
     "list_comprehension": ExprBuilder._comprehension,
     "generator_expression": ExprBuilder._comprehension,
     "set_comprehension": ExprBuilder._comprehension,
-    "call": ExprBuilder._call,
-    "attribute": ExprBuilder._attribute,
     "subscript": ExprBuilder._subscript,
     "comparison_operator": ExprBuilder._compare,
     "boolean_operator": ExprBuilder._boolean,

@@ -13,7 +13,6 @@ from archlint.lang.python.expr import (
     node_text,
     short,
     string_value,
-    walk,
 )
 from archlint.model import python as pf
 from archlint.model.python import PyExpr
@@ -45,7 +44,7 @@ def source_ref(exprs: ExprBuilder, node, value: str, dynamic: bool, function: st
         col,
         root,
         parts,
-        short(node_text(whole)),
+        exprs.short_text(whole),
         exprs.build(root_node) if root_node is not None else None,
         template=value.endswith(".jinja"),
         dynamic=dynamic,
@@ -119,14 +118,22 @@ def string_context(node) -> str:
 def is_path_expr(expr: PyExpr, path_calls: tuple[str, ...]) -> bool:
     """An assigned value that builds a file path (`/` on a path, `Path(...)`, `__file__`).
     `path_calls`: ends of the dotted callees whose value is a path."""
-    for sub in walk(expr):
-        if sub.kind == "binop" and sub.text == "/" and any(a.kind in ("str", "name", "call", "attr", "subscript") for a in sub.args):
+    stack = [expr]
+    while stack:
+        sub = stack.pop()
+        kind = sub.kind
+        if kind == "binop" and sub.text == "/" and any(a.kind in _PATH_OPERANDS for a in sub.args):
             return expr.kind in ("binop", "call", "subscript", "attr")
-        if sub.kind == "call" and sub.text.endswith(path_calls):
+        if kind == "call" and sub.text.endswith(path_calls):
             return True
-        if sub.kind == "name" and sub.text == "__file__":
+        if kind == "name" and sub.text == "__file__":
             return True
+        if sub.args:
+            stack.extend(reversed(sub.args))
     return False
+
+
+_PATH_OPERANDS = frozenset({"str", "name", "call", "attr", "subscript"})
 
 
 def _op(node) -> str:
