@@ -6,8 +6,12 @@ macro bodies), follow the names: a definition is reached when one of its names i
 reached code and, for a specialisation, when every type its arguments spell is named too
 (`CollectiveBuilder<arch::Sm120, ...>` needs `Sm120`), and for a function overload, when every
 concrete type its parameters spell as template arguments is named. Everything a reached
-definition spells is named in turn. Regions are ignored and every spelling counts, so the reach
-is an over-approximation: a definition outside it is one the unit cannot compile.
+definition spells is named in turn, except what only names a class's member: a name spelled only
+after a qualifier that is no namespace of the unit's files (`typename GemmKernel::Mma::Shape`), or
+a member alias the definition declares itself (`using Mma = Mma_;`), where C++ name lookup finds
+the member, never a namespace-scope definition. Regions are ignored and every other spelling
+counts, so the reach is an over-approximation: a definition outside it is one the unit cannot
+compile.
 """
 
 from __future__ import annotations
@@ -82,6 +86,14 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
                 named.add(each)
                 queue.append(each)
 
+    closure = tuple(closure)
+    namespaces = frozenset().union(*(files[path].declarations.namespaces for path in closure))
+
+    def uses(item: Declaration) -> Iterable[str]:
+        if not item.qualified:
+            return item.uses
+        return item.uses - _members(item.qualified, namespaces)
+
     declarations: dict[str, tuple[Declaration, ...]] = {}
     declared: set[str] = set()
     for path in closure:
@@ -90,7 +102,7 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
         declared.update(each for item in found.items for each in item.names)
         if path == source:  # the unit's own file is compiled as a whole
             for item in found.items:
-                name(item.uses)
+                name(uses(item))
             continue
         declarations[path] = found.items
         for number, item in enumerate(found.items):
@@ -112,7 +124,7 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
                 waiting[each].append(key)
             return
         reached.add(key)
-        name(item.uses)
+        name(uses(item))
 
     while queue:
         current = queue.popleft()
@@ -132,3 +144,11 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
                 for each in item.names:
                     kept[each].append((path, item.start, item.end, item.sure_uses, bool(item.keys)))
     return Unreached(spans, {name: tuple(found) for name, found in kept.items()})
+
+
+def _members(qualified: frozenset[tuple[str, str]], namespaces: frozenset[str]) -> set[str]:
+    """The names a definition spells only as members of a class: after qualifiers none of which
+    is a namespace of the unit's files (`GemmKernel::Mma` names GemmKernel's member, not the
+    namespace-scope `Mma` templates)."""
+    through_namespace = {name for name, qualifier in qualified if qualifier in namespaces}
+    return {name for name, _ in qualified} - through_namespace
