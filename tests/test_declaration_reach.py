@@ -285,11 +285,30 @@ struct GemmUniversalAdapter {
   using ThreadblockShape = typename GemmKernel::Mma::Shape;
   using ArchMma = cutlass::arch::Mma<int>;
 };
+using Shape = typename Traits::Mma::Shape;
 }
 ''')
-    kernel, adapter = found.items
+    kernel, adapter, direct = found.items
     assert "Mma" not in kernel.uses  # only its own member alias
-    assert {"Mma", "GemmKernel"} <= adapter.uses
-    # `GemmKernel::Mma` is a member's name; `arch::Mma` a namespace's, if `arch` is one of the unit's
-    assert {("Mma", "GemmKernel"), ("Mma", "arch")} <= adapter.qualified
+    # `GemmKernel::Mma` is a member of a template parameter; `arch::Mma` is left to the reach, which
+    # knows whether `arch` is a namespace of the unit's files
+    assert "Mma" in adapter.uses and ("Mma", "arch") in adapter.qualified
+    assert not any(qualifier == "GemmKernel" for _, qualifier in adapter.qualified)
+    assert ("Mma", "Traits") in direct.qualified
     assert {"cutlass", "gemm", "kernel", "device"} <= found.namespaces
+
+
+def test_a_name_after_a_class_is_its_member_and_after_an_unknown_qualifier_may_be_a_namespaces():
+    from archlint.judge.reach import unreached_declarations
+
+    header = (b"struct Traits { using Mma = int; };\n"
+              b"template <class T> struct Mma { using Atom = SM90_TMA_LOAD; };\n"
+              b"NAMESPACE_BEGIN(nsm)\n"
+              b"template <class T> struct Picker { using Atom = SM90_TMA_LOAD_2D; };\n"
+              b"NAMESPACE_END(nsm)\n")
+    unit = b'#include "h.h"\nvoid run() { Traits::Mma x; nsm::Picker<int> y; }\n'
+    files = {"u.cu": extract_cuda("u.cu", unit), "h.h": extract_cuda("h.h", header)}
+    reach = unreached_declarations(files, "u.cu", ["u.cu", "h.h"])
+    assert reach.covers("h.h", 2, 30)  # `Traits::Mma` is Traits's member: the `Mma` template stays out
+    # `nsm` is opened by a macro, so no file says it is a namespace: `Picker` counts as named
+    assert not reach.covers("h.h", 4, 30)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from archlint.model.cuda import CudaFacts, Declaration
@@ -88,18 +89,17 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
 
     closure = tuple(closure)
     namespaces = frozenset().union(*(files[path].declarations.namespaces for path in closure))
+    declared = {each for path in closure for item in files[path].declarations.items for each in item.names}
 
     def uses(item: Declaration) -> Iterable[str]:
         if not item.qualified:
             return item.uses
-        return item.uses - _members(item.qualified, namespaces)
+        return item.uses - _members(item.qualified, namespaces, declared)
 
     declarations: dict[str, tuple[Declaration, ...]] = {}
-    declared: set[str] = set()
     for path in closure:
         found = files[path].declarations
         name(found.loose)
-        declared.update(each for item in found.items for each in item.names)
         if path == source:  # the unit's own file is compiled as a whole
             for item in found.items:
                 name(uses(item))
@@ -146,9 +146,10 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
     return Unreached(spans, {name: tuple(found) for name, found in kept.items()})
 
 
-def _members(qualified: frozenset[tuple[str, str]], namespaces: frozenset[str]) -> set[str]:
-    """The names a definition spells only as members of a class: after qualifiers none of which
-    is a namespace of the unit's files (`GemmKernel::Mma` names GemmKernel's member, not the
-    namespace-scope `Mma` templates)."""
-    through_namespace = {name for name, qualifier in qualified if qualifier in namespaces}
+def _members(qualified: frozenset[tuple[str, str]], namespaces: frozenset[str], classes: AbstractSet[str]) -> set[str]:
+    """The names a definition spells only as members of a class: after qualifiers each of which a
+    file of the unit declares (a class, an alias) and none opens as a namespace (`Traits::Mma`
+    names Traits's member, not the namespace-scope `Mma` templates). A qualifier the unit's files
+    neither declare nor open (a namespace opened by a macro) may be a namespace: its names count."""
+    through_namespace = {name for name, qualifier in qualified if qualifier in namespaces or qualifier not in classes}
     return {name for name, _ in qualified} - through_namespace

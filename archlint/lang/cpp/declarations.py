@@ -182,7 +182,7 @@ def _statement(head: bytes, start: int, end: int, line_starts, items: list, loos
     if not _nameable(names):
         loose.update(_identifiers(head, patterns=False))  # `template struct X<...>;` instantiates X<...>
         return
-    uses, qualified = _uses(head, names)
+    uses, qualified = _uses(head, names, parsed.params)
     items.append(Declaration(names, keys, _line_col(line_starts, start, head),
                              _line_col(line_starts, end, b""), uses, templated=parsed.templated, qualified=qualified))
 
@@ -209,17 +209,17 @@ def _definition(text: bytes, start: int, parsed: "_Head", end: int, line_starts,
     else:
         loose.update(_identifiers(spelled))
         return
-    uses, qualified = _uses(spelled, names)
+    uses, qualified = _uses(spelled, names, parsed.params)
     items.append(Declaration(names, keys, _line_col(line_starts, start, parsed.raw),
                              _line_col(line_starts, end, b""), uses, templated=parsed.templated, qualified=qualified))
 
 
-def _uses(text: bytes, own: tuple[str, ...]) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+def _uses(text: bytes, own: tuple[str, ...], params: AbstractSet[str]) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
     """What a definition names that can select a namespace-scope definition, and (name, qualifier)
-    for the names among them spelled only after a qualifier. A member the definition declares
-    itself (`using Mma = Mma_;`) is not the namespace-scope `Mma` where it is spelled bare after
-    that, nor is a name spelled after a class (`typename GemmKernel::Mma::Shape`): which qualifiers
-    are namespaces, the reach decides from every file of the unit."""
+    for the names among them spelled only after a qualifier the reach has to tell (a class or a
+    namespace). A member the definition declares itself (`using Mma = Mma_;`) is not the
+    namespace-scope `Mma` where it is spelled bare after that, nor is a name spelled after one of
+    its template parameters, its member aliases or a `decltype` (`typename GemmKernel::Mma::Shape`)."""
     names = _identifiers(text)
     if b"::" not in text and b"using" not in text and b"typedef" not in text:
         return frozenset(names), frozenset()
@@ -230,6 +230,7 @@ def _uses(text: bytes, own: tuple[str, ...]) -> tuple[frozenset[str], frozenset[
             at, scope = (match.start(1), text.find(b";", match.end())) if match.group(1) else (match.start(2), match.end())
             members.setdefault(name.decode(), []).append((at, scope))
     bare: set[str] = set()
+    local: set[str] = set()
     qualified: dict[str, set[str]] = {}
     for match in _IDENT_RE.finditer(text):
         name = match.group(0).decode()
@@ -239,14 +240,16 @@ def _uses(text: bytes, own: tuple[str, ...]) -> tuple[frozenset[str], frozenset[
         if qualifier is None:
             if not any(match.start() == at or 0 <= scope < match.start() for at, scope in members.get(name, ())):
                 bare.add(name)
+        elif qualifier == ")" or qualifier in params or qualifier in members:
+            local.add(name)  # a member of a type the definition itself names
         elif qualifier:
             qualified.setdefault(name, set()).add(qualifier)
         else:
             bare.add(name)  # `::name`, or a qualifier this reading cannot tell
-    member_only = set(members) - bare
+    member_only = (set(members) | local) - bare - set(qualified)
     spelled_qualified = frozenset((name, qualifier) for name, qualifiers in qualified.items() if name not in bare
                                   for qualifier in qualifiers)
-    return frozenset(names - (member_only - set(qualified))), spelled_qualified
+    return frozenset(names - member_only), spelled_qualified
 
 
 def _qualifier_before(text: bytes, start: int) -> str | None:
