@@ -241,6 +241,45 @@ $L__BB2_1:
 $L__BB3_2:
 	ret;
 }
+.visible .entry invalid_path(
+	.param .align 128 .b8 invalid_path_param_0[896]
+)
+{
+	.reg .b32 	%r<2>;
+	.reg .b64 	%rd<9>;
+	mov.u64 	%rd1, $str$17;
+	cvta.global.u64 	%rd2, %rd1;
+	{ // callseq 0, 0
+	.reg .b32 temp_param_reg;
+	.param .b64 param0;
+	st.param.b64 	[param0+0], %rd2;
+	.param .b32 param2;
+	st.param.b32 	[param2+0], 280;
+	call.uni
+	__assertfail,
+	(
+	param0,
+	param2
+	);
+	} // callseq 0
+	mov.u64 	%rd7, $str$19;
+	cvta.global.u64 	%rd8, %rd7;
+	{ // callseq 1, 0
+	.param .b64 param0;
+	st.param.b64 	[param0+0], %rd8;
+	.param .b32 retval0;
+	call.uni (retval0),
+	vprintf,
+	(
+	param0
+	);
+	ld.param.b32 	%r1, [retval0+0];
+	} // callseq 1
+	// begin inline asm
+	brkpt;
+	// end inline asm
+	ret;
+}
 .visible .entry checker(
 	.param .u64 checker_param_0
 )
@@ -264,8 +303,11 @@ $L__BB4_2:
 def test_ptx_entries_and_body_kinds():
     kinds = {name: body_kind(body) for name, body in ptx_entries(PTX).items()}
     # A kernel that prints a message and traps writes nothing anyone reads: a trap; one that stores
-    # its result on some paths and traps on others computes something.
-    assert kinds == {"_Z5emptyPi": "empty", "trapper": "trap", "worker": "code", "reporter": "trap", "checker": "code"}
+    # its result on some paths and traps on others computes something. CuTe's CUTE_INVALID_CONTROL_PATH
+    # without NDEBUG (a CUTLASS kernel's body on a target it is not built for) fails an assert, prints
+    # and breaks: a trap too.
+    assert kinds == {"_Z5emptyPi": "empty", "trapper": "trap", "worker": "code", "reporter": "trap",
+                     "invalid_path": "trap", "checker": "code"}
 
 
 @given(

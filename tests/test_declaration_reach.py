@@ -22,9 +22,9 @@ FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-cutlass-bu
 TARGETS = ("sm_80", "sm_100a", "sm_110a", "sm_120a")
 
 
-@lru_cache(maxsize=1)
-def _verdicts():
-    result = scan(ScanOptions(paths=(str(FIXTURE),), targets=TARGETS, use_cache=False, jobs=1))
+@lru_cache(maxsize=2)
+def _verdicts(targets: tuple[str, ...] = TARGETS):
+    result = scan(ScanOptions(paths=(str(FIXTURE),), targets=targets, use_cache=False, jobs=1))
     return {(g.location.path, g.location.line): {v.target: v for v in g.verdicts} for g in result.gates}
 
 
@@ -256,3 +256,59 @@ template <typename T> void later(T) {}
 """)
     assert {"BatchPrefillWithPagedKVCacheDispatched", "PagedParams", "Holder"} <= declarations.instantiated
     assert "run_tactic" not in declarations.instantiated and "later" not in declarations.instantiated
+
+
+def test_a_member_that_shares_a_templates_name_does_not_reach_it():
+    """gemm_sm120_adapter.cu builds the SM120 mainloop; its kernel keeps it as a member `Mma`, which the
+    adapter reads as `GemmKernel::Mma`. The warp-level `arch::Mma` specialisations (tagged `Sm90`, whose
+    builder picks GMMA atoms) are not what those names find: nvcc 13.0 builds the unit for sm_121a with
+    its fma and no trap, and compiles no wgmma."""
+    adapter = _verdicts(TARGETS + ("sm_121a",))[("gm/jit/gemm.py", 118)]
+    assert adapter["sm_121a"].verdict == "POLICY"
+    assert "GMMA" not in adapter["sm_121a"].reason
+    # the atoms the unit does name still count where the target lacks them
+    assert adapter["sm_110a"].verdict == "GENUINE" and "`Sm120`" in adapter["sm_110a"].reason
+
+
+def test_member_names_are_told_from_namespace_scope_names():
+    found = _declarations(b'''
+namespace cutlass::gemm::kernel {
+template <class Mma_>
+struct GemmUniversal {
+  using Mma = Mma_;
+  using Shape = typename Mma::Shape;
+};
+}
+namespace cutlass::gemm::device {
+template <class GemmKernel>
+struct GemmUniversalAdapter {
+  using ThreadblockShape = typename GemmKernel::Mma::Shape;
+  using ArchMma = cutlass::arch::Mma<int>;
+};
+using Shape = typename Traits::Mma::Shape;
+}
+''')
+    kernel, adapter, direct = found.items
+    assert "Mma" not in kernel.uses  # only its own member alias
+    # `GemmKernel::Mma` is a member of a template parameter; `arch::Mma` is left to the reach, which
+    # knows whether `arch` is a namespace of the unit's files
+    assert "Mma" in adapter.uses and ("Mma", "arch") in adapter.qualified
+    assert not any(qualifier == "GemmKernel" for _, qualifier in adapter.qualified)
+    assert ("Mma", "Traits") in direct.qualified
+    assert {"cutlass", "gemm", "kernel", "device"} <= found.namespaces
+
+
+def test_a_name_after_a_class_is_its_member_and_after_an_unknown_qualifier_may_be_a_namespaces():
+    from archlint.judge.reach import unreached_declarations
+
+    header = (b"struct Traits { using Mma = int; };\n"
+              b"template <class T> struct Mma { using Atom = SM90_TMA_LOAD; };\n"
+              b"NAMESPACE_BEGIN(nsm)\n"
+              b"template <class T> struct Picker { using Atom = SM90_TMA_LOAD_2D; };\n"
+              b"NAMESPACE_END(nsm)\n")
+    unit = b'#include "h.h"\nvoid run() { Traits::Mma x; nsm::Picker<int> y; }\n'
+    files = {"u.cu": extract_cuda("u.cu", unit), "h.h": extract_cuda("h.h", header)}
+    reach = unreached_declarations(files, "u.cu", ["u.cu", "h.h"])
+    assert reach.covers("h.h", 2, 30)  # `Traits::Mma` is Traits's member: the `Mma` template stays out
+    # `nsm` is opened by a macro, so no file says it is a namespace: `Picker` counts as named
+    assert not reach.covers("h.h", 4, 30)

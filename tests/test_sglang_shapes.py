@@ -66,11 +66,21 @@ def test_early_exit_in_the_spec_function_guards_the_sources_named_after_it(resul
 
 
 def test_device_function_called_only_under_a_false_condition_is_not_compiled(result):
-    verdicts = _verdicts(result, "sg/kernels/ops/kvcache.py", 53)
+    verdicts = _verdicts(result, "sg/kernels/ops/kvcache.py", 54)
     assert {t: v for t, (v, _) in verdicts.items()} == {"sm_80": "EMPTY", "sm_89": "EMPTY"}
 
 
+def test_a_macro_whose_every_definition_agrees_is_decided_under_an_undecided_guard(result):
+    """SGLang's sgl_kernel/utils.cuh defines SGL_ARCH_HOPPER_OR_GREATER under `#if !defined(USE_ROCM)`
+    as `SGL_CUDA_ARCH >= 900`, else `0`: 0 on sm_80 either way, so the kernel that calls the bulk copy
+    only under it compiles empty (nvcc 13.0 builds SGLang 0.5.23's hicache_tma.cuh empty on sm_80 and
+    sm_89)."""
+    verdicts = _verdicts(result, "sg/kernels/ops/kvcache.py", 42)
+    assert {t: v for t, (v, _) in verdicts.items()} == {"sm_80": "EMPTY", "sm_89": "EMPTY"}
+    assert "`SGL_ARCH_HOPPER_OR_GREATER` is false for sm_80" in verdicts["sm_80"][1]
+
+
 def test_blocker_reached_only_through_an_undecided_call_is_possible_not_genuine(result):
-    verdicts = _verdicts(result, "sg/kernels/ops/kvcache.py", 41)
+    verdicts = _verdicts(result, "sg/kernels/ops/kvcache.py", 66)
     assert {t: v for t, (v, _) in verdicts.items()} == {"sm_80": "UNKNOWN", "sm_89": "UNKNOWN"}
     assert "possible blocker" in verdicts["sm_80"][1]

@@ -6,8 +6,12 @@ macro bodies), follow the names: a definition is reached when one of its names i
 reached code and, for a specialisation, when every type its arguments spell is named too
 (`CollectiveBuilder<arch::Sm120, ...>` needs `Sm120`), and for a function overload, when every
 concrete type its parameters spell as template arguments is named. Everything a reached
-definition spells is named in turn. Regions are ignored and every spelling counts, so the reach
-is an over-approximation: a definition outside it is one the unit cannot compile.
+definition spells is named in turn, except what only names a class's member: a name spelled only
+after a qualifier that is no namespace of the unit's files (`typename GemmKernel::Mma::Shape`), or
+a member alias the definition declares itself (`using Mma = Mma_;`), where C++ name lookup finds
+the member, never a namespace-scope definition. Regions are ignored and every other spelling
+counts, so the reach is an over-approximation: a definition outside it is one the unit cannot
+compile.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from archlint.model.cuda import CudaFacts, Declaration
@@ -82,15 +87,22 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
                 named.add(each)
                 queue.append(each)
 
+    closure = tuple(closure)
+    namespaces = frozenset().union(*(files[path].declarations.namespaces for path in closure))
+    declared = {each for path in closure for item in files[path].declarations.items for each in item.names}
+
+    def uses(item: Declaration) -> Iterable[str]:
+        if not item.qualified:
+            return item.uses
+        return item.uses - _members(item.qualified, namespaces, declared)
+
     declarations: dict[str, tuple[Declaration, ...]] = {}
-    declared: set[str] = set()
     for path in closure:
         found = files[path].declarations
         name(found.loose)
-        declared.update(each for item in found.items for each in item.names)
         if path == source:  # the unit's own file is compiled as a whole
             for item in found.items:
-                name(item.uses)
+                name(uses(item))
             continue
         declarations[path] = found.items
         for number, item in enumerate(found.items):
@@ -112,7 +124,7 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
                 waiting[each].append(key)
             return
         reached.add(key)
-        name(item.uses)
+        name(uses(item))
 
     while queue:
         current = queue.popleft()
@@ -132,3 +144,12 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
                 for each in item.names:
                     kept[each].append((path, item.start, item.end, item.sure_uses, bool(item.keys)))
     return Unreached(spans, {name: tuple(found) for name, found in kept.items()})
+
+
+def _members(qualified: frozenset[tuple[str, str]], namespaces: frozenset[str], classes: AbstractSet[str]) -> set[str]:
+    """The names a definition spells only as members of a class: after qualifiers each of which a
+    file of the unit declares (a class, an alias) and none opens as a namespace (`Traits::Mma`
+    names Traits's member, not the namespace-scope `Mma` templates). A qualifier the unit's files
+    neither declare nor open (a namespace opened by a macro) may be a namespace: its names count."""
+    through_namespace = {name for name, qualifier in qualified if qualifier in namespaces or qualifier not in classes}
+    return {name for name, _ in qualified} - through_namespace

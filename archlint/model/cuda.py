@@ -23,6 +23,9 @@ class Declaration:
     # conditionals, type tests and type selections (`conditional_t<c, A, B>`, `enable_if_t<...>`)
     sure_uses: frozenset[str] = frozenset()
     templated: bool = False  # a template (or specialisation): compiled only as instantiated
+    # (name, qualifier) of each name in `uses` spelled only after a qualifier (`GemmKernel::Mma`):
+    # a use of a namespace-scope definition only where the qualifier is a namespace, else a member's
+    qualified: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,7 @@ class Declarations:
     loose: frozenset[str] = frozenset()  # identifiers of code outside any definition: always compiled
     read: bool = False  # False: the file could not be read this way; all of it counts as compiled
     instantiated: frozenset[str] = frozenset()  # what its explicit instantiations (`template void f<T>(...);`) spell
+    namespaces: frozenset[str] = frozenset()  # the namespaces it opens or aliases (`cute`, `arch`, `gmma`)
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,7 @@ def ptx_entries(ptx: str) -> dict[str, str]:
 
 def body_kind(body: str) -> str:
     """'empty' (only `ret;`), 'trap' (traps, and writes nothing outside the thread on the way: a kernel
-    that only prints a message and traps is a trap) or 'code'."""
+    that only prints a message, or fails an `assert`, and traps is a trap) or 'code'."""
     return read_body(body)[0]
 
 
@@ -187,6 +187,9 @@ def _opcode(statement: str) -> str:
     return words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
 
 
+# Calls that only report: `printf`, and the failed `assert` (CuTe's CUTE_INVALID_CONTROL_PATH is
+# `assert(0 && msg); printf(msg); __brkpt()` where NDEBUG is not defined).
+_REPORTING_CALLS = ("vprintf", "__assertfail")
 # Instructions that can leave a result where another thread or the host sees it.
 _WRITING_OPS = ("st", "atom", "red", "cp", "multimem", "tcgen05", "wgmma", "mma", "wmma", "tensormap", "mbarrier")
 
@@ -196,7 +199,7 @@ def _writes_outside_thread(statement: str) -> bool:
     if op.startswith("call"):  # `call.uni (retval0), vprintf, (param0, param1)`
         words = statement.split(op, 1)[1].split()
         callee = next((word.strip(",") for word in words if not word.startswith("(")), "")
-        return callee != "vprintf"
+        return callee not in _REPORTING_CALLS
     if op.startswith("st.") and (".local" in op or ".param" in op):
         return False
     return op.split(".")[0].startswith(_WRITING_OPS)

@@ -51,9 +51,11 @@ SCAN_EXTRA_TARGETS = ("sm_90a",)
 
 
 def _dependency_folders(flashinfer_wheel: Path) -> tuple[str, ...]:
-    """The FlashInfer header folders an SGLang JIT build includes (its registered dependencies)."""
+    """The FlashInfer header folders an SGLang JIT build includes (its registered dependencies, whose
+    `cutlass` is CUTLASS's include and tools/util/include folders)."""
     data = flashinfer_wheel.resolve() / "flashinfer" / "data"
-    return tuple(str(data / folder) for folder in ("include", "cutlass/include", "csrc/nv_internal") if (data / folder).is_dir())
+    folders = ("include", "cutlass/include", "cutlass/tools/util/include", "csrc/nv_internal")
+    return tuple(str(data / folder) for folder in folders if (data / folder).is_dir())
 
 
 def scan_release(wheel: Path, json_path: Path, targets: tuple[str, ...], rescan: bool, log=print,

@@ -66,6 +66,13 @@ _NEGATED_RE = re.compile(rb"(?:!|\bnot)\s*(?:\w+\s*::\s*)*$")
 _PLAIN_TYPE_RE = re.compile(rb"^\s*(?:typename\s+)?(?:::)?((?:\w+\s*::\s*)*)(\w+)\s*(?:<.*>)?\s*(?:const\s*)?[&*]*\s*$", re.S)
 
 
+# A member alias a definition declares: `using Name = ...;`, `typedef ... Name;`.
+_MEMBER_ALIAS_RE = re.compile(rb"\busing\s+(\w+)\s*=|\btypedef\b[^;{}()]*?\b(\w+)\s*;")
+_QUALIFIED_BEFORE_RE = re.compile(rb"::\s*(?:template\s+)?\Z")
+_NAME_BEFORE_RE = re.compile(rb"(\w+)\s*\Z")
+_NAMESPACE_NAME_RE = re.compile(rb"\bnamespace\s+((?:\w+\s*::\s*)*\w+)")
+
+
 _EXPLICIT_INSTANTIATION_RE = re.compile(rb"(?<![\w\s])\s*\btemplate\s+(?!<)[^;{}]*;")
 
 
@@ -117,7 +124,12 @@ def read_declarations(masked: bytes, line_starts: tuple[int, ...], sure: bytes |
                                                                    _offset(line_starts, item.end) + 1])))
                  for item in items]
     instantiated = frozenset(name for head in _explicit_instantiations(text) for name in _identifiers(head))
-    return Declarations(tuple(items), frozenset(loose), True, instantiated)
+    return Declarations(tuple(items), frozenset(loose), True, instantiated, _namespaces(text))
+
+
+def _namespaces(text: bytes) -> frozenset[str]:
+    return frozenset(part.strip().decode() for match in _NAMESPACE_NAME_RE.finditer(text)
+                     for part in match.group(1).split(b"::"))
 
 
 def _explicit_instantiations(text: bytes) -> list[bytes]:
@@ -170,8 +182,9 @@ def _statement(head: bytes, start: int, end: int, line_starts, items: list, loos
     if not _nameable(names):
         loose.update(_identifiers(head, patterns=False))  # `template struct X<...>;` instantiates X<...>
         return
+    uses, qualified = _uses(head, names, parsed.params)
     items.append(Declaration(names, keys, _line_col(line_starts, start, head),
-                             _line_col(line_starts, end, b""), frozenset(_identifiers(head)), templated=parsed.templated))
+                             _line_col(line_starts, end, b""), uses, templated=parsed.templated, qualified=qualified))
 
 
 def _declared_names(body: bytes) -> tuple[str, ...]:
@@ -184,20 +197,85 @@ def _declared_names(body: bytes) -> tuple[str, ...]:
 
 
 def _definition(text: bytes, start: int, parsed: "_Head", end: int, line_starts, items: list, loose: set) -> None:
-    uses = frozenset(_identifiers(text[start : end + 1]))
+    spelled = text[start : end + 1]
     body = parsed.body
     if parsed.klass is not None:
         names, keys = parsed.class_name_and_keys()
     elif parsed.function and b"=" not in body.split(b"(", 1)[0]:
         names, keys = _function_names(body), _parameter_keys(body, parsed.params)
         if not _nameable(names) or (b"__global__" in body and not parsed.params):
-            loose.update(uses)  # a plain kernel is emitted whether named or not
+            loose.update(_identifiers(spelled))  # a plain kernel is emitted whether named or not
             return
     else:
-        loose.update(uses)
+        loose.update(_identifiers(spelled))
         return
+    uses, qualified = _uses(spelled, names, parsed.params)
     items.append(Declaration(names, keys, _line_col(line_starts, start, parsed.raw),
-                             _line_col(line_starts, end, b""), uses, templated=parsed.templated))
+                             _line_col(line_starts, end, b""), uses, templated=parsed.templated, qualified=qualified))
+
+
+def _uses(text: bytes, own: tuple[str, ...], params: AbstractSet[str]) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """What a definition names that can select a namespace-scope definition, and (name, qualifier)
+    for the names among them spelled only after a qualifier the reach has to tell (a class or a
+    namespace). A member the definition declares itself (`using Mma = Mma_;`) is not the
+    namespace-scope `Mma` where it is spelled bare after that, nor is a name spelled after one of
+    its template parameters, its member aliases or a `decltype` (`typename GemmKernel::Mma::Shape`)."""
+    names = _identifiers(text)
+    if b"::" not in text and b"using" not in text and b"typedef" not in text:
+        return frozenset(names), frozenset()
+    members: dict[str, list[tuple[int, int]]] = {}  # name -> (declared at, in scope from)
+    for match in _MEMBER_ALIAS_RE.finditer(text):
+        name = match.group(1) or match.group(2)
+        if name.decode() not in own:
+            at, scope = (match.start(1), text.find(b";", match.end())) if match.group(1) else (match.start(2), match.end())
+            members.setdefault(name.decode(), []).append((at, scope))
+    bare: set[str] = set()
+    local: set[str] = set()
+    qualified: dict[str, set[str]] = {}
+    for match in _IDENT_RE.finditer(text):
+        name = match.group(0).decode()
+        if name not in names or name in bare:
+            continue
+        qualifier = _qualifier_before(text, match.start())
+        if qualifier is None:
+            if not any(match.start() == at or 0 <= scope < match.start() for at, scope in members.get(name, ())):
+                bare.add(name)
+        elif qualifier == ")" or qualifier in params or qualifier in members:
+            local.add(name)  # a member of a type the definition itself names
+        elif qualifier:
+            qualified.setdefault(name, set()).add(qualifier)
+        else:
+            bare.add(name)  # `::name`, or a qualifier this reading cannot tell
+    member_only = (set(members) | local) - bare - set(qualified)
+    spelled_qualified = frozenset((name, qualifier) for name, qualifiers in qualified.items() if name not in bare
+                                  for qualifier in qualifiers)
+    return frozenset(names - member_only), spelled_qualified
+
+
+def _qualifier_before(text: bytes, start: int) -> str | None:
+    """The qualifier of the name at `start`: None where it is spelled bare, the class or namespace
+    name before its `::` (`GemmKernel` in `GemmKernel::Mma`, `Outer` in `Outer<T>::template X`),
+    ')' after `decltype(...)::`, '' for `::name` or a qualifier this reading cannot tell."""
+    match = _QUALIFIED_BEFORE_RE.search(text, max(0, start - 64), start)
+    if match is None:
+        return None
+    end = match.start()
+    while end > 0 and text[end - 1 : end].isspace():
+        end -= 1
+    if end and text[end - 1 : end] == b")":
+        return ")"
+    if end and text[end - 1 : end] == b">":
+        depth, end = 0, end - 1
+        while end >= 0:
+            char = text[end : end + 1]
+            depth += {b">": 1, b"<": -1}.get(char, 0)
+            if depth == 0 or char in b";{}":
+                break
+            end -= 1
+        if depth != 0:
+            return ""
+    name = _NAME_BEFORE_RE.search(text, max(0, end - 128), end)
+    return name.group(1).decode() if name is not None else ""
 
 
 def _nameable(names: tuple[str, ...]) -> bool:

@@ -219,11 +219,21 @@ class Evaluator:
             return 0 if self._not_passed_here(name) else None
         live, undecided = found
         if undecided:
-            return None
+            return self._agreed_value(name, bool(live))
         defs = [b for b in live if not b.undef]
         if not defs:
             return 0
         values = {self._binding_value(b) for b in defs}
+        return values.pop() if len(values) == 1 else None
+
+    def _agreed_value(self, name: str, surely_bound: bool) -> Value:
+        """A macro some of whose definitions sit under undecided guards: the value every definition that
+        may hold gives it, if they agree (`#if !defined(USE_ROCM)` `SGL_CUDA_ARCH >= 900` `#else` `0`,
+        both 0 for sm_80); an `#undef`, or no definition holding, gives 0 in a condition."""
+        values = {0 if binding.undef else self._binding_value(binding)
+                  for binding in self.bindings.get(name, ()) if self.all_true(binding.guard) != 0}
+        if not surely_bound:
+            values.add(0)
         return values.pop() if len(values) == 1 else None
 
     def _binding_value(self, binding: Binding) -> Value:
