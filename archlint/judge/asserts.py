@@ -9,7 +9,7 @@ from itertools import product
 from archlint.knowledge.arch import ARCH_MACRO_RE
 from archlint.lang.cpp.evaluate import NOT_PASSED, TOOLKIT_MACROS, Evaluator
 from archlint.lang.cpp.expr import render
-from archlint.model.cexpr import Defined, MacroCall, Name, Opaque
+from archlint.model.cexpr import Defined, Expr, MacroCall, Name, Opaque
 from archlint.model.cuda import ArchConstant
 from archlint.model.findings import Location
 
@@ -76,21 +76,26 @@ def _expansion(view, references, constant: ArchConstant) -> tuple[set[str], bool
     whether one is `__CUDA_ARCH__` (or kin) or a macro each build sets to its own target."""
     per_target = {name for name, value in view.defines.items()
                   if any(ref.defines.get(name) != value for ref in references)}
-    bindings = view.index.bindings
+    names, arch = view.judging.shared(_spelled, constant.value)
+    return set(names), arch or not per_target.isdisjoint(names)
+
+
+def _spelled(judging, value: Expr) -> tuple[frozenset[str], bool]:
+    """The names an initializer spells with the scanned macro definitions expanded, and whether one
+    is `__CUDA_ARCH__` or kin: the same for every build, so made once per scan."""
+    bindings = judging.index.bindings
     seen: set[str] = set()
-    arch = False
-    todo = list(_expr_names(constant.value))
+    todo = list(_expr_names(value))
     while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
-        arch = arch or bool(ARCH_MACRO_RE.match(name)) or name in per_target
         for binding in bindings.get(name, ()):
             todo.extend(n.decode() for n in _NAME_RE.findall(binding.value.encode()))
             for condition in binding.guard:
                 todo.extend(_expr_names(condition))
-    return seen, arch
+    return frozenset(seen), any(ARCH_MACRO_RE.match(name) for name in seen)
 
 
 def _expr_names(expr) -> list[str]:
