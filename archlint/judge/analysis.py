@@ -332,8 +332,8 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
                 _judge_construct(view, facts, site, (reached, surely, called, sure_spans), source, chain, blockers, possible, checked)
         for request in facts.smem:
             _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
-        if path in scope.asserting:
-            for location, message in assert_hits(view, facts, scope.constants, references, compiled):
+        if path in scope.asserts:
+            for location, message in assert_hits(view, path, scope.asserts[path], references, compiled):
                 hop = Evidence(location, message, EvidenceKind.ASSERT)
                 possible.append(Hit(HitKind.ASSERT, location, message, chain + (hop,), False))
         for function in facts.functions:

@@ -16,6 +16,7 @@ from bisect import bisect_right
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import accumulate
 
 from archlint.model.cuda import CudaFacts, Declaration
 
@@ -55,18 +56,29 @@ class Unreached:
             for used in uses - seen:
                 seen.add(used)
                 queue.append(used)
-        return Named({path: tuple(sorted(spans)) for path, spans in found.items()})
+        spans = {path: tuple(sorted(spans)) for path, spans in found.items()}
+        return Named(spans, {path: tuple(accumulate((end for _, end, _ in found), max)) for path, found in spans.items()})
 
 
 @dataclass(frozen=True)
 class Named:
-    """Definitions by file, as (start, end, name) spans."""
+    """Definitions by file, as (start, end, name) spans in order, and the furthest end among each
+    span and those before it (where a search for the spans around a place can stop)."""
 
     spans: dict[str, tuple[tuple[tuple[int, int], tuple[int, int], str], ...]]
+    furthest: dict[str, tuple[tuple[int, int], ...]]
 
     def at(self, path: str, line: int, col: int) -> str:
         """The name of the innermost definition around a place ('' for none)."""
-        inside = [(start, name) for start, end, name in self.spans.get(path, ()) if start <= (line, col) <= end]
+        spans, furthest = self.spans.get(path, ()), self.furthest.get(path, ())
+        place = (line, col)
+        index = bisect_right(spans, (place, (1 << 30, 0))) - 1  # the last span starting at or before the place
+        inside = []
+        while index >= 0 and furthest[index] >= place:
+            start, end, name = spans[index]
+            if end >= place:
+                inside.append((start, name))
+            index -= 1
         return max(inside)[1] if inside else ""
 
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from archlint.judge.asserts import TestedAsserts, tested_asserts
 from archlint.judge.reach import Unreached, unreached_declarations
 from archlint.knowledge.kb import Requirement
 from archlint.lang.cpp.directives import macro_at
-from archlint.model.cuda import ArchConstant, Construct
+from archlint.model.cuda import Construct
 
 if TYPE_CHECKING:
     from archlint.judge.analysis import Judging
@@ -29,16 +30,15 @@ class Site:
 
 @dataclass(frozen=True)
 class UnitScope:
-    """`unreached`: the definitions the unit cannot compile. `constants`: the closure's arch
-    constants by name (the last file in path order wins). `sites`: per file, in the file's order,
+    """`unreached`: the definitions the unit cannot compile. `sites`: per file, in the file's order,
     the sites the unit may compile: those in a function (compiled when the function is reached) and
-    those outside functions that lie in no unreached definition. `asserting`: the files with a
-    `static_assert` that tests one of `constants`."""
+    those outside functions that lie in no unreached definition. `asserts`: per file, the
+    `static_assert`s that test arch constants of the closure (the last file in path order defines
+    a name), with those constants; files with none are left out."""
 
     unreached: Unreached
-    constants: dict[str, ArchConstant]
     sites: dict[str, tuple[Site, ...]]
-    asserting: frozenset[str]
+    asserts: dict[str, TestedAsserts]
 
 
 def file_sites(judging: Judging, path: str) -> tuple[Site, ...]:
@@ -63,6 +63,5 @@ def unit_scope(judging: Judging, key: tuple[str, frozenset[str]]) -> UnitScope:
     sites = {path: tuple(site for site in judging.shared(file_sites, path) if site.construct.function
                          or not unreached.covers(path, site.construct.line, site.construct.col))
              for path in paths}
-    asserting = frozenset(path for path in paths
-                          if any(name in constants for item in files[path].static_asserts for name in item.names))
-    return UnitScope(unreached, constants, sites, asserting)
+    asserts = {path: tested for path in paths if (tested := tested_asserts(files[path], constants))}
+    return UnitScope(unreached, sites, asserts)
