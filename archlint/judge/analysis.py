@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TypeVar, cast
 
 from archlint.judge.asserts import assert_hits
@@ -108,6 +108,7 @@ class TargetView:
         self._guards: dict[tuple[str, int], Region | None] = {}
         self._undecided: dict[tuple[str, int], tuple[str, ...]] = {}
         self._checked: dict[tuple[str, int], CheckedConstruct] = {}
+        self._settle: dict[tuple[str, int], str] = {}
 
     def truth(self, path: str, region: int, host: bool = False) -> Value:
         key = (path, region, host)
@@ -133,6 +134,13 @@ class TargetView:
         if key not in self._undecided:
             self._undecided[key] = self.device.undecided_macros(guard_chain(self.index.files[path].regions, region))
         return self._undecided[key]
+
+    def settle(self, path: str, region: int) -> str:
+        """What would decide a site's undecided guard, for a hit's reason (memoised per site)."""
+        key = (path, region)
+        if key not in self._settle:
+            self._settle[key] = settle_by_define(self.undecided_macros(path, region))
+        return self._settle[key]
 
     def checked(self, path: str, site: Site) -> CheckedConstruct:
         """A site the target has, with its arch guard (memoised: every unit including the file reads it)."""
@@ -268,7 +276,7 @@ class _UnitHits:
     assumed: tuple[Hit, ...] = ()
     headers: tuple[str, ...] = ()
     kernel_hops: tuple[Evidence, ...] = ()
-    checked: tuple[CheckedConstruct, ...] = ()
+    checked: dict[tuple[Location, str], CheckedConstruct] = field(default_factory=dict)  # by (place, name); the last of each
     arch_checks: tuple[Hit, ...] = ()
     prebuilt: tuple[Hit, ...] = ()
 
@@ -286,12 +294,20 @@ def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[
     reached: frozenset[tuple[str, str]] = frozenset().union(*(part.reached for part in parts))
     headers = sorted({path for part in parts for path in part.headers} - set(sources))
     kernel_hops = sorted({hop for part in parts for hop in part.kernel_hops}, key=lambda hop: (hop.location, hop.name))
-    checked = {(item.hop.location, item.hop.name): item for part in parts for item in part.checked}
+    checked: dict[tuple[Location, str], CheckedConstruct] = {}
+    for part in parts:
+        checked.update(part.checked)
     return Analysis(view.target, joined(lambda p: p.blockers), joined(lambda p: p.possible), joined(lambda p: p.empty),
                     joined(lambda p: p.unresolved), len(sources), reached, sum(part.kernels for part in parts),
                     joined(lambda p: p.assumed), tuple(headers), tuple(kernel_hops),
-                    tuple(checked[key] for key in sorted(checked)), compiled,
+                    tuple(checked[key] for key in sorted(checked, key=_place)), compiled,
                     joined(lambda p: p.arch_checks), joined(lambda p: p.prebuilt))
+
+
+def _place(key: tuple[Location, str]) -> tuple[str, int, int, int, int, str]:
+    """A checked construct's sort key: the order of (Location, name), without comparing dataclasses."""
+    location, name = key
+    return location.path, location.line, location.col, location.end_line, location.end_col, name
 
 
 def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]) -> _UnitHits:
@@ -357,7 +373,8 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         blockers = [hit for hit in blockers if hit.kind is not HitKind.ARCH_TAG]
     return _UnitHits(_dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved),
                      frozenset(reached) | {(path, "") for path in files}, kernels, _dedupe(assumed),
-                     tuple(sorted(files - {source})), tuple(kernel_hops), tuple(checked), _dedupe(arch_checks), _dedupe(prebuilt))
+                     tuple(sorted(files - {source})), tuple(kernel_hops),
+                     {(item.hop.location, item.hop.name): item for item in checked}, _dedupe(arch_checks), _dedupe(prebuilt))
 
 
 def hollow_kernels(analysis: Analysis) -> tuple[Hit, ...]:
@@ -402,8 +419,8 @@ def _judge_construct(view, facts, site: Site, reach, source, chain, blockers, po
     goes to `checked`, with its guard."""
     reached, surely, called, sure_spans = reach
     construct, requirement = site.construct, site.requirement
-    if _shadowed(view, construct, reached):
-        return
+    if any(function in reached for function in site.namesakes):
+        return  # the unit's own function of that name (Site.namesakes)
     if requirement.supports(view.target):
         if view.truth(facts.path, construct.region) != 0:
             checked.append(view.checked(facts.path, site))
@@ -439,7 +456,7 @@ def _judge_construct(view, facts, site: Site, reach, source, chain, blockers, po
         sure_site = (facts.path, construct.function) in surely if construct.function else instantiated
         certain = state == 1 and sure_site and (emits_instruction(construct) or selects_arch_code(construct))
     hop = Evidence(location, message, EvidenceKind.CONSTRUCT, name=construct.name)
-    settle = settle_by_define(view.undecided_macros(facts.path, construct.region)) if state is None else ""
+    settle = view.settle(facts.path, construct.region) if state is None else ""
     kind = HitKind.ARCH_TAG if construct.kind == "arch-tag" else HitKind.INSTRUCTION
     hit = Hit(kind, location, message, chain + (hop,), certain, settle)
     (blockers if certain else possible).append(hit)
@@ -460,15 +477,6 @@ def _checked(view: TargetView, path: str, site: Site) -> CheckedConstruct:
     message = f"`{construct.name}`{where} {under}; {site.described}: {target} has it [{requirement.id}]"
     hop = Evidence(Location(path, construct.line, construct.col), message, EvidenceKind.CHECKED, name=construct.name)
     return CheckedConstruct(hop, text, line, holds, requirement.id, site.described)
-
-
-def _shadowed(view, construct: Construct, reached) -> bool:
-    """A library function's name that the unit defines and compiles itself (TensorRT-LLM's own guarded
-    `cp_async_bulk_commit_group`): the call goes to that definition, judged through the call graph."""
-    if construct.kind != "intrinsic":
-        return False
-    name = construct.name.rsplit("::", 1)[-1]
-    return any((path, function.qualname) in reached for path, function in view.index.functions_by_name.get(name, ()))
 
 
 def smem_limit(kb: KnowledgeBase, target: Target, request: SmemRequest) -> int:

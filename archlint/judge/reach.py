@@ -132,15 +132,19 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
             consider(key)
         for key in waiting.pop(current, ()):
             consider(key)
+    numbers: dict[str, set[int]] = defaultdict(set)  # path -> its reached definitions
+    for path, number in reached:
+        numbers[path].add(number)
     spans = {}
     for path, items in declarations.items():
-        out = sorted((item.start, item.end) for number, item in enumerate(items) if (path, number) not in reached)
+        hit = numbers.get(path, ())
+        out = sorted((item.start, item.end) for number, item in enumerate(items) if number not in hit)
         if out:
             spans[path] = tuple(out)
     kept: dict[str, list[tuple[str, tuple[int, int], tuple[int, int], frozenset[str], bool]]] = defaultdict(list)
     for path, items in declarations.items():
-        for number, item in enumerate(items):
-            if (path, number) in reached:
-                for each in item.names:
-                    kept[each].append((path, item.start, item.end, item.sure_uses, bool(item.keys)))
+        for number in sorted(numbers.get(path, ())):
+            item = items[number]
+            for each in item.names:
+                kept[each].append((path, item.start, item.end, item.sure_uses, bool(item.keys)))
     return Unreached(spans, {name: tuple(found) for name, found in kept.items()})

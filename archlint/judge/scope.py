@@ -26,6 +26,10 @@ class Site:
     requirement: Requirement
     described: str  # requirement.describe()
     macro: str  # outside functions, the `#define` whose body holds it ('' for none)
+    # an intrinsic's: (path, qualname) of the scanned functions of its name. Where the unit compiles
+    # one (TensorRT-LLM's own guarded `cp_async_bulk_commit_group`), the call goes to that
+    # definition, judged through the call graph.
+    namesakes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,9 @@ def file_sites(judging: Judging, path: str) -> tuple[Site, ...]:
         if requirement is None:
             continue
         macro = None if construct.function else macro_at(facts.defines, construct.line)
-        found.append(Site(len(found), construct, requirement, requirement.describe(), macro.name if macro else ""))
+        namesakes = judging.index.functions_by_name.get(construct.name.rsplit("::", 1)[-1], ()) if construct.kind == "intrinsic" else ()
+        found.append(Site(len(found), construct, requirement, requirement.describe(), macro.name if macro else "",
+                          tuple((where, function.qualname) for where, function in namesakes)))
     return tuple(found)
 
 
