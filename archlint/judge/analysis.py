@@ -419,7 +419,7 @@ def _judge_construct(view, facts, site: Site, reach, source, chain, blockers, po
     goes to `checked`, with its guard."""
     reached, surely, called, sure_spans = reach
     construct, requirement = site.construct, site.requirement
-    if any(function in reached for function in site.namesakes):
+    if site.namesakes and any(function in reached for function in site.namesakes):
         return  # the unit's own function of that name (Site.namesakes)
     if requirement.supports(view.target):
         if view.truth(facts.path, construct.region) != 0:
