@@ -47,7 +47,7 @@ class UnitScope:
 
 def file_sites(judging: Judging, path: str) -> tuple[Site, ...]:
     facts = judging.index.files[path]
-    found = []
+    found: list[Site] = []
     for construct in facts.constructs:
         requirement = judging.kb.requirement(construct.kind, construct.name)
         if requirement is None:
