@@ -146,12 +146,15 @@ def _extract(files: list[SourceFile], options: ScanOptions, cache, workers: Work
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Judging makes millions of short-lived objects (hits, evidence, their messages) that reference
-    counting frees; the cycle collector would only walk every live object again and again."""
+    counting frees; the cycle collector would only walk every live object again and again. What
+    it keeps (the verdicts, the shared judging) lives to the end of the scan, so it is frozen as
+    the facts are: the next collection need not walk it either."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if enabled:
             gc.enable()
 
