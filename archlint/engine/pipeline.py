@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from archlint.checks.context import Context
@@ -122,7 +124,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         kb = load_kb()
         index = build_index(_cuda_of(facts), include_dirs, generated_files(pyindex))
         targets = scan_targets(options)
-    with stage("verdicts", len(gated), "gates"):
+    with stage("verdicts", len(gated), "gates"), _collector_paused():
         judging = Judging(index, kb)
         memos, results = [], []
         overrides = user_defines(options)
@@ -139,6 +141,22 @@ def _extract(files: list[SourceFile], options: ScanOptions, cache, workers: Work
     # objects again at every full collection (run() hands them back to it when the scan is done).
     gc.freeze()
     return facts
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Judging makes millions of short-lived objects (hits, evidence, their messages) that reference
+    counting frees; the cycle collector would only walk every live object again and again. What
+    it keeps (the verdicts, the shared judging) lives to the end of the scan, so it is frozen as
+    the facts are: the next collection need not walk it either."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def _cuda_of(facts: list[FileFacts]) -> list[CudaFacts]:

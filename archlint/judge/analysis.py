@@ -7,8 +7,9 @@ the file-level AL2xx checks. Works on linked facts only; never reads a file.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TypeVar, cast
 
 from archlint.judge.asserts import assert_hits
 from archlint.judge.hits import Hit, HitKind, settle_by_define
@@ -21,11 +22,11 @@ from archlint.judge.hollow import (
 from archlint.judge.incomplete import code_holes, unresolved_includes
 from archlint.judge.pinned import runtime_builds
 from archlint.judge.prebuilt import prebuilt_hits
-from archlint.judge.reach import Unreached, unreached_declarations
+from archlint.judge.scope import Site, unit_scope
 from archlint.knowledge.arch import Target
-from archlint.knowledge.kb import KnowledgeBase, Requirement
+from archlint.knowledge.kb import KnowledgeBase
 from archlint.knowledge.languages import SOURCE_SUFFIXES
-from archlint.lang.cpp.directives import guard_chain, macro_at
+from archlint.lang.cpp.directives import guard_chain
 from archlint.lang.cpp.evaluate import Evaluator, Value
 from archlint.lang.cpp.expr import render
 from archlint.link.cuda import CudaIndex
@@ -34,6 +35,8 @@ from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import CheckedConstruct
 
 HOST_SMEM_KINDS = ("dynamic-attr", "launch")
+K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -64,14 +67,14 @@ Defines = Mapping[str, object]  # -D name -> int value, UNKNOWN_DEFINE or NOT_PA
 
 class Judging:
     """What the judging of one scan shares, passed explicitly to every gate and check: the linked
-    index, the KB, one TargetView per (target, -D set), and the declaration reach of each unit's
-    include closure (the same for every target)."""
+    index, the KB, one TargetView per (target, -D set), and what no build changes, made once
+    (`shared`): each file's sites, each unit's include closure (its declaration reach among it)."""
 
     def __init__(self, index: CudaIndex, kb: KnowledgeBase) -> None:
         self.index = index
         self.kb = kb
         self._views: dict[tuple[Target, tuple[tuple[str, object], ...]], TargetView] = {}
-        self._reach: dict[tuple[str, frozenset[str]], Unreached] = {}
+        self._shared: dict[tuple[Callable, Hashable], object] = {}
 
     def view(self, target: Target, defines: Defines | None = None) -> TargetView:
         """The view for one build: made once, then shared by every gate and check of the scan."""
@@ -81,12 +84,12 @@ class Judging:
             view = self._views[key] = TargetView(self, target, defines or {})
         return view
 
-    def unreached(self, source: str, files: set[str]) -> Unreached:
-        key = (source, frozenset(files))
-        reach = self._reach.get(key)
-        if reach is None:
-            reach = self._reach[key] = unreached_declarations(self.index.files, source, sorted(files))
-        return reach
+    def shared(self, compute: Callable[[Judging, K], T], key: K) -> T:
+        """`compute(self, key)`, made once per scan: what the linked facts say whatever the build."""
+        memo = (compute, key)
+        if memo not in self._shared:
+            self._shared[memo] = compute(self, key)
+        return cast(T, self._shared[memo])
 
 
 class TargetView:
@@ -103,6 +106,9 @@ class TargetView:
         self._memo: dict[tuple[str, int, bool], Value] = {}
         self._units: dict[tuple[str, tuple[Target, ...]], _UnitHits] = {}
         self._guards: dict[tuple[str, int], Region | None] = {}
+        self._undecided: dict[tuple[str, int], tuple[str, ...]] = {}
+        self._checked: dict[tuple[str, int], CheckedConstruct] = {}
+        self._settle: dict[tuple[str, int], str] = {}
 
     def truth(self, path: str, region: int, host: bool = False) -> Value:
         key = (path, region, host)
@@ -124,7 +130,24 @@ class TargetView:
         """The macros that leave a site's guard undecided for this target."""
         if region < 0:
             return ()
-        return self.device.undecided_macros(guard_chain(self.index.files[path].regions, region))
+        key = (path, region)
+        if key not in self._undecided:
+            self._undecided[key] = self.device.undecided_macros(guard_chain(self.index.files[path].regions, region))
+        return self._undecided[key]
+
+    def settle(self, path: str, region: int) -> str:
+        """What would decide a site's undecided guard, for a hit's reason (memoised per site)."""
+        key = (path, region)
+        if key not in self._settle:
+            self._settle[key] = settle_by_define(self.undecided_macros(path, region))
+        return self._settle[key]
+
+    def checked(self, path: str, site: Site) -> CheckedConstruct:
+        """A site the target has, with its arch guard (memoised: every unit including the file reads it)."""
+        key = (path, site.number)
+        if key not in self._checked:
+            self._checked[key] = _checked(self, path, site)
+        return self._checked[key]
 
     def arch_guard(self, path: str, region: int) -> Region | None:
         """The innermost region around a site whose condition depends on the target: it names
@@ -253,7 +276,7 @@ class _UnitHits:
     assumed: tuple[Hit, ...] = ()
     headers: tuple[str, ...] = ()
     kernel_hops: tuple[Evidence, ...] = ()
-    checked: tuple[CheckedConstruct, ...] = ()
+    checked: dict[tuple[Location, str], CheckedConstruct] = field(default_factory=dict)  # by (place, name); the last of each
     arch_checks: tuple[Hit, ...] = ()
     prebuilt: tuple[Hit, ...] = ()
 
@@ -271,12 +294,20 @@ def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[
     reached: frozenset[tuple[str, str]] = frozenset().union(*(part.reached for part in parts))
     headers = sorted({path for part in parts for path in part.headers} - set(sources))
     kernel_hops = sorted({hop for part in parts for hop in part.kernel_hops}, key=lambda hop: (hop.location, hop.name))
-    checked = {(item.hop.location, item.hop.name): item for part in parts for item in part.checked}
+    checked: dict[tuple[Location, str], CheckedConstruct] = {}
+    for part in parts:
+        checked.update(part.checked)
     return Analysis(view.target, joined(lambda p: p.blockers), joined(lambda p: p.possible), joined(lambda p: p.empty),
                     joined(lambda p: p.unresolved), len(sources), reached, sum(part.kernels for part in parts),
                     joined(lambda p: p.assumed), tuple(headers), tuple(kernel_hops),
-                    tuple(checked[key] for key in sorted(checked)), compiled,
+                    tuple(checked[key] for key in sorted(checked, key=_place)), compiled,
                     joined(lambda p: p.arch_checks), joined(lambda p: p.prebuilt))
+
+
+def _place(key: tuple[Location, str]) -> tuple[str, int, int, int, int, str]:
+    """A checked construct's sort key: the order of (Location, name), without comparing dataclasses."""
+    location, name = key
+    return location.path, location.line, location.col, location.end_line, location.end_col, name
 
 
 def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]) -> _UnitHits:
@@ -291,10 +322,11 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     files = set(parents)
     reached = view.reachable(source, files)
     surely = view.reachable(source, files, sure=True)
-    unreached = view.judging.unreached(source, files)
+    scope = view.judging.shared(unit_scope, (source, frozenset(files)))
+    unreached = scope.unreached
     called = view.surely_called(source, surely)
     sure_spans = unreached.named(called | _own_sure_names(view.index.files[source]))
-    constants = {c.name: c for path in sorted(files) for c in view.index.files[path].arch_constants}
+    chains = view.judging.shared(_include_chains, tuple(parents.items()))
 
     def compiled_in(path: str):
         """Whether the unit can compile a site: its function is reached, or, outside tracked
@@ -302,23 +334,24 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         return lambda site: ((path, site.function) in reached if site.function
                              else not unreached.covers(path, site.line, site.col))
 
-    arch_checks, prebuilt = prebuilt_hits(view, parents, (reached, surely, called), lambda path: _include_chain(parents, path))
+    arch_checks, prebuilt = prebuilt_hits(view, parents, (reached, surely, called), chains.__getitem__)
     kernels = 0
     for path in sorted(files):
         facts = view.index.files[path]
-        chain = _include_chain(parents, path)
+        chain = chains[path]
         compiled = compiled_in(path)
         unresolved_includes(view, facts, chain, unresolved)
         code_holes(facts, chain, unresolved, assumed)
         runtime_builds(view, facts, (compiled, surely), chain, blockers, possible)
-        for construct in facts.constructs:
-            if compiled(construct):
-                _judge_construct(view, facts, construct, (reached, surely, called, sure_spans), source, chain, blockers, possible, checked)
+        for site in scope.sites[path]:
+            if not site.construct.function or (path, site.construct.function) in reached:
+                _judge_construct(view, facts, site, (reached, surely, called, sure_spans), source, chain, blockers, possible, checked)
         for request in facts.smem:
             _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
-        for location, message in assert_hits(view, facts, constants, references, compiled):
-            hop = Evidence(location, message, EvidenceKind.ASSERT)
-            possible.append(Hit(HitKind.ASSERT, location, message, chain + (hop,), False))
+        if path in scope.asserts:
+            for location, message in assert_hits(view, path, scope.asserts[path], references, compiled):
+                hop = Evidence(location, message, EvidenceKind.ASSERT)
+                possible.append(Hit(HitKind.ASSERT, location, message, chain + (hop,), False))
         for function in facts.functions:
             if (path, function.qualname) not in reached:
                 continue
@@ -340,7 +373,8 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
         blockers = [hit for hit in blockers if hit.kind is not HitKind.ARCH_TAG]
     return _UnitHits(_dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved),
                      frozenset(reached) | {(path, "") for path in files}, kernels, _dedupe(assumed),
-                     tuple(sorted(files - {source})), tuple(kernel_hops), tuple(checked), _dedupe(arch_checks), _dedupe(prebuilt))
+                     tuple(sorted(files - {source})), tuple(kernel_hops),
+                     {(item.hop.location, item.hop.name): item for item in checked}, _dedupe(arch_checks), _dedupe(prebuilt))
 
 
 def hollow_kernels(analysis: Analysis) -> tuple[Hit, ...]:
@@ -350,15 +384,17 @@ def hollow_kernels(analysis: Analysis) -> tuple[Hit, ...]:
     return kernels if analysis.kernels and len(kernels) >= analysis.kernels else ()
 
 
-def _include_chain(parents: dict[str, tuple[str, int] | None], path: str) -> tuple[Evidence, ...]:
-    hops: list[Evidence] = []
-    current = path
-    while (including := parents.get(current)) is not None:
-        parent, line = including
-        hops.append(Evidence(Location(parent, line), f"includes {current}", EvidenceKind.INCLUDE, source=current))
-        current = parent
-    hops.append(Evidence(Location(current, 1), f"compiles {current}", EvidenceKind.COMPILES, source=current))
-    return tuple(reversed(hops))
+def _include_chains(judging: Judging, parents: tuple[tuple[str, tuple[str, int] | None], ...]) -> dict[str, tuple[Evidence, ...]]:
+    """The hops from the unit to each file it compiles. `parents`: TargetView.closure's items, which
+    list a file after the one that includes it, so each chain extends its includer's."""
+    chains: dict[str, tuple[Evidence, ...]] = {}
+    for path, including in parents:
+        if including is None:
+            chains[path] = (Evidence(Location(path, 1), f"compiles {path}", EvidenceKind.COMPILES, source=path),)
+        else:
+            parent, line = including
+            chains[path] = chains[parent] + (Evidence(Location(parent, line), f"includes {path}", EvidenceKind.INCLUDE, source=path),)
+    return chains
 
 
 def emits_instruction(construct: Construct) -> bool:
@@ -375,26 +411,25 @@ def selects_arch_code(construct: Construct) -> bool:
     return construct.kind == "arch-tag" and (not construct.in_constexpr_branch or construct.every_alternative)
 
 
-def _judge_construct(view, facts, construct: Construct, reach, source, chain, blockers, possible, checked) -> None:
+def _judge_construct(view, facts, site: Site, reach, source, chain, blockers, possible, checked) -> None:
     """A construct at a site the unit compiles. `reach`: the functions compiled for the target, those
     compiled whatever undecided conditions say, the names (macros among them) the unit surely calls,
     and the definitions it surely instantiates (`judge/reach.Named`); an
     instruction reached only through an undecided call is a possible blocker. One the target has
     goes to `checked`, with its guard."""
     reached, surely, called, sure_spans = reach
-    requirement = view.kb.requirement(construct.kind, construct.name)
-    if requirement is None or _shadowed(view, construct, reached):
-        return
+    construct, requirement = site.construct, site.requirement
+    if site.namesakes and any(function in reached for function in site.namesakes):
+        return  # the unit's own function of that name (Site.namesakes)
     if requirement.supports(view.target):
         if view.truth(facts.path, construct.region) != 0:
-            checked.append(_checked(view, facts, construct, requirement))
+            checked.append(view.checked(facts.path, site))
         return
     state = view.truth(facts.path, construct.region)
     if state == 0:
         return
     location = Location(facts.path, construct.line, construct.col)
-    found = None if construct.function else macro_at(facts.defines, construct.line)
-    macro = found.name if found else ""
+    macro = site.macro
     definition = "" if macro else sure_spans.at(facts.path, construct.line, construct.col)
     if construct.function:
         where = f" in `{construct.function.split('::')[-1]}`"
@@ -410,7 +445,7 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
         where += " (one of an `if constexpr` chain whose every alternative needs the same)"
     elif construct.in_constexpr_branch:
         where += " (in an `if constexpr` branch: compiled only for the template arguments that take it)"
-    message = f"`{construct.name}`{where} {requirement.describe()}; {view.target} lacks it [{requirement.id}]"
+    message = f"`{construct.name}`{where} {site.described}; {view.target} lacks it [{requirement.id}]"
     # Instantiated whatever happens: in a definition the unit surely instantiates, or outside
     # functions in its own file or a macro it surely invokes.
     instantiated = (bool(definition) and (construct.unconditional or construct.every_alternative)) or (
@@ -421,16 +456,17 @@ def _judge_construct(view, facts, construct: Construct, reach, source, chain, bl
         sure_site = (facts.path, construct.function) in surely if construct.function else instantiated
         certain = state == 1 and sure_site and (emits_instruction(construct) or selects_arch_code(construct))
     hop = Evidence(location, message, EvidenceKind.CONSTRUCT, name=construct.name)
-    settle = settle_by_define(view.undecided_macros(facts.path, construct.region)) if state is None else ""
+    settle = view.settle(facts.path, construct.region) if state is None else ""
     kind = HitKind.ARCH_TAG if construct.kind == "arch-tag" else HitKind.INSTRUCTION
     hit = Hit(kind, location, message, chain + (hop,), certain, settle)
     (blockers if certain else possible).append(hit)
 
 
-def _checked(view: TargetView, facts: CudaFacts, construct: Construct, requirement: Requirement) -> CheckedConstruct:
+def _checked(view: TargetView, path: str, site: Site) -> CheckedConstruct:
     """A construct the target has: under which arch guard it compiles, and the KB row saying so."""
+    construct, requirement = site.construct, site.requirement
     where = f" in `{construct.function.split('::')[-1]}`" if construct.function else ""
-    guard = view.arch_guard(facts.path, construct.region)
+    guard = view.arch_guard(path, construct.region)
     target = view.target
     if guard is None:
         text, line, holds, under = "", 0, "", "with no arch guard"
@@ -438,18 +474,9 @@ def _checked(view: TargetView, facts: CudaFacts, construct: Construct, requireme
         text, line = render(guard.cond), guard.line
         holds = "true" if view.device.truth(guard.cond) == 1 else "undecided"
         under = f"under `{text}` (line {line}), {holds} for {target}"
-    message = f"`{construct.name}`{where} {under}; {requirement.describe()}: {target} has it [{requirement.id}]"
-    hop = Evidence(Location(facts.path, construct.line, construct.col), message, EvidenceKind.CHECKED, name=construct.name)
-    return CheckedConstruct(hop, text, line, holds, requirement.id, requirement.describe())
-
-
-def _shadowed(view, construct: Construct, reached) -> bool:
-    """A library function's name that the unit defines and compiles itself (TensorRT-LLM's own guarded
-    `cp_async_bulk_commit_group`): the call goes to that definition, judged through the call graph."""
-    if construct.kind != "intrinsic":
-        return False
-    name = construct.name.rsplit("::", 1)[-1]
-    return any((path, function.qualname) in reached for path, function in view.index.functions_by_name.get(name, ()))
+    message = f"`{construct.name}`{where} {under}; {site.described}: {target} has it [{requirement.id}]"
+    hop = Evidence(Location(path, construct.line, construct.col), message, EvidenceKind.CHECKED, name=construct.name)
+    return CheckedConstruct(hop, text, line, holds, requirement.id, site.described)
 
 
 def smem_limit(kb: KnowledgeBase, target: Target, request: SmemRequest) -> int:

@@ -4,27 +4,38 @@ target gives a constant it tests a value no admitted build has."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from itertools import product
 
 from archlint.knowledge.arch import ARCH_MACRO_RE
 from archlint.lang.cpp.evaluate import NOT_PASSED, TOOLKIT_MACROS, Evaluator
 from archlint.lang.cpp.expr import render
-from archlint.model.cexpr import Defined, MacroCall, Name, Opaque
-from archlint.model.cuda import ArchConstant
+from archlint.model.cexpr import Defined, Expr, MacroCall, Name, Opaque
+from archlint.model.cuda import ArchConstant, CudaFacts, StaticAssert
 from archlint.model.findings import Location
 
 _NAME_RE = re.compile(rb"[A-Za-z_]\w*")
 _MAX_FREE = 2  # macros compared under every way of passing them (3 ** 2 evaluations per build)
 
 
-def assert_hits(view, facts, constants: dict, references, compiled) -> list[tuple[Location, str]]:
-    """(location, message) of each assertion in `facts` compiled for the view's target that tests a
-    constant whose value there may be one no admitted build has. `constants`: name ->
-    ArchConstant of the unit's files; `compiled(assertion)`: whether the unit compiles its site."""
+TestedAsserts = tuple[tuple[StaticAssert, tuple[ArchConstant, ...]], ...]
+
+
+def tested_asserts(facts: CudaFacts, constants: Mapping[str, ArchConstant]) -> TestedAsserts:
+    """The file's assertions that test one of a unit's arch constants (name -> ArchConstant of its
+    files), with those constants."""
+    tested = ((assertion, tuple(constants[name] for name in assertion.names if name in constants))
+              for assertion in facts.static_asserts)
+    return tuple((assertion, found) for assertion, found in tested if found)
+
+
+def assert_hits(view, path: str, asserts: TestedAsserts, references, compiled) -> list[tuple[Location, str]]:
+    """(location, message) of each assertion of `asserts` (tested_asserts) compiled for the view's
+    target that tests a constant whose value there may be one no admitted build has.
+    `compiled(assertion)`: whether the unit compiles its site."""
     hits = []
-    for assertion in facts.static_asserts:
-        tested = [constants[name] for name in assertion.names if name in constants]
-        if not tested or view.truth(facts.path, assertion.region) == 0 or not compiled(assertion):
+    for assertion, tested in asserts:
+        if view.truth(path, assertion.region) == 0 or not compiled(assertion):
             continue
         for constant in tested:
             here = view.device.value(constant.value)
@@ -35,7 +46,7 @@ def assert_hits(view, facts, constants: dict, references, compiled) -> list[tupl
             others = ", ".join(sorted("unknown" if v is None else str(v) for v in admitted))
             message = (f"`static_assert` tests `{constant.name}` (= {render(constant.value)}), which is {shown} for "
                        f"{view.target} and {others} on the admitted builds: the assertion may fail here")
-            hits.append((Location(facts.path, assertion.line, assertion.col), message))
+            hits.append((Location(path, assertion.line, assertion.col), message))
             break
     return hits
 
@@ -76,21 +87,26 @@ def _expansion(view, references, constant: ArchConstant) -> tuple[set[str], bool
     whether one is `__CUDA_ARCH__` (or kin) or a macro each build sets to its own target."""
     per_target = {name for name, value in view.defines.items()
                   if any(ref.defines.get(name) != value for ref in references)}
-    bindings = view.index.bindings
+    names, arch = view.judging.shared(_spelled, constant.value)
+    return set(names), arch or not per_target.isdisjoint(names)
+
+
+def _spelled(judging, value: Expr) -> tuple[frozenset[str], bool]:
+    """The names an initializer spells with the scanned macro definitions expanded, and whether one
+    is `__CUDA_ARCH__` or kin: the same for every build, so made once per scan."""
+    bindings = judging.index.bindings
     seen: set[str] = set()
-    arch = False
-    todo = list(_expr_names(constant.value))
+    todo = list(_expr_names(value))
     while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
-        arch = arch or bool(ARCH_MACRO_RE.match(name)) or name in per_target
         for binding in bindings.get(name, ()):
             todo.extend(n.decode() for n in _NAME_RE.findall(binding.value.encode()))
             for condition in binding.guard:
                 todo.extend(_expr_names(condition))
-    return seen, arch
+    return frozenset(seen), any(ARCH_MACRO_RE.match(name) for name in seen)
 
 
 def _expr_names(expr) -> list[str]:

@@ -8,21 +8,27 @@ from typing import TYPE_CHECKING
 
 from archlint.judge.hits import SETTLE_BY_INCLUDE_DIR, Hit, HitKind
 from archlint.knowledge.prebuilt import load_prebuilt
+from archlint.link.cuda import ResolvedInclude
 from archlint.model.cuda import CudaFacts
 from archlint.model.findings import Evidence, EvidenceKind, Location
 
 if TYPE_CHECKING:
-    from archlint.judge.analysis import TargetView
+    from archlint.judge.analysis import Judging, TargetView
+
+
+def lost_includes(judging: "Judging", path: str) -> tuple[ResolvedInclude, ...]:
+    """A file's includes found neither in the scanned trees nor among the toolkit's or framework
+    headers, except host-only headers (what they mean for a unit is judged in judge/prebuilt.py)."""
+    knowledge = load_prebuilt()
+    return tuple(resolved for resolved in judging.index.resolved(path) if resolved.target is None and not resolved.external
+                 and knowledge.host_header(resolved.include.target) is None)
 
 
 def unresolved_includes(view: "TargetView", facts: CudaFacts, chain: tuple[Evidence, ...], out: list[Hit]) -> None:
-    knowledge = load_prebuilt()
-    for resolved in view.index.resolved(facts.path):
+    for resolved in view.judging.shared(lost_includes, facts.path):
         include = resolved.include
-        if resolved.target is not None or resolved.external or view.truth(facts.path, include.region) == 0:
+        if view.truth(facts.path, include.region) == 0:
             continue
-        if knowledge.host_header(include.target) is not None:
-            continue  # host code only: what it means for the unit is judged in judge/prebuilt.py
         location = Location(facts.path, include.line)
         message = f"#include \"{include.target}\" not found in the scanned trees"
         out.append(Hit(HitKind.UNRESOLVED, location, message, chain, False, SETTLE_BY_INCLUDE_DIR))

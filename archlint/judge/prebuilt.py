@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING
 
 from archlint.judge.hits import Hit, HitKind
 from archlint.knowledge.arch import cc_text
-from archlint.knowledge.prebuilt import load_prebuilt
+from archlint.knowledge.prebuilt import HostHeader, load_prebuilt
+from archlint.link.cuda import ResolvedInclude
 from archlint.model.cuda import ArchCheck
 from archlint.model.findings import Evidence, EvidenceKind, Location
 
 if TYPE_CHECKING:
-    from archlint.judge.analysis import TargetView
+    from archlint.judge.analysis import Judging, TargetView
 
 # SM versions as host code spells them (major * 10 + minor): 75 .. 121, and any later one.
 _SM_RANGE = range(10, 200)
@@ -74,15 +75,23 @@ def prebuilt_hits(view: "TargetView", parents: dict[str, tuple[str, int] | None]
     return [], [_unknown(view, first, served)]
 
 
-def _markers(view: "TargetView", files: list[str], reached: set[tuple[str, str]], include_chain: IncludeChain) -> list[_Marker]:
+PrebuiltInclude = tuple[ResolvedInclude, HostHeader]
+
+
+def prebuilt_includes(judging: "Judging", path: str) -> tuple[PrebuiltInclude, ...]:
+    """A file's includes of a header of prebuilt kernels' launch interface or kernel table, with its row."""
     knowledge = load_prebuilt()
+    rows = ((resolved, knowledge.host_header(resolved.include.target)) for resolved in judging.index.resolved(path))
+    return tuple((resolved, row) for resolved, row in rows if row is not None and row.runs_prebuilt)
+
+
+def _markers(view: "TargetView", files: list[str], reached: set[tuple[str, str]], include_chain: IncludeChain) -> list[_Marker]:
     found = []
     for path in files:
         facts = view.index.files[path]
-        for resolved in view.index.resolved(path):
+        for resolved, row in view.judging.shared(prebuilt_includes, path):
             include = resolved.include
-            row = knowledge.host_header(include.target)
-            if row is None or not row.runs_prebuilt or not _may_compile(view, path, include.region):
+            if not _may_compile(view, path, include.region):
                 continue
             where = "fetched with them, not in the scanned trees" if resolved.target is None else "in the scanned trees"
             message = f'`#include "{include.target}"`: {row.summary} ({where}) [{row.id}]'

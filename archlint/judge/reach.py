@@ -21,6 +21,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from itertools import accumulate
 
 from archlint.model.cuda import CudaFacts, Declaration
 
@@ -60,18 +61,29 @@ class Unreached:
             for used in uses - seen:
                 seen.add(used)
                 queue.append(used)
-        return Named({path: tuple(sorted(spans)) for path, spans in found.items()})
+        spans = {path: tuple(sorted(spans)) for path, spans in found.items()}
+        return Named(spans, {path: tuple(accumulate((end for _, end, _ in found), max)) for path, found in spans.items()})
 
 
 @dataclass(frozen=True)
 class Named:
-    """Definitions by file, as (start, end, name) spans."""
+    """Definitions by file, as (start, end, name) spans in order, and the furthest end among each
+    span and those before it (where a search for the spans around a place can stop)."""
 
     spans: dict[str, tuple[tuple[tuple[int, int], tuple[int, int], str], ...]]
+    furthest: dict[str, tuple[tuple[int, int], ...]]
 
     def at(self, path: str, line: int, col: int) -> str:
         """The name of the innermost definition around a place ('' for none)."""
-        inside = [(start, name) for start, end, name in self.spans.get(path, ()) if start <= (line, col) <= end]
+        spans, furthest = self.spans.get(path, ()), self.furthest.get(path, ())
+        place = (line, col)
+        index = bisect_right(spans, (place, (1 << 30, 0))) - 1  # the last span starting at or before the place
+        inside = []
+        while index >= 0 and furthest[index] >= place:
+            start, end, name = spans[index]
+            if end >= place:
+                inside.append((start, name))
+            index -= 1
         return max(inside)[1] if inside else ""
 
 
@@ -132,17 +144,21 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
             consider(key)
         for key in waiting.pop(current, ()):
             consider(key)
+    numbers: dict[str, set[int]] = defaultdict(set)  # path -> its reached definitions
+    for path, number in reached:
+        numbers[path].add(number)
     spans = {}
     for path, items in declarations.items():
-        out = sorted((item.start, item.end) for number, item in enumerate(items) if (path, number) not in reached)
+        hit = numbers.get(path, ())
+        out = sorted((item.start, item.end) for number, item in enumerate(items) if number not in hit)
         if out:
             spans[path] = tuple(out)
     kept: dict[str, list[tuple[str, tuple[int, int], tuple[int, int], frozenset[str], bool]]] = defaultdict(list)
     for path, items in declarations.items():
-        for number, item in enumerate(items):
-            if (path, number) in reached:
-                for each in item.names:
-                    kept[each].append((path, item.start, item.end, item.sure_uses, bool(item.keys)))
+        for number in sorted(numbers.get(path, ())):
+            item = items[number]
+            for each in item.names:
+                kept[each].append((path, item.start, item.end, item.sure_uses, bool(item.keys)))
     return Unreached(spans, {name: tuple(found) for name, found in kept.items()})
 
 
