@@ -202,6 +202,10 @@ class Caps:
     @classmethod
     def is_blackwell(cls, device=None):
         return cls.major(device) == 10
+
+
+def is_blackwell_device(device=None):
+    return Caps.is_blackwell(device)
 """
 BLACKWELL_DISPATCH = """from .caps import Caps
 from .jit.comm import gen_gemm_sm90_module
@@ -212,9 +216,10 @@ def gemm_blackwell(a, b):
         raise RuntimeError("needs an SM100 GPU")
     return gen_gemm_sm90_module()
 """
-# Spells the method's name, but never as a member: no condition here can reach it.
-NAMESAKE = """def describe(is_blackwell):
-    return "sm100" if is_blackwell else "other"
+# Spells the method's name, but never as a member, and the function's name without its module's:
+# no condition here can reach either.
+NAMESAKE = """def describe(is_blackwell, is_blackwell_device):
+    return "sm100" if is_blackwell or is_blackwell_device else "other"
 """
 UNRELATED = """import math
 

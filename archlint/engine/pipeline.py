@@ -29,13 +29,13 @@ from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import hint, stage, stage_progress
 from archlint.extract.files import Workers, extract_all
 from archlint.extract.python.markers import markers
+from archlint.gates.conditions import load_condition_modules
 from archlint.gates.detect import find_gates
 from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
 from archlint.judge.analysis import Judging
 from archlint.judge.verdicts import guarded_units
 from archlint.knowledge.kb import load_kb
 from archlint.link.cuda import CudaIndex, build_index
-from archlint.gates.conditions import load_condition_modules
 from archlint.link.python import PyIndex
 from archlint.link.python import link as link_python_index
 from archlint.link.templates import fill_holes, read_templates

@@ -102,7 +102,7 @@ class PythonFiles:
         end = self._starts[index + 1] - 1 if index + 1 < len(self._starts) else len(self._all)
         at = self._all.find(needle, self._starts[index], end)
         while at != -1:
-            if _whole(self._all, at + 1, at + len(needle)):
+            if _spelled_at(self._all, at, needle):
                 return True
             at = self._all.find(needle, at + 1, end)
         return False
@@ -110,7 +110,7 @@ class PythonFiles:
     def _files_holding(self, needle: bytes) -> frozenset[int]:
         hits, at = set(), 0
         while (at := self._all.find(needle, at)) != -1:
-            if not _whole(self._all, at, at + len(needle)):
+            if not _spelled_at(self._all, at, needle):
                 at += 1
                 continue
             index = bisect.bisect_right(self._starts, at) - 1
@@ -135,8 +135,10 @@ def _name_index(text: bytes, starts: list[int]) -> dict[bytes, list[int]]:
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-def _whole(text: bytes, start: int, end: int) -> bool:
-    """The bytes at start:end are a whole name, not part of a longer one."""
+def _spelled_at(text: bytes, at: int, needle: bytes) -> bool:
+    """The needle found at `at` is a whole name, not part of a longer one (a member needle, `.name`,
+    follows whatever it is a member of)."""
+    start, end = at + (needle[:1] == b"."), at + len(needle)
     return (start == 0 or text[start - 1] not in _WORD) and (end >= len(text) or text[end] not in _WORD)
 
 

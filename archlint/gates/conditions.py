@@ -20,7 +20,7 @@ from archlint.gates.capability import Evaluator, Scope, Trace, is_dunder
 from archlint.knowledge.arch import known_ccs
 from archlint.lang.python.expr import walk
 from archlint.link.python import PyIndex
-from archlint.model.python import PyExpr, PythonFacts
+from archlint.model.python import PyAssign, PyExpr, PythonFacts
 
 
 def load_condition_modules(index: PyIndex) -> None:
@@ -30,7 +30,7 @@ def load_condition_modules(index: PyIndex) -> None:
     asked: set[_Word] = set()
     package_importers = set(index.spelling(_PACKAGE_IMPORTS))
     definitions: dict[str, list[_Definition]] = {}
-    judged: dict[tuple[str, str], bool] = {}
+    judged: dict[tuple[str, str, str], bool] = {}
     while new := words - asked:
         asked |= new
         names = {word.name for word in new}
@@ -42,7 +42,7 @@ def load_condition_modules(index: PyIndex) -> None:
             for definition in definitions[module]:
                 if definition.reads.isdisjoint(names):
                     continue
-                key = (module, definition.ref)
+                key = (module, definition.kind, definition.ref)
                 if key not in judged:
                     judged[key] = _reads_capability(evaluator, index, module, definition)
                 if judged[key]:
@@ -79,6 +79,7 @@ class _Definition:
     kind: str  # "function", "constant" or "import"
     ref: str  # the function's local qualname; the constant's target; the imported name
     method: bool = False  # reached only as a member: `self.m`, `cls.m`, `C.m`
+    assigns: tuple[PyAssign, ...] = ()  # a constant's module-level assignments
 
 
 def _reads_capability(evaluator: Evaluator, index: PyIndex, module: str, definition: _Definition) -> bool:
@@ -90,11 +91,8 @@ def _reads_capability(evaluator: Evaluator, index: PyIndex, module: str, definit
         trace = Trace()
         if definition.kind == "function":
             evaluator.call_value(index.qualify(module, definition.ref), (), cc, trace)
-        else:
-            facts = index.modules[module]
-            for assign in facts.assigns:
-                if not assign.function and definition.ref in assign.targets:
-                    evaluator.value(assign.value, Scope(module, "", assign.line), cc, trace, 0)
+        for assign in definition.assigns:
+            evaluator.value(assign.value, Scope(module, "", assign.line), cc, trace, 0)
         if trace.arch:
             return True
     return False
@@ -119,14 +117,15 @@ def _definitions(facts: PythonFacts) -> list[_Definition]:
         if function and not is_dunder(function):
             reads = _read(exprs, function, local, params.get(function, set()))
             found.append(_Definition(function.rpartition(".")[2], reads, "function", function, function in methods))
-    constants: dict[str, list[PyExpr]] = defaultdict(list)
+    constants: dict[str, list[PyAssign]] = defaultdict(list)
     for assign in facts.assigns:
         if not assign.function:
             for target in assign.targets:
                 if target:
-                    constants[target].append(assign.value)
-    for target, values in constants.items():
-        found.append(_Definition(target.rpartition(".")[2], _read(values, "", local, set()), "constant", target))
+                    constants[target].append(assign)
+    for target, assigns in constants.items():
+        reads = _read([assign.value for assign in assigns], "", local, set())
+        found.append(_Definition(target.rpartition(".")[2], reads, "constant", target, assigns=tuple(assigns)))
     for imp in facts.imports:
         found.extend(_Definition(alias, frozenset((name,)), "import", name) for name, alias in zip(imp.names, imp.aliases))
     return found
