@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from archlint import __version__
+from archlint.extract.files import pickled_facts
 from archlint.knowledge.resources import data_hash
 from archlint.model.files import FileFacts, SourceFile
 
@@ -109,15 +110,19 @@ class FactsCache:
         return replace(facts, file=file)
 
     def put(self, file: SourceFile, facts: FileFacts) -> None:
-        seen = self._seen.pop(file.absolute, None) or self._look(file, remember=False)
-        if seen is None or seen.racy or _stat(file.absolute) != seen.stat:
-            return
-        key = self._key(file, seen.digest)
-        try:
-            payload = pickle.dumps(facts, protocol=5)
-        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-            return
-        write_entry(self._entry(key), key, payload)
+        payload = pickled_facts(facts)
+        if payload is not None:
+            self.sink([file]).write(file, payload)
+
+    def sink(self, files: list[SourceFile]) -> EntrySink:
+        """What a worker needs to store the facts of these files itself (picklable, small): each
+        file's key and the stat its hash was taken at. Files not seen by get() are hashed now."""
+        expected = {}
+        for file in files:
+            seen = self._seen.pop(file.absolute, None) or self._look(file, remember=False)
+            if seen is not None and not seen.racy:
+                expected[file.absolute] = (self._key(file, seen.digest), seen.stat)
+        return EntrySink(self.folder, expected)
 
     @property
     def salt(self) -> bytes:
@@ -165,8 +170,7 @@ class FactsCache:
         return hashlib.sha256(text).digest()
 
     def _entry(self, key: bytes) -> Path:
-        name = key.hex()
-        return self.folder / name[:2] / f"{name}.pkl"
+        return _entry_path(self.folder, key)
 
 
 def clear() -> int:
@@ -191,6 +195,30 @@ def clear() -> int:
         except OSError:
             pass
     return removed
+
+
+@dataclass(frozen=True)
+class EntrySink:
+    """Stores facts into the cache from any process: an entry is written only when the file still
+    has the stat its hash was taken at (else the bytes the facts came from may not be those hashed)."""
+
+    folder: Path
+    expected: dict[str, tuple[bytes, tuple[int, int, int, int]]]  # absolute path -> (key, stat)
+
+    def only(self, files: list[SourceFile]) -> EntrySink:
+        """The part of the sink these files need (what a batch carries to its worker)."""
+        return EntrySink(self.folder, {f.absolute: self.expected[f.absolute] for f in files if f.absolute in self.expected})
+
+    def write(self, file: SourceFile, payload: bytes) -> None:
+        found = self.expected.get(file.absolute)
+        if found is None or _stat(file.absolute) != found[1]:
+            return
+        write_entry(_entry_path(self.folder, found[0]), found[0], payload)
+
+
+def _entry_path(folder: Path, key: bytes) -> Path:
+    name = key.hex()
+    return folder / name[:2] / f"{name}.pkl"
 
 
 # ---------------------------------------------------------------- entries on disk

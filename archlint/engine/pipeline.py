@@ -70,6 +70,8 @@ def link(options: ScanOptions, eager: bool = True) -> Linked:
         return _link(options, discovery, cache, eager)
     finally:
         gc.unfreeze()
+        if cache is not None:
+            cache.flush()
 
 
 def _link(options: ScanOptions, discovery: Discovery, cache, eager: bool) -> Linked:
@@ -195,6 +197,8 @@ def _run(options: ScanOptions, eager: bool) -> ScanResult:
             result, state = _full_scan(options, discovery, cache, eager)
         if store is not None:
             store.save(result, state)
+    if cache is not None:
+        cache.flush()
     return _only_reported(result, options.report_paths)
 
 

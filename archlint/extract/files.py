@@ -6,6 +6,7 @@ A file that cannot be read or decoded yields a Diagnostic and empty facts; the s
 from __future__ import annotations
 
 import os
+import pickle
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import replace
@@ -102,8 +103,36 @@ def _undecodable(data: bytes) -> bool:
         return True
 
 
-def _extract_many(batch: list[SourceFile], max_bytes: int, directives: bool = False) -> list[FileFacts]:
-    return [extract_file(file, max_bytes, directives) for file in batch]
+def _extract_many(batch: list[SourceFile], max_bytes: int, directives: bool = False, sink=None) -> list[FileFacts]:
+    """The batch's facts, each stored through `sink` (when given) as soon as it is made."""
+    out = []
+    for file in batch:
+        facts = extract_file(file, max_bytes, directives)
+        if sink is not None and (payload := pickled_facts(facts)) is not None:
+            sink.write(_cache_key(file, directives), payload)
+        out.append(facts)
+    return out
+
+
+def _extract_pickled(batch: list[SourceFile], max_bytes: int, directives: bool, sink) -> list[bytes]:
+    """In a worker: the batch's facts pickled once, both for the cache entry and for the trip back."""
+    out = []
+    for file in batch:
+        payload = pickled_facts(extract_file(file, max_bytes, directives))
+        if payload is None:
+            raise ValueError(f"{file.path}: facts cannot be pickled")
+        if sink is not None:
+            sink.write(_cache_key(file, directives), payload)
+        out.append(payload)
+    return out
+
+
+def pickled_facts(facts: FileFacts) -> bytes | None:
+    """The facts as a cache entry's payload (and a worker's answer), or None when they cannot be pickled."""
+    try:
+        return pickle.dumps(facts, protocol=5)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return None
 
 
 class Workers:
@@ -131,9 +160,10 @@ class Workers:
 
 def extract_all(files: Iterable[SourceFile], jobs: int, max_bytes: int, cache=None, directives: bool = False,
                 progress: Callable[[int, int], None] | None = None, workers: Workers | None = None) -> list[FileFacts]:
-    """Facts for every file, in the order given. `cache` (optional) offers get(file)/put(file, facts);
-    `directives`: CUDA files' directive-level facts only; `progress(done, total)` is told as files finish;
-    `workers`: the scan's pool (else one is made for this call)."""
+    """Facts for every file, in the order given. `cache` (optional) offers get(file) and
+    sink(files), whose write(file, payload) stores an entry from any process; `directives`: CUDA
+    files' directive-level facts only; `progress(done, total)` is told as files finish; `workers`:
+    the scan's pool (else one is made for this call)."""
     files = list(files)
     results: dict[str, FileFacts] = {}
     todo: list[SourceFile] = []
@@ -146,17 +176,14 @@ def extract_all(files: Iterable[SourceFile], jobs: int, max_bytes: int, cache=No
     done = len(results)
     if progress is not None:
         progress(done, len(files))
+    sink = cache.sink([_cache_key(file, directives) for file in todo]) if cache is not None and todo else None
     with Workers(jobs) if workers is None else nullcontext(workers) as pool:
-        for chunk in _run(todo, pool, max_bytes, directives):
+        for chunk in _run(todo, pool, max_bytes, directives, sink):
             for facts in chunk:
                 results[facts.file.path] = facts
-                if cache is not None:
-                    cache.put(_cache_key(facts.file, directives), facts)
             done += len(chunk)
             if progress is not None:
                 progress(done, len(files))
-    if cache is not None and hasattr(cache, "flush"):
-        cache.flush()
     return [results[file.path] for file in files]
 
 
@@ -167,14 +194,17 @@ def _cache_key(file: SourceFile, directives: bool) -> SourceFile:
     return file
 
 
-def _run(todo: list[SourceFile], workers: Workers, max_bytes: int, directives: bool) -> Iterator[list[FileFacts]]:
-    """The facts in chunks, as they are made."""
+def _run(todo: list[SourceFile], workers: Workers, max_bytes: int, directives: bool, sink) -> Iterator[list[FileFacts]]:
+    """The facts in chunks, as they are made: in the workers whenever there are two files or more
+    and two workers (the main process only loads what they send back)."""
     jobs = workers.jobs
-    if jobs <= 1 or len(todo) < 64:
+    if jobs <= 1 or len(todo) < 2:
         for start in range(0, len(todo), 64):
-            yield _extract_many(todo[start:start + 64], max_bytes, directives)
+            yield _extract_many(todo[start:start + 64], max_bytes, directives, sink)
         return
     # Interleave big and small files so workers finish together; small batches keep progress moving.
-    count = max(jobs * 4, len(todo) // 64)
+    count = min(len(todo), max(jobs * 4, len(todo) // 64))
     batches = [todo[i::count] for i in range(count)]
-    yield from workers.pool().map(_extract_many, batches, [max_bytes] * len(batches), [directives] * len(batches))
+    sinks = [sink.only(batch) if sink is not None else None for batch in batches]
+    for payloads in workers.pool().map(_extract_pickled, batches, [max_bytes] * count, [directives] * count, sinks):
+        yield [pickle.loads(payload) for payload in payloads]
