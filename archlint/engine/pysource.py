@@ -6,7 +6,6 @@ suppressions, without a walk."""
 from __future__ import annotations
 
 import bisect
-import gc
 import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Callable
@@ -50,7 +49,6 @@ class PythonFiles:
         todo = [self._files[path] for path in paths if path not in self.full]
         for facts in self._extract(todo, False):
             self.full[facts.file.path] = facts
-        gc.freeze()  # they live to the end of the scan: the collector need not walk them again
         return {path: self.full[path].python for path in paths}
 
     def spelling(self, words: Collection[str]) -> frozenset[str] | None:
