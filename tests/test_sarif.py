@@ -225,3 +225,24 @@ def test_serialisation_matches_jschema_to_python(tmp_path):
     log, _ = build_log(make_report(tmp_path, [finding(evidence=hops), finding(4, suppressed=True)],
                                    diagnostics=(Diagnostic("a.cu", "x", 2),)))
     assert _to_data(log) == json.loads(to_json(log))
+
+
+def test_text_is_what_json_dumps_writes(tmp_path):
+    """The SARIF text is written by a faster encoder than json.dumps; the bytes are the same."""
+    hops = tuple(Evidence(Location("csrc/kernels/gemm_sm90.cu", n), f"hop {n}: “wgmma” ≥ sm_90a\t\"quoted\"\\",
+                          EvidenceKind.INCLUDE, source="csrc/kernels/gemm_sm90.cu") for n in range(1, 40))
+    findings = [finding(evidence=hops), finding(4, suppressed=True), finding(1, "AL203", Level.NOTE, snippet="é\u2028")]
+    text = render("sarif", make_report(tmp_path, findings, diagnostics=(Diagnostic("a.cu", "bad byte \x00 here", 2),),
+                                       category="cuda/ü"))
+    assert text == json.dumps(json.loads(text), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+@pytest.mark.parametrize("value", [
+    {}, [], {"b": [], "a": {}, "c": [1, -2.5, 1e300, 10**30, True, False, None, "x"]},
+    {"nested": {"z": [[], [{}], ({"k": "v"},)]}}, [float("nan"), float("inf"), -0.0], "plain",
+    {1: "a non-string key is left to json.dumps"},
+])
+def test_indented_json_matches_the_standard_library(value):
+    from archlint.report.jsontext import dumps_indented
+
+    assert dumps_indented(value) == json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -27,12 +27,14 @@ class GateResult:
     admitted: tuple[Analysis, ...]  # analyses for admitted targets (AL105)
 
 
-def live_table(results: Iterable[GateResult]) -> LiveTable:
-    """For each (path, function) compiled by some admitted build, the builds that compile it."""
+def live_table(results: Iterable[GateResult], only: Set[tuple[str, str]] | None = None) -> LiveTable:
+    """For each (path, function) compiled by some admitted build, the builds that compile it;
+    `only`: for those (path, function) alone."""
     live: dict[tuple[str, str], set[Target]] = {}
     for result in results:
         for analysis in result.admitted:
-            for key in analysis.reached:
+            reached = analysis.reached if only is None else only & analysis.reached
+            for key in reached:
                 live.setdefault(key, set()).add(analysis.target)
     return {key: frozenset(targets) for key, targets in live.items()}
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from archlint.checks.context import Context, LiveTable, live_table
+from archlint.checks.context import Context, GateResult, live_table
 from archlint.engine.steps import (
     assemble_result,
     findings_by_file,
@@ -115,19 +115,19 @@ def rescan(options, discovery, cache, store):
     with stage("verdicts"):
         judging, targets = Judging(index, load_kb()), scan_targets(options)
         overrides = user_defines(options)
-        memos, results = [], []
+        memos, results, rejudged = [], [], []
         for memo, old in zip(state.memos, state.results):
             if memo.deps & changed_paths:
                 memo = replace(memo, deps=include_closure(index, memo.units.sources))
                 if memo.deps & shallow:
                     return None  # the change reaches a file read for its directives only
-                old = judge_gate(memo.gate, memo.units, judging, targets, overrides)
+                rejudged.append((old, judge_gate(memo.gate, memo.units, judging, targets, overrides)))
+                old = rejudged[-1][1]
             memos.append(memo)
             results.append(old)
         judged = Context.judged(judging, targets, tuple(results))
     with stage("checks"):
-        before = live_table(state.results) if state.results else None
-        paths = tuple(sorted(changed_paths | _live_changed(before, judged.live)))
+        paths = tuple(sorted(changed_paths | _live_changed(state.results, tuple(results), rejudged)))
         ctx = replace(judged, paths=paths)
         gate_findings = run_checks(ctx, options, file_rules=False)
         rechecked = findings_by_file(run_checks(ctx, options, file_rules=True))
@@ -164,13 +164,16 @@ def _updated_links(state: ScanState, fresh: list[FileFacts], options, discovery)
     return tuple(stored[path] for path in sorted(stored))
 
 
-def _live_changed(before: LiveTable | None, after: LiveTable | None) -> set[str]:
-    """Files for which some function's compiling builds differ between two live tables (the same
-    gates are judged before and after, so both are None or neither is)."""
-    if before is None or after is None:
+def _live_changed(before: tuple[GateResult, ...], after: tuple[GateResult, ...],
+                  rejudged: list[tuple[GateResult, GateResult]]) -> set[str]:
+    """Files for which some function's compiling builds differ between the live tables of the
+    results before and after. Only the re-judged gates' results differ, so only the functions
+    their admitted builds compile, before or after, can: the tables are compared on those."""
+    keys = {key for pair in rejudged for result in pair for analysis in result.admitted for key in analysis.reached}
+    if not keys:
         return set()
-    keys = set(before) | set(after)
-    return {path for path, function in keys if before.get((path, function)) != after.get((path, function))}
+    old, new = live_table(before, keys), live_table(after, keys)
+    return {path for path, function in keys if old.get((path, function)) != new.get((path, function))}
 
 
 def _replaced(table: dict, updates: dict) -> dict:

@@ -10,12 +10,12 @@ shallow copy (tests check it matches `to_json` byte for byte).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Level, Location
 from archlint.postprocess.baseline import FINGERPRINT_KEY, LineHasher, fingerprint
 from archlint.report import Report
+from archlint.report.jsontext import dumps_indented
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/archlint/archlint"
@@ -34,7 +34,7 @@ def render(report: Report) -> str:
     log, findings = build_log(report)
     document = _to_data(log)
     _restore_defaults(document, report, findings)
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return dumps_indented(document) + "\n"
 
 
 def build_log(report: Report):
