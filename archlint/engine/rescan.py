@@ -125,10 +125,9 @@ def rescan(options, discovery, cache, store):
                 old = rejudged[-1][1]
             memos.append(memo)
             results.append(old)
-        judged = Context.judged(judging, targets, tuple(results))
     with stage("checks"):
         paths = tuple(sorted(changed_paths | _live_changed(state.results, tuple(results), rejudged)))
-        ctx = replace(judged, paths=paths)
+        ctx = Context.judged(judging, targets, tuple(results), paths)
         gate_findings = run_checks(ctx, options, file_rules=False)
         rechecked = findings_by_file(run_checks(ctx, options, file_rules=True))
     kept = {key: value for key, value in state.file_findings.items() if key[1] not in set(paths)}
