@@ -28,7 +28,7 @@ from archlint.model.scan import ScanOptions, ScanResult
 if TYPE_CHECKING:  # a stored result loads without the judging and linking modules: unpickling a
     # state imports what it holds
     from archlint.checks.context import GateResult
-    from archlint.link.cuda import FileLinks
+    from archlint.engine.linkstore import StoredLinks
 
 FOLDER = "scans"  # inside the facts cache folder: pruned and cleared with it
 
@@ -44,7 +44,7 @@ class GateMemo:
 
 @dataclass(frozen=True)
 class ScanState:
-    links: tuple[FileLinks, ...]  # every CUDA file, in path order
+    links: StoredLinks  # every CUDA file's, each loaded when a re-scan asks for it
     memos: tuple[GateMemo, ...]
     results: tuple[GateResult, ...]  # parallel to memos
     file_findings: dict[tuple[str, str], tuple[Finding, ...]]  # (rule, path) -> the file rules' findings

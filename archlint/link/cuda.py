@@ -26,8 +26,9 @@ class ResolvedInclude:
 @dataclass
 class CudaIndex:
     files: Mapping[str, CudaFacts]
-    includes: dict[str, tuple[ResolvedInclude, ...]] = field(default_factory=dict)
-    bindings: dict[str, tuple[Binding, ...]] = field(default_factory=dict)
+    # both may load lazily (a partial re-scan reads them from the stored scan as they are asked for)
+    includes: Mapping[str, tuple[ResolvedInclude, ...]] = field(default_factory=dict)
+    bindings: Mapping[str, tuple[Binding, ...]] = field(default_factory=dict)
     functions_by_name: Mapping[str, tuple[tuple[str, Function], ...]] = field(default_factory=dict)
 
     macro_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -163,8 +164,8 @@ def assemble(files: Mapping[str, CudaFacts], links: Iterable[FileLinks], functio
     links = tuple(links)
     index = CudaIndex(files, functions_by_name=functions_by_name, links=links)
     bindings: dict[str, list[Binding]] = defaultdict(list)
+    index.includes = {links_of_file.path: links_of_file.includes for links_of_file in links}
     for links_of_file in links:
-        index.includes[links_of_file.path] = links_of_file.includes
         for name, binding in links_of_file.bindings:
             bindings[name].append(binding)
         for name, calls in links_of_file.macro_calls:
