@@ -1,7 +1,7 @@
 """The `archlint` command: argument parsing, output and exit codes. The work happens elsewhere.
 
 Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage or internal
-error, 130 interrupted. Heavy modules (the engine, tree-sitter, sarif_om) load only inside the
+error, 130 interrupted. Heavy modules (the engine, tree-sitter, the reporters) load only inside the
 commands that need them, so `archlint --version` stays fast.
 """
 

@@ -8,7 +8,7 @@ one recursive function, strings still escaped by the standard library's C encode
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring  # type: ignore[attr-defined]  # the C version when present
+from json.encoder import encode_basestring  # the C version when present
 
 INDENT = "  "
 

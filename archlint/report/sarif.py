@@ -137,7 +137,8 @@ def _result(finding: Finding, rule_index: dict[str, int], hashes: "_LineHashes")
         result["fixes"] = [_fix(fix) for fix in finding.fixes]
     if finding.suppressed:
         result["suppressions"] = [{"kind": "inSource"}]
-    properties = {name: list(value) if isinstance(value, (list, tuple)) else value for name, value in finding.properties}
+    properties: dict[str, str | list[str]] = {
+        name: list(value) if isinstance(value, (list, tuple)) else value for name, value in finding.properties}
     if finding.targets:
         properties["targets"] = list(finding.targets)
     if properties:
