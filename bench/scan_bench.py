@@ -108,7 +108,7 @@ def main() -> int:
                         help="also run `--no-cache --jobs 1` and compare its SARIF with the cold scan's")
     parser.add_argument("--eager", action="store_true",
                         help="also run the scan that reads every file in full and compare its SARIF with the cold scan's")
-    parser.add_argument("--no-compile", action="store_true", help="do not byte-compile archlint's modules first")
+    parser.add_argument("--no-compile", action="store_true", help="do not byte-compile archlint's modules first (bytecode already written is still used)")
     args = parser.parse_args()
     if not args.no_compile:
         _byte_compile()
