@@ -182,3 +182,35 @@ def test_template_change_runs_a_full_scan(jinja_tree, full_scans):
     verdicts = {v.target: v for v in gate.verdicts}
     assert verdicts["sm_110a"].verdict.name == "UNKNOWN" and "`{{ dtype_kv }}`" in verdicts["sm_110a"].reason
     assert after == _scan(jinja_tree, use_cache=False)
+
+
+def test_an_edit_the_scan_cannot_store_leaves_the_stored_result_for_the_tree_it_describes(tree, full_scans, monkeypatch):
+    """A pre-commit run right after an edit (inside the racy window) re-scans in part and stores
+    nothing; once the edit is undone the stored result answers again, without a re-scan."""
+    first = _scan(tree)
+    source = tree / CSRC / "vec_dequant.cu"
+    original = source.read_text()
+    source.write_text(original.replace("int i = blockIdx.x", "int i = blockIdx.x + 0"))  # written just now
+    edited = _scan(tree, report_paths=(f"{CSRC}/vec_dequant.cu",))
+    assert len(full_scans) == 1
+    assert edited == _scan(tree, use_cache=False, report_paths=(f"{CSRC}/vec_dequant.cu",))
+    source.write_text(original)
+    _settle(source)
+    monkeypatch.setattr(rescan_module, "rescan", lambda *a: pytest.fail("the stored result still describes this tree"))
+    assert _scan(tree) == first
+
+
+@pytest.mark.parametrize("fixture", [FIXTURE, JINJA_FIXTURE, FIXTURE.parent / "gate-hidden-traps"])
+def test_the_stored_index_answers_as_the_assembled_one(fixture):
+    """A re-scan reads each file's links from the stored state as judging asks: every file's
+    includes and every macro's bindings, in order, are those the full scan assembled."""
+    from archlint.engine.linkstore import lazy_index, stored_links
+    from archlint.engine.pipeline import link
+
+    index = link(ScanOptions(paths=(str(fixture),), jobs=1, use_cache=False)).index
+    lazy = lazy_index(stored_links(index), index.files, index.functions_by_name)
+    assert index.includes
+    assert {name: lazy.bindings.get(name) for name in index.bindings} == dict(index.bindings)
+    assert {path: lazy.resolved(path) for path in index.includes} == dict(index.includes)
+    assert set(lazy.bindings) == set(index.bindings) and "NOT_A_MACRO_ANYWHERE" not in lazy.bindings
+    assert (lazy.macro_calls, lazy.trap_macros) == (index.macro_calls, index.trap_macros)

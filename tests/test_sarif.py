@@ -218,10 +218,53 @@ def test_results_over_limit_are_capped_with_a_notification(tmp_path, monkeypatch
 
 def test_serialisation_matches_jschema_to_python(tmp_path):
     from jschema_to_python.to_json import to_json
-
-    from archlint.report.sarif import _to_data, build_log
+    from sarif_om_reference import _to_data, build_log
 
     hops = (Evidence(Location("csrc/comm.cu", 3), "compiled", EvidenceKind.COMPILES, source="csrc/comm.cu"),)
     log, _ = build_log(make_report(tmp_path, [finding(evidence=hops), finding(4, suppressed=True)],
                                    diagnostics=(Diagnostic("a.cu", "x", 2),)))
     assert _to_data(log) == json.loads(to_json(log))
+
+
+@pytest.mark.parametrize("category", ["", "cuda", "cuda/"])
+def test_document_is_what_sarif_om_writes(tmp_path, monkeypatch, category):
+    """Every field, as the sarif_om objects serialised by jschema_to_python's rules give it."""
+    import archlint.report.sarif as writer
+    import sarif_om_reference as reference
+    from archlint.report.sarif import document
+
+    monkeypatch.setattr(writer, "MAX_RESULTS", 6)
+    monkeypatch.setattr(reference, "MAX_RESULTS", 6)
+    hops = tuple(Evidence(Location("csrc/comm.cu", n, 2, n, 9), f"hop {n}", EvidenceKind.COMPILES, source="csrc/comm.cu")
+                 for n in range(1, 4))
+    fix = Fix(Location("pkg/jit.py", 2, 5, 2, 10), "[9, 10, 12]", "Admit sm_120a")
+    findings = [finding(evidence=hops), finding(4, suppressed=True), finding(6, fixes=(fix,)),
+                finding(3, "AL203", Level.NOTE, properties=(("kind", "launch"), ("names", ("a", "b")))),
+                finding(1, "AL999", Level.ERROR), finding(5, "AL201", Level.ERROR, evidence=hops[:1]),
+                Finding("AL104", Level.WARNING, "unknown", Location("pkg/jit.py", 0, 0)),
+                finding(7, "AL102", Level.NOTE)]
+    diagnostics = (Diagnostic("a.cu", "x", 2), Diagnostic("b.cu", "whole file", 0), Diagnostic("", "no file", 0),
+                   Diagnostic("c.cu", "rule", 3, rule="AL203"))
+    report = make_report(tmp_path, findings, diagnostics=diagnostics, category=category)
+    assert document(report) == reference.reference_document(report)
+
+
+def test_text_is_what_json_dumps_writes(tmp_path):
+    """The SARIF text is written by a faster encoder than json.dumps; the bytes are the same."""
+    hops = tuple(Evidence(Location("csrc/kernels/gemm_sm90.cu", n), f"hop {n}: “wgmma” ≥ sm_90a\t\"quoted\"\\",
+                          EvidenceKind.INCLUDE, source="csrc/kernels/gemm_sm90.cu") for n in range(1, 40))
+    findings = [finding(evidence=hops), finding(4, suppressed=True), finding(1, "AL203", Level.NOTE, snippet="é\u2028")]
+    text = render("sarif", make_report(tmp_path, findings, diagnostics=(Diagnostic("a.cu", "bad byte \x00 here", 2),),
+                                       category="cuda/ü"))
+    assert text == json.dumps(json.loads(text), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+@pytest.mark.parametrize("value", [
+    {}, [], {"b": [], "a": {}, "c": [1, -2.5, 1e300, 10**30, True, False, None, "x"]},
+    {"nested": {"z": [[], [{}], ({"k": "v"},)]}}, [float("nan"), float("inf"), -0.0], "plain",
+    {1: "a non-string key is left to json.dumps"},
+])
+def test_indented_json_matches_the_standard_library(value):
+    from archlint.report.jsontext import dumps_indented
+
+    assert dumps_indented(value) == json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)

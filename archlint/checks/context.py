@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -27,12 +27,19 @@ class GateResult:
     admitted: tuple[Analysis, ...]  # analyses for admitted targets (AL105)
 
 
-def live_table(results: Iterable[GateResult]) -> LiveTable:
-    """For each (path, function) compiled by some admitted build, the builds that compile it."""
+def live_table(results: Iterable[GateResult], only: Set[tuple[str, str]] | None = None,
+               paths: Set[str] | None = None) -> LiveTable:
+    """For each (path, function) compiled by some admitted build, the builds that compile it;
+    `only`: for those (path, function) alone; `paths`: for the functions of those files alone."""
     live: dict[tuple[str, str], set[Target]] = {}
     for result in results:
         for analysis in result.admitted:
-            for key in analysis.reached:
+            reached: Iterable[tuple[str, str]] = analysis.reached
+            if only is not None:
+                reached = only & analysis.reached
+            elif paths is not None:
+                reached = [key for key in analysis.reached if key[0] in paths]
+            for key in reached:
                 live.setdefault(key, set()).add(analysis.target)
     return {key: frozenset(targets) for key, targets in live.items()}
 
@@ -45,14 +52,15 @@ class Context:
     judging: Judging
     targets: tuple[Target, ...]
     gate_results: tuple[GateResult, ...] = ()
-    live: LiveTable | None = None  # live_table(gate_results) when there are gates
+    live: LiveTable | None = None  # live_table(gate_results) when there are gates, for `paths` alone if given
     paths: tuple[str, ...] | None = None  # the files the file rules visit; None = every file
     levels: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def judged(cls, judging: Judging, targets: tuple[Target, ...], results: tuple[GateResult, ...],
                paths: tuple[str, ...] | None = None) -> Context:
-        return cls(judging, targets, results, live_table(results) if results else None, paths)
+        live = live_table(results, paths=None if paths is None else set(paths)) if results else None
+        return cls(judging, targets, results, live, paths)
 
     @property
     def index(self) -> CudaIndex:

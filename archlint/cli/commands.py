@@ -1,12 +1,13 @@
 """The `archlint` command: argument parsing, output and exit codes. The work happens elsewhere.
 
 Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage or internal
-error, 130 interrupted. Heavy modules (the engine, tree-sitter, sarif_om) load only inside the
+error, 130 interrupted. Heavy modules (the engine, tree-sitter, the reporters) load only inside the
 commands that need them, so `archlint --version` stays fast.
 """
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
 import os
@@ -14,6 +15,8 @@ import re
 import sys
 import traceback
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -375,15 +378,22 @@ def _scan_once(options: ScanOptions, settings: Settings, chosen: PostprocessSett
     # deferred: keeps `archlint --version` light
     from archlint.knowledge.rules import load_rules
     # deferred: as above
-    from archlint.postprocess import postprocess
-    # deferred: as above
-    from archlint.report import Report, render
-    # deferred: as above
     from archlint.engine.timing import stage_times
 
     rules = load_rules()
     with stage_times(view.verbose):
         result = _run_engine(options)
+    with _collector_paused():
+        return _report(result, options, settings, chosen, view, rules)
+
+
+def _report(result: ScanResult, options: ScanOptions, settings: Settings, chosen: PostprocessSettings, view: _View,
+            rules) -> _Outcome:
+    # deferred: keeps `archlint --version` light
+    from archlint.postprocess import postprocess
+    # deferred: as above
+    from archlint.report import Report, render
+
     processed = postprocess(result, chosen, rules)
     report = Report(
         root=processed.root,
@@ -404,6 +414,20 @@ def _scan_once(options: ScanOptions, settings: Settings, chosen: PostprocessSett
     )
     exit_code = EXIT_FINDINGS if processed.fails(settings.fail_on) else EXIT_CLEAN
     return _Outcome(result, report, processed, render(view.fmt, report), exit_code)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Reporting a scan makes hundreds of thousands of short-lived objects (a SARIF document of
+    megabytes) that reference counting frees; the cycle collector would only walk the result and
+    every object the scan left alive again and again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _write_baseline(path: Path, outcome: _Outcome) -> None:

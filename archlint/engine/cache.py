@@ -14,6 +14,7 @@ mtime cannot prove the bytes read are the bytes hashed).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import pickle
@@ -224,13 +225,15 @@ def _entry_path(folder: Path, key: bytes) -> Path:
 # ---------------------------------------------------------------- entries on disk
 
 
-def read_entry(path: Path, key: bytes, kind: type):
+def read_entry(path: Path, key: bytes, kind: type, keep: bool = False):
+    """The entry's value, or None (a bad entry is deleted). `keep`: the value lives to the end of
+    the scan, so it is loaded straight out of the cycle collector's sight (see unpickle)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
         return None
-    value = _decode(data, key, kind)
+    value = _decode(data, key, kind, keep)
     if value is None:
         _discard(path)
     else:
@@ -238,18 +241,48 @@ def read_entry(path: Path, key: bytes, kind: type):
     return value
 
 
-def _decode(data: bytes, key: bytes, kind: type = FileFacts):
+def _decode(data: bytes, key: bytes, kind: type = FileFacts, keep: bool = False):
     if len(data) < _HEADER.size:
         return None
     magic, stored_key, checksum, length = _HEADER.unpack_from(data)
-    payload = data[_HEADER.size :]
+    payload = memoryview(data)[_HEADER.size :]
     if magic != MAGIC or stored_key != key or length != len(payload) or hashlib.sha256(payload).digest() != checksum:
         return None
     try:
-        value = pickle.loads(payload)
+        value = unpickle(payload, keep)
     except Exception:  # noqa: BLE001 - any failure to load means a bad entry, rebuilt from the source
         return None
     return value if isinstance(value, kind) else None
+
+
+def unpickle(payload, keep: bool = False):
+    """pickle.loads with the cycle collector paused: each collection a large load triggers would
+    walk every object loaded so far again. `keep`: the objects live to the end of the scan, so they
+    are frozen (gc.freeze, as the pipeline freezes its facts; engine.run unfreezes them) before the
+    collector resumes; else its first collection would walk all of them once more."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        value = pickle.loads(payload)
+        if keep:
+            gc.freeze()
+        return value
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def read_header_key(path: Path) -> bytes | None:
+    """The key an entry was written under, read from its header alone (None if unreadable)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_HEADER.size)
+    except OSError:
+        return None
+    if len(head) < _HEADER.size:
+        return None
+    magic, key, _, _ = _HEADER.unpack(head)
+    return key if magic == MAGIC else None
 
 
 def write_entry(path: Path, key: bytes, payload: bytes) -> None:
@@ -328,7 +361,7 @@ def _load_stats(path: Path) -> dict:
     if len(data) < 32 or hashlib.sha256(data[32:]).digest() != data[:32]:
         return {}
     try:
-        table = pickle.loads(data[32:])
+        table = unpickle(data[32:])
     except Exception:  # noqa: BLE001 - a damaged table is simply rebuilt
         return {}
     return table if isinstance(table, dict) else {}

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from archlint.checks.context import Context
 from archlint.discover import discover
 from archlint.engine.cache import FactsCache
+from archlint.engine.linkstore import stored_links
 from archlint.engine.pysource import PythonFiles, python_extractor
 from archlint.engine.rescan import rescan
 from archlint.engine.steps import (
@@ -206,7 +207,7 @@ def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[Sca
     state = ScanState(
         generated=generated_files(linked.pyindex),
         templates=read_templates(linked.facts),
-        links=linked.index.links,
+        links=stored_links(linked.index),
         memos=linked.memos,
         results=ctx.gate_results,
         file_findings=file_findings,

@@ -1,8 +1,9 @@
 """A partial re-scan: after a few CUDA files changed, re-judge only what they can reach.
 
 Starting from the stored state of the last scan of the same scope, the changed files' facts are
-extracted and the index is rebuilt from every file's stored links plus theirs. Facts of the other
-files are loaded from the facts cache only when a verdict asks for them. A gate is judged again
+extracted and the index is rebuilt from every file's stored links plus theirs; the other files'
+links are unpickled, and their facts loaded from the facts cache, only when judging or a check asks
+for them (engine.linkstore). A gate is judged again
 when a changed file is among the files its units can include (its verdicts read nothing else but
 the scan-wide macro table); the file rules run again on the changed files and on the files whose
 compiling builds changed. Whenever a change could reach further than that — a file added or
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from archlint.checks.context import Context, LiveTable, live_table
+from archlint.checks.context import Context, GateResult, live_table
 from archlint.engine.steps import (
     assemble_result,
     findings_by_file,
@@ -32,7 +33,8 @@ from archlint.engine.timing import stage
 from archlint.extract.files import extract_all, extract_file
 from archlint.judge.analysis import Judging
 from archlint.knowledge.kb import load_kb
-from archlint.link.cuda import assemble, file_links, resolver_for
+from archlint.engine.linkstore import StoredLinks, lazy_index, with_links
+from archlint.link.cuda import file_links, resolver_for
 from archlint.model.files import FileFacts
 
 
@@ -65,12 +67,12 @@ class _LazyFacts(Mapping):
 class _LazyFunctions(Mapping):
     """name -> ((path, Function), ...) as link.build_index makes it, loading only the files named."""
 
-    def __init__(self, facts: _LazyFacts, links):
+    def __init__(self, facts: _LazyFacts, links: StoredLinks):
         self._facts = facts
         self._paths: dict[str, list[str]] = {}
-        for links_of_file in links:
-            for name in dict.fromkeys(links_of_file.function_names):
-                self._paths.setdefault(name, []).append(links_of_file.path)
+        for path in links.paths:
+            for name in dict.fromkeys(links.function_names[path]):
+                self._paths.setdefault(name, []).append(path)
         self._built: dict[str, tuple] = {}
 
     def __getitem__(self, name: str):
@@ -103,32 +105,31 @@ def rescan(options, discovery, cache, store):
     with stage("facts"):
         fresh = extract_all(changed, options.jobs, options.max_file_bytes, cache)
     with stage("index"):
-        links = _updated_links(state, fresh, options, discovery)
+        links = _updated_links(state.links, state.generated, fresh, options, discovery)
         if links is None:
             return None
-        known = {links_of_file.path for links_of_file in links}
+        known = set(links.paths)
         loaded = {**state.templates, **{f.file.path: f.cuda for f in fresh}}
         facts = _LazyFacts({f.path: f for f in discovery.files if f.path in known}, loaded, cache, options.max_file_bytes)
-        index = assemble(facts, links, _LazyFunctions(facts, links))
+        index = lazy_index(links, facts, _LazyFunctions(facts, links))
     changed_paths = {f.file.path for f in fresh}
     shallow = state.shallow - changed_paths
     with stage("verdicts"):
         judging, targets = Judging(index, load_kb()), scan_targets(options)
         overrides = user_defines(options)
-        memos, results = [], []
+        memos, results, rejudged = [], [], []
         for memo, old in zip(state.memos, state.results):
             if memo.deps & changed_paths:
                 memo = replace(memo, deps=include_closure(index, memo.units.sources))
                 if memo.deps & shallow:
                     return None  # the change reaches a file read for its directives only
-                old = judge_gate(memo.gate, memo.units, judging, targets, overrides)
+                rejudged.append((old, judge_gate(memo.gate, memo.units, judging, targets, overrides)))
+                old = rejudged[-1][1]
             memos.append(memo)
             results.append(old)
-        judged = Context.judged(judging, targets, tuple(results))
     with stage("checks"):
-        before = live_table(state.results) if state.results else None
-        paths = tuple(sorted(changed_paths | _live_changed(before, judged.live)))
-        ctx = replace(judged, paths=paths)
+        paths = tuple(sorted(changed_paths | _live_changed(state.results, tuple(results), rejudged)))
+        ctx = Context.judged(judging, targets, tuple(results), paths)
         gate_findings = run_checks(ctx, options, file_rules=False)
         rechecked = findings_by_file(run_checks(ctx, options, file_rules=True))
     kept = {key: value for key, value in state.file_findings.items() if key[1] not in set(paths)}
@@ -147,30 +148,31 @@ def rescan(options, discovery, cache, store):
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 
 
-def _updated_links(state: ScanState, fresh: list[FileFacts], options, discovery):
-    """Every file's links with the changed files' replaced, or None if a scan-wide table changed."""
-
-
-    stored = {links.path: links for links in state.links}
-    resolver = resolver_for(stored, relative_dirs(options.include_dirs, discovery.root), state.generated)
+def _updated_links(stored: StoredLinks, generated: dict[str, str], fresh: list[FileFacts], options, discovery) -> StoredLinks | None:
+    """The stored links with the changed files' replaced, or None if a scan-wide table changed."""
+    resolver = resolver_for(stored.paths, relative_dirs(options.include_dirs, discovery.root), generated)
+    changed = {}
     for facts in fresh:
-        if facts.cuda is None or facts.file.path not in stored:
+        if facts.cuda is None or facts.file.path not in stored.pickled:
             return None
         new = file_links(resolver, facts.cuda)
-        old = stored[facts.file.path]
+        old = stored.links(facts.file.path)
         if new.bindings != old.bindings or new.macro_calls != old.macro_calls or new.trap_macros != old.trap_macros:
             return None
-        stored[facts.file.path] = new
-    return tuple(stored[path] for path in sorted(stored))
+        changed[facts.file.path] = new
+    return with_links(stored, changed)
 
 
-def _live_changed(before: LiveTable | None, after: LiveTable | None) -> set[str]:
-    """Files for which some function's compiling builds differ between two live tables (the same
-    gates are judged before and after, so both are None or neither is)."""
-    if before is None or after is None:
+def _live_changed(before: tuple[GateResult, ...], after: tuple[GateResult, ...],
+                  rejudged: list[tuple[GateResult, GateResult]]) -> set[str]:
+    """Files for which some function's compiling builds differ between the live tables of the
+    results before and after. Only the re-judged gates' results differ, so only the functions
+    their admitted builds compile, before or after, can: the tables are compared on those."""
+    keys = {key for pair in rejudged for result in pair for analysis in result.admitted for key in analysis.reached}
+    if not keys:
         return set()
-    keys = set(before) | set(after)
-    return {path for path, function in keys if before.get((path, function)) != after.get((path, function))}
+    old, new = live_table(before, keys), live_table(after, keys)
+    return {path for path, function in keys if old.get((path, function)) != new.get((path, function))}
 
 
 def _replaced(table: dict, updates: dict) -> dict:

@@ -3,13 +3,12 @@ result together. Both end in assemble_result, so they agree."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from archlint.checks import FILE_RULES, all_checks
 from archlint.checks.context import Context, GateResult
 from archlint.engine.store import ScanState
-from archlint.judge.analysis import Defines, Judging, analyze_units, hollow_kernels
+from archlint.judge.analysis import Analysis, Defines, Judging, analyze_units, hollow_kernels
 from archlint.judge.verdicts import (
     build_target,
     excluded_targets,
@@ -138,9 +137,11 @@ def judge_gate(gate: Gate, units: GuardedUnits, judging: Judging, targets: tuple
     admitted_builds = sorted({build_target(gate, t)[0] for t in targets if t.cc in set(gate.admits)})
     for build in admitted_builds:
         analysis = analyze_units(judging.view(build, defines((build,))), units.sources, (), ())
-        # Of an admitted build only its blockers and hollow kernels (AL105) and what it compiles (the
-        # live table) are read; the rest would only weigh on the stored scan state.
-        admitted.append(replace(analysis, possible=(), empty=hollow_kernels(analysis), unresolved=()))
+        # Of an admitted build only its blockers, kernel count and hollow kernels (AL105) and what it
+        # compiles (the live table) are read; the rest (what a POLICY verdict's evidence would cite,
+        # most of an analysis) would only weigh on the stored scan state a re-scan loads.
+        admitted.append(Analysis(analysis.target, blockers=analysis.blockers, empty=hollow_kernels(analysis),
+                                 units=analysis.units, reached=analysis.reached, kernels=analysis.kernels))
     return GateResult(gate, units.sources, excluded, tuple(admitted))
 
 

@@ -1,9 +1,11 @@
 """Whole-scan results kept between runs, beside the facts cache.
 
 Per scope (archlint build, knowledge base, scanned roots and the options that change results) two
-entries are kept: the last result with the content hash of every file it saw, and the state a
-partial re-scan starts from (`ScanState`). A scan of an unchanged tree reads the first and nothing
-else; `rescan` uses the second when only a few CUDA files changed. Entries are written atomically
+entries are kept: the last result, written under a key that also covers the content hash of every
+file it saw, and the state a partial re-scan starts from (`ScanState`) with those hashes. A scan
+of an unchanged tree reads the first and nothing else, and a scan of a changed tree reads only its
+header (the key) to know it cannot use it; `rescan` uses the second when only a few CUDA files
+changed. Entries are written atomically
 and checked like facts entries; a scan that saw a file modified within the racy window stores
 nothing, since that file's hash may not match the bytes its facts came from.
 """
@@ -15,14 +17,18 @@ import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
-from archlint.checks.context import GateResult
-from archlint.engine.cache import read_entry, write_entry
-from archlint.model.gates import GuardedUnits
-from archlint.link.cuda import FileLinks
+from typing import TYPE_CHECKING
+
+from archlint.engine.cache import read_entry, read_header_key, write_entry
 from archlint.model.files import SourceFile
 from archlint.model.findings import Diagnostic, Finding, Suppression
-from archlint.model.gates import Gate
+from archlint.model.gates import Gate, GuardedUnits
 from archlint.model.scan import ScanOptions, ScanResult
+
+if TYPE_CHECKING:  # a stored result loads without the judging and linking modules: unpickling a
+    # state imports what it holds
+    from archlint.checks.context import GateResult
+    from archlint.engine.linkstore import StoredLinks
 
 FOLDER = "scans"  # inside the facts cache folder: pruned and cleared with it
 
@@ -38,7 +44,7 @@ class GateMemo:
 
 @dataclass(frozen=True)
 class ScanState:
-    links: tuple[FileLinks, ...]  # every CUDA file, in path order
+    links: StoredLinks  # every CUDA file's, each loaded when a re-scan asks for it
     memos: tuple[GateMemo, ...]
     results: tuple[GateResult, ...]  # parallel to memos
     file_findings: dict[tuple[str, str], tuple[Finding, ...]]  # (rule, path) -> the file rules' findings
@@ -55,7 +61,7 @@ class ScanState:
 @dataclass(frozen=True)
 class _Stored:
     digests: tuple[tuple[str, str, str], ...]  # (path, language, sha256) of every file scanned, sorted
-    payload: ScanResult | ScanState
+    payload: ScanState
 
 
 class ScanStore:
@@ -67,6 +73,9 @@ class ScanStore:
         folder = cache.folder / FOLDER
         self._result_path = folder / f"{key.hex()}-result.pkl"
         self._state_path = folder / f"{key.hex()}-state.pkl"
+        # the result's entry key: the scope and every file's content, so a changed tree misses on
+        # the entry's header alone
+        self._result_key = hashlib.sha256(key + repr(digests).encode("utf-8", "surrogateescape")).digest()
 
     @classmethod
     def open(cls, cache, options: ScanOptions, discovery) -> ScanStore:
@@ -82,14 +91,13 @@ class ScanStore:
         return not self._state_path.exists() and not self._result_path.exists()
 
     def unchanged_result(self) -> ScanResult | None:
-        stored = self._load(self._result_path)
-        if stored is None or stored.digests != self.digests or not isinstance(stored.payload, ScanResult):
-            return None
-        return stored.payload
+        if read_header_key(self._result_path) != self._result_key:
+            return None  # another tree's result (kept: a re-scan that stores nothing leaves it valid)
+        return read_entry(self._result_path, self._result_key, ScanResult, keep=True)
 
     def previous_state(self) -> tuple[dict[str, tuple[str, str]], ScanState] | None:
         """The last state and the files it saw: path -> (language, sha256)."""
-        stored = self._load(self._state_path)
+        stored = read_entry(self._state_path, self.key, _Stored, keep=True)
         if stored is None or not isinstance(stored.payload, ScanState):
             return None
         return {path: (language, digest) for path, language, digest in stored.digests}, stored.payload
@@ -104,19 +112,17 @@ class ScanStore:
     def save(self, result: ScanResult, state: ScanState | None) -> None:
         if self.racy:
             return
-        self._store(self._result_path, _Stored(self.digests, result))
+        _store(self._result_path, self._result_key, result)
         if state is not None:
-            self._store(self._state_path, _Stored(self.digests, state))
+            _store(self._state_path, self.key, _Stored(self.digests, state))
 
-    def _load(self, path) -> _Stored | None:
-        return read_entry(path, self.key, _Stored)
 
-    def _store(self, path, stored: _Stored) -> None:
-        try:
-            payload = pickle.dumps(stored, protocol=5)
-        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-            return
-        write_entry(path, self.key, payload)
+def _store(path, key: bytes, value: object) -> None:
+    try:
+        payload = pickle.dumps(value, protocol=5)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return
+    write_entry(path, key, payload)
 
 
 def _scope_key(cache, options: ScanOptions, discovery) -> bytes:

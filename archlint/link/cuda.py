@@ -26,8 +26,9 @@ class ResolvedInclude:
 @dataclass
 class CudaIndex:
     files: Mapping[str, CudaFacts]
-    includes: dict[str, tuple[ResolvedInclude, ...]] = field(default_factory=dict)
-    bindings: dict[str, tuple[Binding, ...]] = field(default_factory=dict)
+    # both may load lazily (a partial re-scan reads them from the stored scan as they are asked for)
+    includes: Mapping[str, tuple[ResolvedInclude, ...]] = field(default_factory=dict)
+    bindings: Mapping[str, tuple[Binding, ...]] = field(default_factory=dict)
     functions_by_name: Mapping[str, tuple[tuple[str, Function], ...]] = field(default_factory=dict)
 
     macro_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -78,11 +79,19 @@ class _Resolver:
         self.files = set(files)
         self.roots = roots
         self.generated = dict(generated or {})  # a file the JIT renders -> its template
-        self.by_suffix: dict[str, list[str]] = defaultdict(list)
+        self.by_name: dict[str, list[str]] = defaultdict(list)  # file name -> paths, sorted
         for path in sorted(self.files):
-            parts = path.split("/")
-            for i in range(len(parts)):  # every tail: `tensorrt_llm/kernels/.../moe_kernels.cuh` too
-                self.by_suffix["/".join(parts[i:])].append(path)
+            self.by_name[path.rpartition("/")[2]].append(path)
+        self._by_suffix: dict[str, list[str]] = {}
+
+    def ending_with(self, tail: str) -> list[str]:
+        """The files whose path is `tail` or ends with `/tail`, sorted: every tail, as
+        `tensorrt_llm/kernels/.../moe_kernels.cuh` too. Found from the file name when asked for,
+        so a re-scan resolving one file's includes does not index every tail of every path."""
+        if tail not in self._by_suffix:
+            self._by_suffix[tail] = [path for path in self.by_name.get(tail.rpartition("/")[2], ())
+                                     if path == tail or path.endswith("/" + tail)]
+        return self._by_suffix[tail]
 
     def resolve(self, including: str, target: str) -> str | None:
         target = target.replace("\\", "/")
@@ -94,7 +103,7 @@ class _Resolver:
             if candidate in self.files:
                 return candidate
         # Any folder that resolves it: a unique file whose path ends with the include text.
-        matches = self.by_suffix.get(posixpath.normpath(target), [])
+        matches = self.ending_with(posixpath.normpath(target))
         if len(matches) == 1:
             return matches[0]
         if matches:
@@ -155,8 +164,8 @@ def assemble(files: Mapping[str, CudaFacts], links: Iterable[FileLinks], functio
     links = tuple(links)
     index = CudaIndex(files, functions_by_name=functions_by_name, links=links)
     bindings: dict[str, list[Binding]] = defaultdict(list)
+    index.includes = {links_of_file.path: links_of_file.includes for links_of_file in links}
     for links_of_file in links:
-        index.includes[links_of_file.path] = links_of_file.includes
         for name, binding in links_of_file.bindings:
             bindings[name].append(binding)
         for name, calls in links_of_file.macro_calls:

@@ -1,21 +1,19 @@
-"""SARIF 2.1.0 for GitHub code scanning, built from sarif_om objects.
+"""SARIF 2.1.0 for GitHub code scanning, written as plain data and dumped with sorted keys, so
+the bytes are deterministic.
 
-Serialised with jschema_to_python's rules (`to_json`): property names mapped to the schema's,
-and every field equal to its attrs default dropped, so a result's `level: "warning"` would
-vanish; the levels are written back into the emitted JSON, which is then dumped with sorted keys
-so the bytes are deterministic. `to_json` deep-copies every object at every level of nesting,
-which costs seconds on a few thousand results; `_to_data` applies the same two rules to a
-shallow copy (tests check it matches `to_json` byte for byte).
+The document is what sarif_om objects serialised with jschema_to_python's `to_json` give, levels
+written back: tests/sarif_om_reference.py keeps that construction and tests check both agree on
+every field. Building objects to serialise them took most of a warm scan's time on a large tree.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Level, Location
 from archlint.postprocess.baseline import FINGERPRINT_KEY, LineHasher, fingerprint
 from archlint.report import Report
+from archlint.report.jsontext import dumps_indented
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/archlint/archlint"
@@ -31,103 +29,51 @@ _PRECISION = {"high": "high", "medium": "medium", "low": "low"}
 
 
 def render(report: Report) -> str:
-    log, findings = build_log(report)
-    document = _to_data(log)
-    _restore_defaults(document, report, findings)
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return dumps_indented(document(report)) + "\n"
 
 
-def build_log(report: Report):
-    """The sarif_om SarifLog, and the findings in the order of its results."""
-    import sarif_om as om  # heavy: only when SARIF is asked for
-
+def document(report: Report) -> dict:
+    """The SARIF log as plain data, as sarif_om with jschema_to_python's `to_json` would write it
+    (tests check it does): a property that is None, or that equals the schema's default (a rule
+    index of -1), is left out; levels are always written."""
     rule_ids = sorted(report.rules)
     findings = _capped(report.findings)
     hashes = _LineHashes(report.root)
-    log = om.SarifLog(
-        version="2.1.0",
-        schema_uri=SCHEMA_URI,
-        runs=[
-            om.Run(
-                tool=om.Tool(driver=_driver(om, report, rule_ids)),
-                results=[_result(om, f, rule_ids, hashes) for f in findings],
-                invocations=[_invocation(om, report, len(report.findings) - len(findings))],
-                column_kind="unicodeCodePoints",
-                original_uri_base_ids={SRCROOT: om.ArtifactLocation(uri=_root_uri(report.root))},
-                automation_details=_automation(om, report.category),
-            )
-        ],
-    )
-    return log, findings
+    index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
+    run = {
+        "tool": {"driver": _driver(report, rule_ids)},
+        "results": [_result(f, index, hashes) for f in findings],
+        "invocations": [_invocation(report, len(report.findings) - len(findings))],
+        "columnKind": "unicodeCodePoints",
+        "originalUriBaseIds": {SRCROOT: {"uri": _root_uri(report.root)}},
+    }
+    if report.category:
+        run["automationDetails"] = {"id": report.category if report.category.endswith("/") else f"{report.category}/"}
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def _to_data(log) -> dict:
-    """The SarifLog as plain data, as jschema_to_python serialises it: properties equal to their
-    attrs default dropped, Python names renamed to the schema's (each class's table read once)."""
-    import attr
-
-    plans: dict[type, dict[str, tuple[object, str]]] = {}
-
-    _FACTORY: type = attr.Factory  # type: ignore[assignment]  # a class at run time, typed as a function
-
-    def plan(cls) -> dict[str, tuple[object, str]]:
-        if cls not in plans:
-            fields = attr.fields(cls) if attr.has(cls) else ()
-            plans[cls] = {
-                f.name: (f.default.factory() if isinstance(f.default, _FACTORY) else f.default,  # type: ignore[attr-defined]
-                         f.metadata.get("schema_property_name") or f.name)
-                for f in fields
-            }
-        return plans[cls]
-
-    def convert(obj):
-        if obj is None or isinstance(obj, (str, bool, int, float)):
-            return obj
-        if isinstance(obj, (list, tuple)):
-            return [convert(item) for item in obj]
-        if isinstance(obj, dict):
-            return {str(key): convert(value) for key, value in obj.items()}
-        if not hasattr(obj, "__dict__"):
-            return str(obj)
-        fields = plan(type(obj))
-        data = {}
-        for name, value in vars(obj).items():
-            default, schema_name = fields.get(name, (_NO_DEFAULT, name))
-            if value != default:
-                data[schema_name] = convert(value)
-        return data
-
-    return convert(log)
-
-
-_NO_DEFAULT = object()
+def _present(**properties) -> dict:
+    return {name: value for name, value in properties.items() if value is not None}
 
 
 # ---------------------------------------------------------------- tool and rules
 
 
-def _driver(om, report: Report, rule_ids: list[str]):
-    return om.ToolComponent(
-        name="archlint",
-        version=report.version,
-        semantic_version=report.version,
-        information_uri=INFORMATION_URI,
-        rules=[_rule(om, report.rules[rule_id], report) for rule_id in rule_ids],
-    )
+def _driver(report: Report, rule_ids: list[str]) -> dict:
+    return _present(name="archlint", version=report.version, semanticVersion=report.version, informationUri=INFORMATION_URI,
+                    rules=[_rule(report.rules[rule_id], report) for rule_id in rule_ids])
 
 
-def _rule(om, info, report: Report):
-    bag = om.PropertyBag(tags=list(info.tags[:MAX_TAGS]))
-    vars(bag)["precision"] = _PRECISION.get(info.confidence, "medium")
-    vars(bag)["status"] = info.status
-    return om.ReportingDescriptor(
+def _rule(info, report: Report) -> dict:
+    bag = {"tags": list(info.tags[:MAX_TAGS]), "precision": _PRECISION.get(info.confidence, "medium"), "status": info.status}
+    return _present(
         id=info.id,
         name=info.name,
-        short_description=om.MultiformatMessageString(text=info.summary),
-        full_description=om.MultiformatMessageString(text=_section(info.description, "What it does")),
-        help=om.MultiformatMessageString(text=f"{info.help}\n\n{info.description}", markdown=info.description),
-        help_uri=info.url,
-        default_configuration=om.ReportingConfiguration(level=_level(report, info.id).value),
+        shortDescription=_present(text=info.summary),
+        fullDescription=_present(text=_section(info.description, "What it does")),
+        help=_present(text=f"{info.help}\n\n{info.description}", markdown=info.description),
+        helpUri=info.url,
+        defaultConfiguration={"level": _level(report, info.id).value},
         properties=bag,
     )
 
@@ -153,70 +99,64 @@ def _capped(findings) -> list[Finding]:
     return sorted(keep, key=Finding.sort_key)
 
 
-def _artifact(om, path: str):
-    return om.ArtifactLocation(uri=_uri(path), uri_base_id=SRCROOT)
+def _artifact(path: str) -> dict:
+    return {"uri": _uri(path), "uriBaseId": SRCROOT}
 
 
-def _region(om, location: Location):
-    region = om.Region(start_line=max(location.line, 1), start_column=max(location.col, 1))
+def _region(location: Location) -> dict:
+    region = {"startLine": max(location.line, 1), "startColumn": max(location.col, 1)}
     if location.end_line:
-        region.end_line = location.end_line
-        region.end_column = max(location.end_col, 1)
+        region["endLine"] = location.end_line
+        region["endColumn"] = max(location.end_col, 1)
     return region
 
 
-def _location(om, location: Location, message: str | None = None, ident: int | None = None):
-    loc = om.Location(
-        physical_location=om.PhysicalLocation(artifact_location=_artifact(om, location.path), region=_region(om, location))
-    )
+def _location(location: Location, message: str | None = None, ident: int | None = None) -> dict:
+    loc: dict = {"physicalLocation": {"artifactLocation": _artifact(location.path), "region": _region(location)}}
     if message is not None:
-        loc.message = om.Message(text=message)
+        loc["message"] = _present(text=message)
     if ident is not None:
-        loc.id = ident
+        loc["id"] = ident
     return loc
 
 
-def _result(om, finding: Finding, rule_ids: list[str], hashes: "_LineHashes"):
-    result = om.Result(
-        rule_id=finding.rule,
-        rule_index=rule_ids.index(finding.rule) if finding.rule in rule_ids else -1,
+def _result(finding: Finding, rule_index: dict[str, int], hashes: "_LineHashes") -> dict:
+    result = _present(
+        ruleId=finding.rule,
+        ruleIndex=rule_index.get(finding.rule),  # -1, the schema's default, is left out
         level=finding.level.value,
-        message=om.Message(text=finding.message),
-        locations=[_location(om, finding.location)],
-        partial_fingerprints=_fingerprints(finding, hashes),
+        message=_present(text=finding.message),
+        locations=[_location(finding.location)],
+        partialFingerprints=_fingerprints(finding, hashes),
     )
     hops = finding.evidence
     if hops:
-        result.related_locations = [
-            _location(om, hop.location, hop.message, i) for i, hop in enumerate(hops[:MAX_LOCATIONS], 1)
-        ]
-        result.code_flows = [_code_flow(om, finding, hops[:MAX_THREAD_FLOW_LOCATIONS - 1])]
+        result["relatedLocations"] = [_location(hop.location, hop.message, i) for i, hop in enumerate(hops[:MAX_LOCATIONS], 1)]
+        result["codeFlows"] = [_code_flow(finding, hops[:MAX_THREAD_FLOW_LOCATIONS - 1])]
     if finding.fixes:
-        result.fixes = [_fix(om, fix) for fix in finding.fixes]
+        result["fixes"] = [_fix(fix) for fix in finding.fixes]
     if finding.suppressed:
-        result.suppressions = [om.Suppression(kind="inSource")]
-    properties: dict[str, str | list[str]] = dict(finding.properties)
+        result["suppressions"] = [{"kind": "inSource"}]
+    properties: dict[str, str | list[str]] = {
+        name: list(value) if isinstance(value, (list, tuple)) else value for name, value in finding.properties}
     if finding.targets:
         properties["targets"] = list(finding.targets)
     if properties:
-        bag = om.PropertyBag()
-        vars(bag).update(properties)
-        result.properties = bag
+        result["properties"] = properties
     return result
 
 
-def _code_flow(om, finding: Finding, hops: tuple[Evidence, ...]):
+def _code_flow(finding: Finding, hops: tuple[Evidence, ...]) -> dict:
     places = [(finding.location, finding.message), *((hop.location, hop.message) for hop in hops)]
-    steps = [om.ThreadFlowLocation(location=_location(om, location, message)) for location, message in places]
-    return om.CodeFlow(thread_flows=[om.ThreadFlow(locations=steps)])
+    return {"threadFlows": [{"locations": [{"location": _location(location, message)} for location, message in places]}]}
 
 
-def _fix(om, fix: Fix):
+def _fix(fix: Fix) -> dict:
     loc = fix.location
-    deleted = om.Region(start_line=loc.line, start_column=loc.col, end_line=loc.end_line or loc.line, end_column=loc.end_col or loc.col)
-    replacement = om.Replacement(deleted_region=deleted, inserted_content=om.ArtifactContent(text=fix.replacement))
-    change = om.ArtifactChange(artifact_location=_artifact(om, loc.path), replacements=[replacement])
-    return om.Fix(description=om.Message(text=fix.description), artifact_changes=[change])
+    deleted = _present(startLine=loc.line, startColumn=loc.col, endLine=loc.end_line or loc.line, endColumn=loc.end_col or loc.col)
+    replacement = {"deletedRegion": deleted, "insertedContent": _present(text=fix.replacement)}
+    change = {"artifactLocation": _artifact(loc.path), "replacements": [replacement]}
+    return {"description": _present(text=fix.description), "artifactChanges": [change]}
 
 
 def _fingerprints(finding: Finding, hashes: "_LineHashes") -> dict[str, str]:
@@ -250,26 +190,24 @@ class _LineHashes:
 # ---------------------------------------------------------------- run-level parts
 
 
-def _invocation(om, report: Report, dropped: int):
-    notes = [_notification(om, d, report) for d in sorted(report.diagnostics, key=lambda d: (d.path, d.line, d.rule, d.message))]
+def _invocation(report: Report, dropped: int) -> dict:
+    notes = [_notification(d, report) for d in sorted(report.diagnostics, key=lambda d: (d.path, d.line, d.rule, d.message))]
     if dropped:
         text = f"{dropped} results over GitHub's limit of {MAX_RESULTS} per run were left out (lowest levels first)"
-        notes.append(om.Notification(message=om.Message(text=text), level="warning"))
-    invocation = om.Invocation(execution_successful=True)
-    invocation.tool_execution_notifications = notes
-    return invocation
+        notes.append({"message": {"text": text}, "level": "warning"})
+    return {"executionSuccessful": True, "toolExecutionNotifications": notes}
 
 
-def _notification(om, diagnostic: Diagnostic, report: Report):
-    note = om.Notification(
-        message=om.Message(text=diagnostic.message),
-        level=_diagnostic_level(diagnostic, report),
-        descriptor=om.ReportingDescriptorReference(id=diagnostic.rule),
-    )
+def _notification(diagnostic: Diagnostic, report: Report) -> dict:
+    note = {
+        "message": _present(text=diagnostic.message),
+        "level": _diagnostic_level(diagnostic, report),
+        "descriptor": _present(id=diagnostic.rule),
+    }
     if diagnostic.path and diagnostic.line > 0:
-        note.locations = [_location(om, Location(diagnostic.path, diagnostic.line))]
+        note["locations"] = [_location(Location(diagnostic.path, diagnostic.line))]
     elif diagnostic.path:
-        note.locations = [om.Location(physical_location=om.PhysicalLocation(artifact_location=_artifact(om, diagnostic.path)))]
+        note["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(diagnostic.path)}}]
     return note
 
 
@@ -278,26 +216,6 @@ def _diagnostic_level(diagnostic: Diagnostic, report: Report) -> str:
         level = _level(report, diagnostic.rule)
         return "note" if level is Level.NONE else level.value
     return "note"
-
-
-def _automation(om, category: str):
-    if not category:
-        return None
-    return om.RunAutomationDetails(id=category if category.endswith("/") else f"{category}/")
-
-
-def _restore_defaults(document: dict, report: Report, findings: list[Finding]) -> None:
-    """Write back the values to_json dropped for equalling their attrs defaults."""
-    run = document["runs"][0]
-    run["results"] = run.get("results", [])
-    for rule in run["tool"]["driver"].get("rules", []):
-        rule.setdefault("defaultConfiguration", {})["level"] = _level(report, rule["id"]).value
-    for result, finding in zip(run["results"], findings):
-        result["level"] = finding.level.value
-    notes = run["invocations"][0].get("toolExecutionNotifications", [])
-    levels = [_diagnostic_level(d, report) for d in sorted(report.diagnostics, key=lambda d: (d.path, d.line, d.rule, d.message))]
-    for note, level in zip(notes, levels + ["warning"]):
-        note["level"] = level
 
 
 def _uri(path: str) -> str:
