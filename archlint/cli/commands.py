@@ -7,7 +7,6 @@ commands that need them, so `archlint --version` stays fast.
 
 from __future__ import annotations
 
-import gc
 import importlib
 import importlib.util
 import os
@@ -15,8 +14,6 @@ import re
 import sys
 import traceback
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -378,12 +375,14 @@ def _scan_once(options: ScanOptions, settings: Settings, chosen: PostprocessSett
     # deferred: keeps `archlint --version` light
     from archlint.knowledge.rules import load_rules
     # deferred: as above
+    from archlint.engine.collector import collector_paused
+    # deferred: as above
     from archlint.engine.timing import stage_times
 
     rules = load_rules()
     with stage_times(view.verbose):
         result = _run_engine(options)
-    with _collector_paused():
+    with collector_paused():
         return _report(result, options, settings, chosen, view, rules)
 
 
@@ -414,20 +413,6 @@ def _report(result: ScanResult, options: ScanOptions, settings: Settings, chosen
     )
     exit_code = EXIT_FINDINGS if processed.fails(settings.fail_on) else EXIT_CLEAN
     return _Outcome(result, report, processed, render(view.fmt, report), exit_code)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Reporting a scan makes hundreds of thousands of short-lived objects (a SARIF document of
-    megabytes) that reference counting frees; the cycle collector would only walk the result and
-    every object the scan left alive again and again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _write_baseline(path: Path, outcome: _Outcome) -> None:

@@ -14,7 +14,6 @@ mtime cannot prove the bytes read are the bytes hashed).
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
 import pickle
@@ -26,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from archlint import __version__
+from archlint.engine.collector import collector_paused
 from archlint.extract.files import pickled_facts
 from archlint.knowledge.resources import data_hash
 from archlint.model.files import FileFacts, SourceFile
@@ -256,20 +256,10 @@ def _decode(data: bytes, key: bytes, kind: type = FileFacts, keep: bool = False)
 
 
 def unpickle(payload, keep: bool = False):
-    """pickle.loads with the cycle collector paused: each collection a large load triggers would
-    walk every object loaded so far again. `keep`: the objects live to the end of the scan, so they
-    are frozen (gc.freeze, as the pipeline freezes its facts; engine.run unfreezes them) before the
-    collector resumes; else its first collection would walk all of them once more."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        value = pickle.loads(payload)
-        if keep:
-            gc.freeze()
-        return value
-    finally:
-        if enabled:
-            gc.enable()
+    """pickle.loads with the cycle collector paused (engine.collector); `keep`: the objects live to
+    the end of the scan, so they are frozen before it resumes."""
+    with collector_paused(freeze=keep):
+        return pickle.loads(payload)
 
 
 def read_header_key(path: Path) -> bytes | None:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import gc
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from archlint.checks.context import Context
 from archlint.discover import discover
 from archlint.engine.cache import FactsCache
+from archlint.engine.collector import collector_paused
 from archlint.engine.linkstore import stored_links
 from archlint.engine.pysource import PythonFiles, python_extractor
 from archlint.engine.rescan import rescan
@@ -68,7 +66,7 @@ def link(options: ScanOptions, eager: bool = True) -> Linked:
         discovery = discover(options.paths, options.exclude)
         cache = _open_cache(options)
     try:
-        with _collector_paused():
+        with collector_paused(freeze=True):
             return _link(options, discovery, cache, eager)
     finally:
         if cache is not None:
@@ -142,23 +140,6 @@ def _extract(files: list[SourceFile], options: ScanOptions, cache, workers: Work
     return extract_all(files, options.jobs, options.max_file_bytes, cache, directives, progress=stage_progress, workers=workers)
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """A scan makes millions of objects and no reference cycles to speak of: reference counting
-    frees what it drops, and the cycle collector would only walk every live fact again and again
-    (loading facts sent back by the workers or kept in the cache took nine times as long with it
-    on). What the scan leaves is frozen at the end, so that no later collection walks it either
-    (rendering the report creates classes, which start collections)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
-
-
 def _cuda_of(facts: list[FileFacts]) -> list[CudaFacts]:
     return [f.cuda for f in facts if f.cuda is not None]
 
@@ -173,7 +154,7 @@ def run(options: ScanOptions, eager: bool = False) -> ScanResult:
     CUDA file can reach when the rest is unchanged. `eager` (or ARCHLINT_EAGER=1) reads every file
     in full, as a reference for the on-demand reading: both give the same result."""
     eager = eager or bool(os.environ.get("ARCHLINT_EAGER"))
-    with _collector_paused():
+    with collector_paused(freeze=True):
         return _run(options, eager)
 
 

@@ -25,27 +25,27 @@ from archlint.model.python import PyAssign, PyExpr, PythonFacts
 
 def load_condition_modules(index: PyIndex) -> None:
     """Read every module that can hold a condition on the compute capability."""
-    evaluator = Evaluator(index, known_ccs())
     words = {_Word(name) for name in (*index.idioms.capability_calls, *index.idioms.properties_calls)}
     asked: set[_Word] = set()
-    package_importers = set(index.spelling(_PACKAGE_IMPORTS))
     definitions: dict[str, list[_Definition]] = {}
-    judged: dict[tuple[str, str, str], bool] = {}
+    reading: set[tuple[str, str, str]] = set()  # the definitions found to read the capability
     while new := words - asked:
         asked |= new
         names = {word.name for word in new}
-        modules = sorted({module for word in new for module in _spellers(index, word, package_importers)})
+        modules = sorted({module for word in new for module in index.spelling_beside(word.name, word.owner)})
         index.load(modules)
+        # A fresh evaluator each round: a definition judged before the modules it calls were read
+        # is judged again once one of them gives it a new name to read.
+        evaluator = Evaluator(index, known_ccs())
         for module in modules:
             if module not in definitions:
                 definitions[module] = _definitions(index.modules[module])
             for definition in definitions[module]:
-                if definition.reads.isdisjoint(names):
-                    continue
                 key = (module, definition.kind, definition.ref)
-                if key not in judged:
-                    judged[key] = _reads_capability(evaluator, index, module, definition)
-                if judged[key]:
+                if key in reading or definition.reads.isdisjoint(names):
+                    continue
+                if _reads_capability(evaluator, index, module, definition):
+                    reading.add(key)
                     words.add(_Word(definition.name, "." if definition.method else module.rpartition(".")[2]))
 
 
@@ -58,18 +58,6 @@ class _Word:
     # the defining module's name, which a file reaching the definition spells to import it (or
     # that module's own package's, through an import from `.`, or a star import)
     owner: str = ""
-
-
-_PACKAGE_IMPORTS = ("from . import", "from .. import", "from ... import", "import *")
-
-
-def _spellers(index: PyIndex, word: _Word, package_importers: set[str]) -> set[str]:
-    if word.owner == ".":
-        return set(index.spelling({"." + word.name}))
-    spelling = set(index.spelling({word.name}))
-    if not word.owner or not spelling:
-        return spelling
-    return spelling & (set(index.spelling({word.owner})) | package_importers)
 
 
 @dataclass(frozen=True)
@@ -87,15 +75,13 @@ def _reads_capability(evaluator: Evaluator, index: PyIndex, module: str, definit
     name does what it imports (its reads are that one name, already found to)."""
     if definition.kind == "import":
         return True
-    for cc in evaluator.ccs:
-        trace = Trace()
-        if definition.kind == "function":
-            evaluator.call_value(index.qualify(module, definition.ref), (), cc, trace)
-        for assign in definition.assigns:
-            evaluator.value(assign.value, Scope(module, "", assign.line), cc, trace, 0)
-        if trace.arch:
-            return True
-    return False
+    # One compute capability tells: until the evaluation reads it, none can change its course.
+    cc, trace = evaluator.ccs[0], Trace()
+    if definition.kind == "function":
+        evaluator.call_value(index.qualify(module, definition.ref), (), cc, trace)
+    for assign in definition.assigns:
+        evaluator.value(assign.value, Scope(module, "", assign.line), cc, trace, 0)
+    return trace.arch
 
 
 def _definitions(facts: PythonFacts) -> list[_Definition]:

@@ -74,6 +74,10 @@ class _Given:
         return None
 
 
+# Imports that bind names of a package's modules without spelling the module's own name.
+_PACKAGE_IMPORTS = ("from . import", "from .. import", "from ... import", "import *")
+
+
 class PyIndex:
     """The linked Python modules. A module's facts are read when something asks for them: every
     answer is the one the index of all modules gives, as long as every module that holds gate
@@ -101,6 +105,7 @@ class PyIndex:
         self._callers_in: dict[str, dict[str, tuple[str, ...]]] = {}  # module -> callee -> its callers there
         self._spellers: dict[str, frozenset[str]] = {}
         self._callers: dict[str, tuple[str, ...]] = {}
+        self._importers: frozenset[str] | None = None  # modules importing from a package, or all names
         self._callees: dict[str, tuple[str, ...]] = {}
         self._functions: dict[str, PyFunction | None] = {}
         self.modules: Mapping[str, PythonFacts] = _Modules(self)
@@ -256,6 +261,41 @@ class PyIndex:
         return found
 
     def _modules_naming(self, qualname: str) -> list[str]:
+        """The modules whose calls can name the function: its own, and those spelling its name
+        where it can reach them (`spelling_beside`): a method as a member, a module-level function
+        (or the class whose `__init__` it is) beside the name of its module or of a module that
+        imports it, and so on through each import of it."""
+        last = qualname.rpartition(".")[2]
+        fn = self.function(qualname)
+        home = self.module_of_path.get(fn.path, "") if fn is not None else ""
+        local = qualname[len(home) + 1:] if home else ""
+        if fn is None:  # no call names a module; a function not found is looked for everywhere
+            return [] if qualname in self._path_of else self._modules_spelling(qualname)
+        if home and not fn.cls and "." in local:
+            return [home]  # a nested function: only its enclosing function can name it
+        if not home or local.count(".") != (1 if fn.cls else 0):
+            return self._modules_spelling(qualname)  # a method of a nested class
+        if last == "__init__":  # `C(...)`, `super().__init__(...)`
+            words = {(fn.cls, home.rpartition(".")[2]), (last, ".")}
+        else:
+            words = {(last, "." if fn.cls else home.rpartition(".")[2])}
+        asked: set[tuple[str, str]] = set()
+        modules = {home}
+        while new := words - asked:
+            asked |= new
+            found = sorted({module for name, owner in new for module in self.spelling_beside(name, owner)} - modules)
+            self.load(found)
+            modules.update(found)
+            names = {name for name, owner in asked if owner != "."}
+            for module in found:
+                owner = module.rpartition(".")[2]
+                for imp in self._facts[module].imports:
+                    words.update((alias, owner) for name, alias in zip(imp.names, imp.aliases) if name in names)
+        self.load([home])
+        return sorted(modules)
+
+    def _modules_spelling(self, qualname: str) -> list[str]:
+        """The modules spelling the function's name, or a name some module imports it as."""
         head, _, last = qualname.rpartition(".")
         words = {last, head.rpartition(".")[2]} if last == "__init__" else {last}
         asked: set[str] = set()
@@ -269,6 +309,23 @@ class PyIndex:
                 for imp in self._facts[module].imports:
                     words.update(alias for name, alias in zip(imp.names, imp.aliases) if name in asked)
         return modules
+
+    def spelling_beside(self, name: str, owner: str) -> list[str]:
+        """Modules that may name a definition `name` of a module whose last name is `owner`: they
+        spell the name beside that module's name (which importing it spells), an import from a
+        package or a star import. Owner "": wherever the name is spelled; ".": as a member."""
+        if owner == ".":
+            return self.spelling({"." + name})
+        spelling = self.spelling({name})
+        if not owner or not spelling:
+            return spelling
+        beside = set(self.spelling({owner})) | self._package_importers()
+        return [module for module in spelling if module in beside]
+
+    def _package_importers(self) -> frozenset[str]:
+        if self._importers is None:
+            self._importers = frozenset(self.spelling(_PACKAGE_IMPORTS))
+        return self._importers
 
     def sources(self, qualname: str) -> tuple[ResolvedSource, ...]:
         return self._sources.get(qualname, ())
