@@ -9,7 +9,7 @@ from archlint.model.cexpr import Expr
 from archlint.model.findings import Diagnostic, Suppression
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Declaration:
     """One namespace-scope definition: compiled into a unit when one of `names` is named there and,
     for a specialisation, every name in `keys` is too."""
@@ -28,7 +28,7 @@ class Declaration:
     qualified: frozenset[tuple[str, str]] = frozenset()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Declarations:
     items: tuple[Declaration, ...] = ()
     loose: frozenset[str] = frozenset()  # identifiers of code outside any definition: always compiled
@@ -37,7 +37,7 @@ class Declarations:
     namespaces: frozenset[str] = frozenset()  # the namespaces it opens or aliases (`cute`, `arch`, `gmma`)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Region:
     """One branch of a preprocessor conditional (#if / #elif / #else chain member).
 
@@ -57,7 +57,7 @@ class Region:
     include_guard: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MacroDef:
     name: str
     value: str  # the replacement text, stripped; "" for a bare #define
@@ -68,7 +68,7 @@ class MacroDef:
     end_line: int = 0  # last line of the definition (its continuation lines); 0: as `line`
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Include:
     target: str
     system: bool
@@ -76,7 +76,7 @@ class Include:
     region: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BodyLine:
     """A line of code inside a function body, summarised by the region it sits in."""
 
@@ -86,7 +86,7 @@ class BodyLine:
     false_arg: bool = False  # that call's condition is the literal `false`
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Function:
     name: str  # unqualified name
     qualname: str  # with enclosing namespaces/classes where known
@@ -101,7 +101,7 @@ class Function:
     template: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Construct:
     """An arch-sensitive use: a PTX instruction, an intrinsic/API call, an arch tag, an attribute."""
 
@@ -121,7 +121,7 @@ class Construct:
     every_alternative: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArchConstant:
     """`constexpr ... kMaxVecBytes = SGL_ARCH_BLACKWELL_OR_GREATER ? 32 : 16;`: a constant whose
     initializer spells a macro, so its value may differ from one target to another."""
@@ -133,7 +133,7 @@ class ArchConstant:
     region: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StaticAssert:
     """`static_assert(cond, ...)`, with the names its condition spells."""
 
@@ -144,7 +144,7 @@ class StaticAssert:
     function: str  # enclosing function's qualname, '' outside functions
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SmemRequest:
     kind: str  # 'static' | 'dynamic-attr' | 'launch'
     nbytes: int | None  # None when the size does not fold to a constant
@@ -155,7 +155,7 @@ class SmemRequest:
     function: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TemplateHole:
     line: int
     name: str  # the placeholder's expression, as written ('variant_decl')
@@ -163,7 +163,7 @@ class TemplateHole:
     why: str = ""  # for code: why its value stays unknown, once the scanned Python has been read
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RuntimeArch:
     """A target pinned in a string the code hands a run-time compiler (NVRTC's
     `"--gpu-architecture=sm_90a"`): what it compiles then runs on that arch only."""
@@ -175,7 +175,7 @@ class RuntimeArch:
     function: str  # qualname of the enclosing function, '' at file scope
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LoaderCall:
     """A call that loads device code at run time (`cuModuleLoadData`): the unit runs kernels that
     are not in it."""
@@ -187,7 +187,7 @@ class LoaderCall:
     function: str  # qualname of the enclosing function
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArchCheck:
     """Host code that lets only some GPUs through: a check (`FLASHINFER_CHECK(mSM == kSM_100 || mSM
     == kSM_103, ...)`, `if (!(sm == 100)) throw ...`) whose condition is a disjunction of equalities
@@ -206,7 +206,7 @@ class ArchCheck:
     unconditional: bool = False  # check: directly in its function's body, no return before it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SmConstant:
     """`constexpr int32_t kSM_100 = 100;`: an integer constant named for an SM version or arch."""
 
@@ -216,7 +216,7 @@ class SmConstant:
     region: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CudaFacts:
     path: str
     sha256: str

@@ -10,21 +10,21 @@ from archlint.model.python import PythonFacts
 from archlint.model.findings import Diagnostic
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceFile:
     path: str  # posix, relative to the scan root
     absolute: str
     language: str  # 'cuda' | 'python' | 'template'
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Discovery:
     root: str
     files: tuple[SourceFile, ...]
     diagnostics: tuple[Diagnostic, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileFacts:
     file: SourceFile
     cuda: CudaFacts | None = None

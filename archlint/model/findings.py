@@ -42,7 +42,7 @@ class Location:
 # ---------------------------------------------------------------- CUDA / C++ facts
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """Something archlint could not do with an input (AL902 and kin). Not a finding."""
 
@@ -52,7 +52,7 @@ class Diagnostic:
     rule: str = "AL902"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Suppression:
     line: int  # the line the suppression covers
     ids: tuple[str, ...]  # ids or names, as written
@@ -90,7 +90,7 @@ class EvidenceKind(Enum):
     VERDICT = "verdict"  # the static verdict a finding rests on
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """One hop of an evidence chain: a place, what it says, and what kind of hop it is. `source` and
     `name` are set for the kinds that say so (EvidenceKind); empty otherwise."""
@@ -102,7 +102,7 @@ class Evidence:
     name: str = ""  # the callee, construct, kernel or function a hop is about
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fix:
     """A textual replacement a maintainer would make (0-based columns are not used: 1-based)."""
 
@@ -111,7 +111,7 @@ class Fix:
     description: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     rule: str  # 'AL101'
     level: Level

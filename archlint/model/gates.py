@@ -10,7 +10,7 @@ from archlint.model.findings import Evidence, Location, Verdict
 from archlint.model.python import ResolvedSource, SourceRef, VersionedFlag
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Gate:
     id: str
     kind: str  # 'nvcc-flags' | 'decorator' | 'predicate-call' | 'capability-compare' | 'build-flags'
@@ -44,7 +44,7 @@ class Gate:
     versioned_defines: tuple[VersionedFlag, ...] = ()  # -D flags its spec passes as the CUDA toolkit's version decides
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CheckedConstruct:
     """An arch-sensitive construct a verdict's walk reached and found the target has: where it is,
     the arch guard it compiles under evaluated for the target, and the knowledge-base row saying so."""
@@ -57,7 +57,7 @@ class CheckedConstruct:
     needs: str  # the row's requirement in words ('needs sm_90 or newer')
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Reached:
     """What the walk behind a verdict checked: the units, the headers followed from them, the kernels
     compiled for the target, and every arch-sensitive construct compiled for it."""
@@ -69,7 +69,7 @@ class Reached:
     path: tuple[Evidence, ...] = ()  # the gate to the units, then what was checked: a finding's evidence
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TargetVerdict:
     target: str
     verdict: Verdict
@@ -81,7 +81,7 @@ class TargetVerdict:
     reached: Reached | None = None  # what a POLICY verdict checked; None for the other verdicts
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GateReport:
     """One gate and its verdict for every target it excludes."""
 
@@ -94,7 +94,7 @@ class GateReport:
     function: str = ""  # the enclosing function, local to its module ('gen_module', 'Class.method'); '' at module level
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GuardedUnits:
     sources: tuple[str, ...]  # root-relative CUDA files the gate's builds compile
     unresolved: tuple[str, ...]  # source references that could not be resolved, as written

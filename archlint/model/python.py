@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from archlint.model.findings import Diagnostic, Suppression
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PyExpr:
     """kind and what `text` holds:
 
@@ -37,7 +37,7 @@ class PyExpr:
         return tuple(arg for arg in self.args[1:] if arg.kind not in ("kw", "splat"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Span:
     line: int
     col: int
@@ -45,7 +45,7 @@ class Span:
     end_col: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Decorator:
     name: str  # dotted callee ('supported_compute_capability', 'functools.cache'), or text
     span: Span
@@ -53,7 +53,7 @@ class Decorator:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PyFunction:
     qualname: str  # local: 'func', 'Class.method', 'outer.inner'
     name: str
@@ -64,7 +64,7 @@ class PyFunction:
     path: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PyClass:
     qualname: str
     name: str
@@ -72,7 +72,7 @@ class PyClass:
     bases: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PyCall:
     callee: str  # dotted text as written ('current_compilation_context.get_nvcc_flags_list'), '' if not dotted
     span: Span
@@ -86,7 +86,7 @@ class PyCall:
         return {arg.text: arg.args[0] for arg in self.expr.args[1:] if arg.kind == "kw"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PyImport:
     module: str  # 'flashinfer.jit.core'; for `from . import env` the module is ''
     names: tuple[str, ...]  # imported names; () for `import module`
@@ -96,7 +96,7 @@ class PyImport:
     function: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PyConstant:
     name: str
     values: tuple[int, ...]
@@ -104,7 +104,7 @@ class PyConstant:
     span: Span | None = None  # the literal's span
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PyAssign:
     targets: tuple[str, ...]  # dotted targets; several for tuple unpacking
     value: PyExpr
@@ -115,7 +115,7 @@ class PyAssign:
     path: tuple = ()  # the branch conditions it runs under: ((PyExpr, taken), ...)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceRef:
     """An expression that names a CUDA source or template file."""
 
@@ -134,7 +134,7 @@ class SourceRef:
         return self.parts[-1] if self.parts else ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ResolvedSource:
     """A SourceRef with the file it names, once linking has followed its path expression."""
 
@@ -145,7 +145,7 @@ class ResolvedSource:
     reason: str = ""  # why it is unresolved, or what the basename fallback matched on
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VersionedFlag:
     """A flag a build passes exactly when its CUDA toolkit is at least `version` (`at_least`), or
     exactly when it is older (`"-DX" if is_cuda_version_at_least("12.8") else ""`)."""
@@ -165,7 +165,7 @@ def version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split("."))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FlagList:
     function: str
     line: int
@@ -199,7 +199,7 @@ def split_define(flag: str) -> tuple[str, str]:
     return name.strip(), value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Test:
     """A condition that decides control flow: a gate candidate."""
 
@@ -213,7 +213,7 @@ class Test:
     rest_calls: tuple[str, ...]  # callees after the statement in the same block (when exits)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PyReturn:
     function: str
     line: int
@@ -221,7 +221,7 @@ class PyReturn:
     path: tuple[tuple[PyExpr, bool], ...]  # enclosing conditions with their required truth
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArchString:
     """A string literal that spells a target ('-gencode=arch=compute_90a,code=sm_90a', '90a')."""
 
@@ -232,7 +232,7 @@ class ArchString:
     within: Span | None = None  # the list, tuple or set literal it is an element of, if any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PythonFacts:
     path: str
     sha256: str

@@ -8,7 +8,7 @@ from archlint.model.findings import Diagnostic, Finding, Suppression
 from archlint.model.gates import GateReport
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScanOptions:
     paths: tuple[str, ...]
     targets: tuple[str, ...] = ()  # target names ('sm_120a'); empty = config, else the KB defaults
@@ -23,7 +23,7 @@ class ScanOptions:
     max_file_bytes: int = 4 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScanResult:
     root: str  # absolute path all finding paths are relative to
     findings: tuple[Finding, ...]

@@ -26,14 +26,20 @@ def new_expr(kind: str, text: str, value: int | None = None, args: tuple[PyExpr,
     """`PyExpr(kind, text, value, args)`, built without the frozen dataclass's per-field setattr calls
     (the walk makes hundreds of thousands): equal, same repr and same pickle."""
     expr = _new(PyExpr)
-    _set(expr, "__dict__", {"kind": kind, "text": text, "value": value, "args": args})
+    _set(expr, "kind", kind)
+    _set(expr, "text", text)
+    _set(expr, "value", value)
+    _set(expr, "args", args)
     return expr
 
 
 def new_span(line: int, col: int, end_line: int, end_col: int) -> Span:
     """`Span(line, col, end_line, end_col)`, built as `new_expr` builds a PyExpr."""
     span = _new(Span)
-    _set(span, "__dict__", {"line": line, "col": col, "end_line": end_line, "end_col": end_col})
+    _set(span, "line", line)
+    _set(span, "col", col)
+    _set(span, "end_line", end_line)
+    _set(span, "end_col", end_col)
     return span
 
 
