@@ -87,3 +87,11 @@ def test_a_value_one_admitted_build_has_is_no_blocker(tmp_path):
     there holds here."""
     verdicts = _wide_verdicts(tmp_path, "[9, 10]", ("sm_89", "sm_90a", "sm_100a"), width=16)
     assert verdicts["sm_89"].verdict == "POLICY"
+
+
+def test_the_names_an_initializer_spells_are_read_through_every_operator():
+    from archlint.judge.asserts import _expr_names
+    from archlint.lang.cpp.expr import parse_condition
+
+    expr = parse_condition("defined(ARCH_WIDE) && (SGL_CUDA_ARCH >= 1000 ? kWide : VEC_BYTES(kNarrow))")
+    assert set(_expr_names(expr)) >= {"ARCH_WIDE", "SGL_CUDA_ARCH", "kWide", "VEC_BYTES"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import fields
 from itertools import product
 
 from archlint.knowledge.arch import ARCH_MACRO_RE
@@ -113,7 +114,7 @@ def _expr_names(expr) -> list[str]:
     if isinstance(expr, Opaque):
         return [n.decode() for n in _NAME_RE.findall(expr.text.encode())]
     names = [expr.name] if isinstance(expr, (Name, Defined, MacroCall)) else []
-    for child in vars(expr).values():
+    for child in (getattr(expr, field.name) for field in fields(expr)):
         for item in child if isinstance(child, tuple) else (child,):
             if not isinstance(item, (str, int)) and item is not None:
                 names += _expr_names(item)
