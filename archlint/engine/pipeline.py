@@ -41,6 +41,7 @@ from archlint.link.templates import fill_holes, read_templates
 from archlint.model.cuda import CudaFacts
 from archlint.model.files import Discovery, FileFacts, SourceFile
 from archlint.model.gates import Gate
+from archlint.model.python import PythonFacts
 from archlint.model.scan import ScanOptions, ScanResult
 
 
@@ -52,8 +53,9 @@ class Linked:
     facts: tuple[FileFacts, ...]
     discovery: Discovery
     index: CudaIndex
-    pyindex: PyIndex | None
+    pyindex: PyIndex | None  # None once a scan has linked its gates (archlint graph keeps it)
     context: Context
+    generated: dict[str, str]  # files the JIT renders from templates: name -> template path
     memos: tuple[GateMemo, ...] = ()  # one per judged gate, in the order of context.gate_results
     # CUDA files read for their directives only: no gate's units can include them
     shallow: frozenset[str] = frozenset()
@@ -67,18 +69,21 @@ def link(options: ScanOptions, eager: bool = True) -> Linked:
         cache = _open_cache(options)
     try:
         with collector_paused(freeze=True):
-            return _link(options, discovery, cache, eager)
+            return _link(options, discovery, cache, eager, keep_python=True)
     finally:
         if cache is not None:
             cache.flush()
 
 
-def _link(options: ScanOptions, discovery: Discovery, cache, eager: bool) -> Linked:
+def _link(options: ScanOptions, discovery: Discovery, cache, eager: bool, keep_python: bool = False) -> Linked:
+    """`keep_python`: the Python index and every Python file's facts stay in the result (else only
+    what a Python file reports is kept once the gates are linked)."""
     with Workers(options.jobs) as workers:
-        return _link_with(options, discovery, cache, eager, workers)
+        return _link_with(options, discovery, cache, eager, workers, keep_python)
 
 
-def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers) -> Linked:
+def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers,
+               keep_python: bool) -> Linked:
     """Python first, then CUDA on demand. Python: every file's bytes, full facts for those the byte
     prefilter picks and those whose conditions can read the capability, then whatever linking asks
     for; the rest are outlined (diagnostics and suppressions). CUDA: every file's directives (the
@@ -101,16 +106,21 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
         passed = passed_macros(pyindex) if pyindex is not None else frozenset()
         touched.files = len(python.full) - before
+    generated = generated_files(pyindex)
     with stage("outline", len(python.modules) - len(python.full)):
         python.release()
-        facts = facts + list(python.full.values()) + python.outlined()
+        read = list(python.full.values()) + python.outlined()
+        if not keep_python:  # what the rest of a scan reads of a Python file: what it reports
+            python.full.clear()
+            pyindex, read = None, [_reported_only(f) for f in read]
+        facts = facts + read
     cuda_files = [f for f in discovery.files if f.language == "cuda"]
     include_dirs = relative_dirs(options.include_dirs, root)
     shallow: frozenset[str] = frozenset()
     if gated and not eager:
         with stage("includes", len(cuda_files)):
             outline = _extract(cuda_files, options, cache, workers, directives=True)
-            outlined = build_index(_cuda_of(facts + outline), include_dirs, generated_files(pyindex))
+            outlined = build_index(_cuda_of(facts + outline), include_dirs, generated)
             needed = include_closure(outlined, tuple(sorted({s for _, units in gated for s in units.sources})))
             deep = [f for f in cuda_files if f.path in needed]
         shallow = frozenset(f.path for f in cuda_files if f.path not in needed)
@@ -123,7 +133,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
     facts = _in_discovery_order(facts, discovery)
     with stage("index"):
         kb = load_kb()
-        index = build_index(_cuda_of(facts), include_dirs, generated_files(pyindex))
+        index = build_index(_cuda_of(facts), include_dirs, generated)
         targets = scan_targets(options)
     with stage("verdicts", len(gated), "gates"):
         judging = Judging(index, kb)
@@ -133,11 +143,19 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, judging, targets, overrides))
         ctx = Context.judged(judging, targets, tuple(results))
-    return Linked(root, tuple(facts), discovery, index, pyindex, ctx, tuple(memos), shallow)
+    return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow)
 
 
 def _extract(files: list[SourceFile], options: ScanOptions, cache, workers: Workers, directives: bool = False) -> list[FileFacts]:
     return extract_all(files, options.jobs, options.max_file_bytes, cache, directives, progress=stage_progress, workers=workers)
+
+
+def _reported_only(facts: FileFacts) -> FileFacts:
+    python = facts.python
+    if python is None:
+        return facts
+    return replace(facts, python=PythonFacts(python.path, python.sha256, python.encoding, suppressions=python.suppressions,
+                                             diagnostics=python.diagnostics, partial_parse=python.partial_parse))
 
 
 def _cuda_of(facts: list[FileFacts]) -> list[CudaFacts]:
@@ -186,7 +204,7 @@ def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[Sca
         gate_findings = run_checks(ctx, options, file_rules=False)
         file_findings = findings_by_file(run_checks(ctx, options, file_rules=True))
     state = ScanState(
-        generated=generated_files(linked.pyindex),
+        generated=linked.generated,
         templates=read_templates(linked.facts),
         links=stored_links(linked.index),
         memos=linked.memos,

@@ -50,11 +50,21 @@ def stage(name: str, files: int | None = None, unit: str = "files") -> Iterator[
         _clear_progress()
         if _SHOWN.get() or os.environ.get("ARCHLINT_PROFILE"):
             count = touched.files
-            _say(name, time.perf_counter() - start, f"  {count:6d} {unit}" if count is not None else "")
+            _say(name, time.perf_counter() - start, f"  {count:6d} {unit}" if count is not None else "", _rss())
 
 
-def _say(name: str, seconds: float, touched: str = "") -> None:
-    print(f"archlint: stage {name:<10} {seconds:8.2f} s{touched}", file=sys.stderr)
+def _say(name: str, seconds: float, touched: str = "", rss: str = "") -> None:
+    print(f"archlint: stage {name:<10} {seconds:8.2f} s{touched:<14}{rss}", file=sys.stderr)
+
+
+def _rss() -> str:
+    """The main process's resident memory as a stage ends, where /proc tells it."""
+    try:
+        with open("/proc/self/statm") as handle:
+            pages = int(handle.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return ""
+    return f"  rss {pages * os.sysconf('SC_PAGE_SIZE') >> 20:6d} MiB"
 
 
 _shown = [False]  # a progress line is on screen

@@ -108,11 +108,19 @@ class PyIndex:
         self._importers: frozenset[str] | None = None  # modules importing from a package, or all names
         self._callees: dict[str, tuple[str, ...]] = {}
         self._functions: dict[str, PyFunction | None] = {}
-        self.modules: Mapping[str, PythonFacts] = _Modules(self)
-        self.functions: Mapping[str, PyFunction] = _Functions(self)
         self._sources: Mapping[str, tuple[ResolvedSource, ...]] = {}
         self.generated: Mapping[str, str] = {}  # generated file name -> template path
         self.renders: tuple[TemplateRender, ...] = ()  # each template rendering with its arguments
+
+    @property
+    def modules(self) -> Mapping[str, PythonFacts]:
+        """Module name -> facts (a view made on each use: the index holds no cycle, so it is freed
+        the moment a scan drops it, with the collector paused)."""
+        return _Modules(self)
+
+    @property
+    def functions(self) -> Mapping[str, PyFunction]:
+        return _Functions(self)
 
     # ---------------------------------------------------------------- reading modules
 
