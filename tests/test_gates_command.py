@@ -50,6 +50,6 @@ def test_verbose_scan_prints_stage_times_on_stderr_only():
     verbose = CliRunner().invoke(cli, ["scan", str(FLASHINFER), "--no-cache", "--format", "json", "-v"])
     assert verbose.exit_code == quiet.exit_code == 1
     assert verbose.stdout == quiet.stdout  # the report is untouched
-    stages = re.findall(r"^archlint: stage (\w+(?: \w+)?) +\d+\.\d\d s(?: +\d+ \w+)?$", verbose.stderr, re.M)
+    stages = re.findall(r"^archlint: stage (\w+(?: \w+)?) +\d+\.\d\d s(?: +\d+ \w+)?(?: +rss +\d+ MiB)?$", verbose.stderr, re.M)
     assert stages == ["discover", "facts", "pylink", "outline", "includes", "unit facts", "index", "verdicts", "checks", "total"]
     assert quiet.stderr == ""

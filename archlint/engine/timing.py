@@ -54,7 +54,7 @@ def stage(name: str, files: int | None = None, unit: str = "files") -> Iterator[
 
 
 def _say(name: str, seconds: float, touched: str = "", rss: str = "") -> None:
-    print(f"archlint: stage {name:<10} {seconds:8.2f} s{touched:<14}{rss}", file=sys.stderr)
+    print(f"archlint: stage {name:<10} {seconds:8.2f} s{touched:<14}{rss}".rstrip(), file=sys.stderr)
 
 
 def _rss() -> str:
