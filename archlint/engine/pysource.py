@@ -25,20 +25,20 @@ class PythonFiles:
         self._files = {file.path: file for file in files}
         self._extract = extract
         self.full: dict[str, FileFacts] = {}  # path -> full facts, for every file read in full
-        texts: list[bytes] = []
+        # One buffer, grown in place: each file's bytes are dropped as soon as they are copied in
+        # (a list of them, then joined, left as much memory again behind in the allocator).
+        self._all = bytearray()
         self.modules: list[str] = []  # the files that can be modules: readable, not binary
+        self._starts: list[int] = []
         for file in files:
             data, _ = read_bytes(file, max_bytes)
             if data is None or b"\x00" in data[:8192]:
                 continue
             self.modules.append(file.path)
-            texts.append(_as_read(data))
-        self._starts: list[int] = []
-        offset = 0
-        for text in texts:
-            self._starts.append(offset)
-            offset += len(text) + 1
-        self._all = b"\x00".join(texts)
+            if self._starts:
+                self._all += b"\x00"
+            self._starts.append(len(self._all))
+            self._all += _as_read(data)
         self._positions = {path: index for index, path in enumerate(self.modules)}
         self._names: dict[bytes, list[int]] | None = None  # built on the first question
         self._released = False
@@ -66,7 +66,7 @@ class PythonFiles:
         if index is None or self._released:
             return None
         end = self._starts[index + 1] - 1 if index + 1 < len(self._starts) else len(self._all)
-        return self._all[self._starts[index]:end]
+        return bytes(self._all[self._starts[index]:end])
 
     # ---------------------------------------------------------------- the prefilter and the rest
 
@@ -82,7 +82,7 @@ class PythonFiles:
 
     def release(self) -> None:
         """Drop the bytes: linking is done."""
-        self._all = b""
+        self._all = bytearray()
         self._names = None
         self._released = True
 
@@ -122,7 +122,7 @@ class PythonFiles:
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _name_index(text: bytes, starts: list[int]) -> dict[bytes, list[int]]:
+def _name_index(text: bytearray, starts: list[int]) -> dict[bytes, list[int]]:
     """Each ASCII name -> the files (by position) that spell it: one pass over all the bytes."""
     names: dict[bytes, list[int]] = {}
     ends = [*starts[1:], len(text) + 1]
@@ -135,7 +135,7 @@ def _name_index(text: bytes, starts: list[int]) -> dict[bytes, list[int]]:
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-def _spelled_at(text: bytes, at: int, needle: bytes) -> bool:
+def _spelled_at(text: bytes | bytearray, at: int, needle: bytes) -> bool:
     """The needle found at `at` is a whole name, not part of a longer one (a member needle, `.name`,
     follows whatever it is a member of)."""
     start, end = at + (needle[:1] == b"."), at + len(needle)
