@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from archlint.model.records import fast_pickling
+
 
 @dataclass(frozen=True, slots=True)
 class Num:
@@ -59,3 +61,6 @@ Expr = Num | Name | Defined | Unary | Binary | Ternary | MacroCall | Opaque
 
 
 TRUE_EXPR = Num(1)
+
+
+fast_pickling(globals())

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from archlint.model.cexpr import Expr
 from archlint.model.findings import Diagnostic, Suppression
+from archlint.model.records import fast_pickling
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,3 +239,6 @@ class CudaFacts:
     loaders: tuple[LoaderCall, ...] = ()
     arch_checks: tuple[ArchCheck, ...] = ()
     sm_constants: tuple[SmConstant, ...] = ()
+
+
+fast_pickling(globals())

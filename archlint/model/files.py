@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 from archlint.model.cuda import CudaFacts
-from archlint.model.python import PythonFacts
 from archlint.model.findings import Diagnostic
+from archlint.model.python import PythonFacts
+from archlint.model.records import fast_pickling
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,3 +30,6 @@ class FileFacts:
     cuda: CudaFacts | None = None
     python: PythonFacts | None = None
     diagnostics: tuple[Diagnostic, ...] = ()
+
+
+fast_pickling(globals())

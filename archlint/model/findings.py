@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from archlint.model.records import fast_pickling
+
 
 class Level(str, Enum):
     ERROR = "error"
@@ -127,3 +129,6 @@ class Finding:
 
     def sort_key(self) -> tuple:
         return (self.location.path, self.location.line, self.location.col, self.rule, self.message)
+
+
+fast_pickling(globals())

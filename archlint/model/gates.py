@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from archlint.model.findings import Evidence, Location, Verdict
 from archlint.model.python import ResolvedSource, SourceRef, VersionedFlag
+from archlint.model.records import fast_pickling
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,3 +105,6 @@ class GuardedUnits:
     # Device code written in Python that the gate's code runs (a CuTe DSL kernel module it calls):
     # the evidence hops to the first such call, () for none.
     python_kernels: tuple[Evidence, ...] = ()
+
+
+fast_pickling(globals())

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from archlint.model.findings import Diagnostic, Suppression
+from archlint.model.records import fast_pickling
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,3 +256,6 @@ class PythonFacts:
     partial_parse: bool = False
 
 
+
+
+fast_pickling(globals())

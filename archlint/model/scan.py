@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from archlint.model.findings import Diagnostic, Finding, Suppression
 from archlint.model.gates import GateReport
+from archlint.model.records import fast_pickling
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,3 +33,6 @@ class ScanResult:
     files_scanned: int = 0
     targets: tuple[str, ...] = ()
     suppressions: tuple[tuple[str, tuple[Suppression, ...]], ...] = field(default=())
+
+
+fast_pickling(globals())
