@@ -37,5 +37,6 @@ def _install(cls: type) -> None:
     def __setstate__(self, state):
         any(map(setter, repeat(self), names, state))
 
+    # setattr: assigning over the pair object declares would not type-check
     setattr(cls, "__getstate__", __getstate__)
     setattr(cls, "__setstate__", __setstate__)
