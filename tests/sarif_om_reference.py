@@ -1,25 +1,29 @@
 """The SARIF writer as it was built on sarif_om objects and jschema_to_python's rules: the
-reference archlint.report.sarif.document is checked against (tests/test_sarif.py)."""
+reference archlint.report.sarif.document is checked against (tests/test_sarif.py). What does not
+build a sarif_om object (the limits, the capping, the line hashes, URIs) is the writer's own."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Level, Location
-from archlint.postprocess.baseline import FINGERPRINT_KEY, LineHasher, fingerprint
+from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Location
 from archlint.report import Report
-
-SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-INFORMATION_URI = "https://github.com/archlint/archlint"
-SRCROOT = "%SRCROOT%"
-# GitHub code scanning's limits (see docs/github-code-scanning.md): 25,000 results per run is
-# a hard limit; per result, GitHub keeps only 100 locations and 1,000 thread flow locations
-# (hard limits 1,000 and 10,000), so longer evidence chains are cut to what it displays.
-MAX_RESULTS = 25_000
-MAX_LOCATIONS = 100
-MAX_THREAD_FLOW_LOCATIONS = 1_000
-MAX_TAGS = 20
-_PRECISION = {"high": "high", "medium": "medium", "low": "low"}
+from archlint.report.sarif import (
+    _PRECISION,
+    INFORMATION_URI,
+    MAX_LOCATIONS,
+    MAX_RESULTS,
+    MAX_TAGS,
+    MAX_THREAD_FLOW_LOCATIONS,
+    SCHEMA_URI,
+    SRCROOT,
+    _capped,
+    _diagnostic_level,
+    _fingerprints,
+    _level,
+    _LineHashes,
+    _root_uri,
+    _section,
+    _uri,
+)
 
 
 def reference_document(report: Report) -> dict:
@@ -124,27 +128,6 @@ def _rule(om, info, report: Report):
     )
 
 
-def _section(markdown: str, heading: str) -> str:
-    """The text under `## heading`, up to the next heading; whitespace collapsed."""
-    body = markdown.split(f"## {heading}", 1)[-1].split("\n## ", 1)[0]
-    return " ".join(body.split())
-
-
-def _level(report: Report, rule_id: str) -> Level:
-    return report.levels.get(rule_id) or report.rules[rule_id].severity
-
-
-# ---------------------------------------------------------------- results
-
-
-def _capped(findings) -> list[Finding]:
-    ordered = sorted(findings, key=Finding.sort_key)
-    if len(ordered) <= MAX_RESULTS:
-        return ordered
-    keep = sorted(ordered, key=lambda f: (-f.level.rank, f.sort_key()))[:MAX_RESULTS]
-    return sorted(keep, key=Finding.sort_key)
-
-
 def _artifact(om, path: str):
     return om.ArtifactLocation(uri=_uri(path), uri_base_id=SRCROOT)
 
@@ -211,37 +194,6 @@ def _fix(om, fix: Fix):
     return om.Fix(description=om.Message(text=fix.description), artifact_changes=[change])
 
 
-def _fingerprints(finding: Finding, hashes: "_LineHashes") -> dict[str, str]:
-    prints = {FINGERPRINT_KEY: fingerprint(finding)}
-    line_hash = hashes.get(finding.location.path, finding.location.line)
-    if line_hash:
-        prints["primaryLocationLineHash"] = line_hash
-    return prints
-
-
-class _LineHashes:
-    """primaryLocationLineHash per (file, line), from the scanned source; each file read once."""
-
-    def __init__(self, root: str) -> None:
-        self.root = Path(root) if root else None
-        self.cache: dict[str, LineHasher | None] = {}
-
-    def get(self, path: str, line: int) -> str | None:
-        if self.root is None:
-            return None
-        if path not in self.cache:
-            try:
-                text = (self.root / path).read_bytes().decode("utf-8", "replace")
-            except OSError:
-                text = None
-            self.cache[path] = LineHasher(text) if text is not None else None
-        hasher = self.cache[path]
-        return hasher.get(line) if hasher is not None else None
-
-
-# ---------------------------------------------------------------- run-level parts
-
-
 def _invocation(om, report: Report, dropped: int):
     notes = [_notification(om, d, report) for d in sorted(report.diagnostics, key=lambda d: (d.path, d.line, d.rule, d.message))]
     if dropped:
@@ -265,13 +217,6 @@ def _notification(om, diagnostic: Diagnostic, report: Report):
     return note
 
 
-def _diagnostic_level(diagnostic: Diagnostic, report: Report) -> str:
-    if diagnostic.rule in report.rules:
-        level = _level(report, diagnostic.rule)
-        return "note" if level is Level.NONE else level.value
-    return "note"
-
-
 def _automation(om, category: str):
     if not category:
         return None
@@ -291,15 +236,3 @@ def _restore_defaults(document: dict, report: Report, findings: list[Finding]) -
     for note, level in zip(notes, levels + ["warning"]):
         note["level"] = level
 
-
-def _uri(path: str) -> str:
-    from urllib.parse import quote
-
-    return quote(path.replace("\\", "/"), safe="/")
-
-
-def _root_uri(root: str) -> str:
-    if not root:
-        return "./"
-    uri = Path(root).resolve().as_uri()
-    return uri if uri.endswith("/") else uri + "/"
