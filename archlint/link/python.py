@@ -154,7 +154,9 @@ class PyIndex:
     def spelling(self, words: Collection[str]) -> list[str]:
         """Modules whose file may spell one of the words."""
         paths = self._reader.spelling(words)
-        return [name for name, path in self._path_of.items() if paths is None or path in paths]
+        if paths is None:
+            return list(self._path_of)
+        return [self.module_of_path[path] for path in sorted(paths) if path in self.module_of_path]
 
     def text(self, module: str) -> bytes | None:
         path = self._path_of.get(module)
