@@ -245,3 +245,45 @@ def test_cli_scan_uses_the_cache_unless_told_not_to(tmp_path, cache_home):
     cached = runner.invoke(cli, ["scan", str(tree), "--format", "json"])
     assert entries(cache_home)
     assert cached.stdout == uncached.stdout
+
+
+def test_workers_store_the_facts_they_extract(tmp_path, cache_home, monkeypatch):
+    from archlint.extract import files as extraction
+
+    tree = generated_tree(tmp_path)
+    files = list(discover((str(tree),)).files)
+    made = extraction.extract_all(files, 2, 1 << 22, FactsCache.open())  # two workers
+    FactsCache.open().flush()
+    assert len(entries(cache_home)) == len(files)
+
+    def fail(*args, **kwargs):
+        raise AssertionError("a file a worker stored was extracted again")
+
+    monkeypatch.setattr(extraction, "extract_file", fail)
+    assert extraction.extract_all(files, 2, 1 << 22, FactsCache.open()) == made
+    assert made == [extract_file(file, 1 << 22) for file in files]
+
+
+def test_facts_of_a_file_changed_after_it_was_hashed_are_not_stored(tmp_path, cache_home):
+    tree = generated_tree(tmp_path)
+    file = next(f for f in discover((str(tree),)).files if f.path == "csrc/comm.cu")
+    cache = FactsCache.open()
+    sink = cache.sink([file])  # hashed now; a worker extracts later
+    facts = extract_file(file, 1 << 22)
+    (tree / "csrc" / "comm.cu").write_text("__global__ void changed() {}\n")
+    os.utime(tree / "csrc" / "comm.cu", (OLD + 30, OLD + 30))
+    from archlint.extract.files import pickled_facts
+
+    sink.write(file, pickled_facts(facts))
+    assert entries(cache_home) == []
+    assert FactsCache.open().get(file) is None
+
+
+@pytest.mark.parametrize("name", ["gate-flashinfer", "gate-arch-constant", "gate-sglang-jit"])
+def test_facts_come_back_from_a_pickle_as_they_went(name):
+    import pickle
+
+    for file in discover((str(FIXTURES / name),)).files:
+        facts = extract_file(file, 1 << 22)
+        again = pickle.loads(pickle.dumps(facts, protocol=5))
+        assert again == facts and repr(again) == repr(facts)
