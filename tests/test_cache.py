@@ -272,9 +272,9 @@ def test_facts_of_a_file_changed_after_it_was_hashed_are_not_stored(tmp_path, ca
     facts = extract_file(file, 1 << 22)
     (tree / "csrc" / "comm.cu").write_text("__global__ void changed() {}\n")
     os.utime(tree / "csrc" / "comm.cu", (OLD + 30, OLD + 30))
-    from archlint.extract.files import pickled_facts
+    from archlint.extract.files import pickled
 
-    sink.write(file, pickled_facts(facts))
+    sink.write(file, pickled(facts))
     assert entries(cache_home) == []
     assert FactsCache.open().get(file) is None
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from archlint import __version__
 from archlint.engine.collector import collector_paused
-from archlint.extract.files import pickled_facts
+from archlint.extract.files import pickled
 from archlint.knowledge.resources import data_hash
 from archlint.model.files import FileFacts, SourceFile
 
@@ -111,7 +111,7 @@ class FactsCache:
         return replace(facts, file=file)
 
     def put(self, file: SourceFile, facts: FileFacts) -> None:
-        payload = pickled_facts(facts)
+        payload = pickled(facts)
         if payload is not None:
             self.sink([file]).write(file, payload)
 

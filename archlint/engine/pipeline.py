@@ -10,7 +10,7 @@ from archlint.discover import discover
 from archlint.engine.cache import FactsCache
 from archlint.engine.collector import collector_paused
 from archlint.engine.linkstore import stored_links
-from archlint.engine.pysource import PythonFiles, python_extractor
+from archlint.engine.pysource import PythonFiles
 from archlint.engine.rescan import rescan
 from archlint.engine.steps import (
     assemble_result,
@@ -93,7 +93,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
     with stage("facts") as touched:
         facts = _extract([f for f in discovery.files if f.language == "template"], options, cache, workers)
         python = PythonFiles([f for f in discovery.files if f.language == "python"], options.max_file_bytes,
-                             python_extractor(options, cache, workers, stage_progress))
+                             lambda todo, outline: _extract(todo, options, cache, workers, directives=outline))
         pyindex = _python_index(python, root, discovery, eager)
         touched.files = len(facts) + len(python.full)
     with stage("pylink") as touched:

@@ -10,7 +10,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Callable
 
-from archlint.extract.files import Workers, extract_all, read_bytes
+from archlint.extract.files import read_bytes
 from archlint.extract.python.markers import Markers
 from archlint.model.files import FileFacts, SourceFile
 from archlint.model.python import PythonFacts
@@ -66,7 +66,7 @@ class PythonFiles:
         if index is None or self._released:
             return None
         end = self._starts[index + 1] - 1 if index + 1 < len(self._starts) else len(self._all)
-        return bytes(self._all[self._starts[index]:end])
+        return bytes(memoryview(self._all)[self._starts[index]:end])  # one copy, not two
 
     # ---------------------------------------------------------------- the prefilter and the rest
 
@@ -149,9 +149,3 @@ def _as_read(data: bytes) -> bytes:
         return data
     except UnicodeDecodeError:
         return data.decode("latin-1").encode("utf-8")
-
-
-def python_extractor(options, cache, workers: Workers, progress=None) -> Extract:
-    def extract(files: list[SourceFile], outline: bool) -> list[FileFacts]:
-        return extract_all(files, options.jobs, options.max_file_bytes, cache, outline, progress=progress, workers=workers)
-    return extract

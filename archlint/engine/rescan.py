@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from archlint.checks.context import Context, GateResult, live_table
+from archlint.engine.linkstore import StoredLinks, lazy_index, with_links
 from archlint.engine.steps import (
     assemble_result,
     findings_by_file,
@@ -24,16 +25,15 @@ from archlint.engine.steps import (
     judge_gate,
     relative_dirs,
     run_checks,
-    user_defines,
     scan_targets,
     suppressions_of,
+    user_defines,
 )
 from archlint.engine.store import ScanState
 from archlint.engine.timing import stage
 from archlint.extract.files import extract_all, extract_file
 from archlint.judge.analysis import Judging
 from archlint.knowledge.kb import load_kb
-from archlint.engine.linkstore import StoredLinks, lazy_index, with_links
 from archlint.link.cuda import file_links, resolver_for
 from archlint.model.files import FileFacts
 
@@ -123,8 +123,9 @@ def rescan(options, discovery, cache, store):
                 memo = replace(memo, deps=include_closure(index, memo.units.sources))
                 if memo.deps & shallow:
                     return None  # the change reaches a file read for its directives only
-                rejudged.append((old, judge_gate(memo.gate, memo.units, judging, targets, overrides)))
-                old = rejudged[-1][1]
+                new = judge_gate(memo.gate, memo.units, judging, targets, overrides)
+                rejudged.append((old, new))
+                old = new
             memos.append(memo)
             results.append(old)
     with stage("checks"):

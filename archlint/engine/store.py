@@ -13,13 +13,12 @@ nothing, since that file's hash may not match the bytes its facts came from.
 from __future__ import annotations
 
 import hashlib
-import pickle
 from dataclasses import dataclass
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from archlint.engine.cache import read_entry, read_header_key, write_entry
+from archlint.extract.files import pickled
 from archlint.model.files import SourceFile
 from archlint.model.findings import Diagnostic, Finding, Suppression
 from archlint.model.gates import Gate, GuardedUnits
@@ -118,11 +117,9 @@ class ScanStore:
 
 
 def _store(path, key: bytes, value: object) -> None:
-    try:
-        payload = pickle.dumps(value, protocol=5)
-    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-        return
-    write_entry(path, key, payload)
+    payload = pickled(value)
+    if payload is not None:
+        write_entry(path, key, payload)
 
 
 def _scope_key(cache, options: ScanOptions, discovery) -> bytes:

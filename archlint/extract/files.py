@@ -108,8 +108,8 @@ def _extract_many(batch: list[SourceFile], max_bytes: int, directives: bool = Fa
     out = []
     for file in batch:
         facts = extract_file(file, max_bytes, directives)
-        if sink is not None and (payload := pickled_facts(facts)) is not None:
-            sink.write(_cache_key(file, directives), payload)
+        if sink is not None:
+            _stored(file, facts, sink)
         out.append(facts)
     return out
 
@@ -118,19 +118,25 @@ def _extract_pickled(batch: list[SourceFile], max_bytes: int, directives: bool, 
     """In a worker: the batch's facts pickled once, both for the cache entry and for the trip back."""
     out = []
     for file in batch:
-        payload = pickled_facts(extract_file(file, max_bytes, directives))
+        payload = _stored(file, extract_file(file, max_bytes, directives), sink)
         if payload is None:
             raise ValueError(f"{file.path}: facts cannot be pickled")
-        if sink is not None:
-            sink.write(_cache_key(file, directives), payload)
         out.append(payload)
     return out
 
 
-def pickled_facts(facts: FileFacts) -> bytes | None:
-    """The facts as a cache entry's payload (and a worker's answer), or None when they cannot be pickled."""
+def _stored(file: SourceFile, facts: FileFacts, sink) -> bytes | None:
+    """The facts pickled, and stored through `sink` when given (None: they cannot be pickled)."""
+    payload = pickled(facts)
+    if payload is not None and sink is not None:
+        sink.write(file, payload)
+    return payload
+
+
+def pickled(value: object) -> bytes | None:
+    """The value pickled, as a cache entry and a worker's answer hold it, or None when it cannot be."""
     try:
-        return pickle.dumps(facts, protocol=5)
+        return pickle.dumps(value, protocol=5)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         return None
 
