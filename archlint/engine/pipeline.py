@@ -33,9 +33,10 @@ from archlint.gates.detect import find_gates
 from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
 from archlint.judge.analysis import Judging
 from archlint.judge.verdicts import guarded_units
+from archlint.knowledge.idioms import load_idioms
 from archlint.knowledge.kb import load_kb
 from archlint.link.cuda import CudaIndex, build_index
-from archlint.link.python import PyIndex
+from archlint.link.python import PACKAGE_IMPORTS, PyIndex
 from archlint.link.python import link as link_python_index
 from archlint.link.templates import fill_holes, read_templates
 from archlint.model.cuda import CudaFacts
@@ -93,7 +94,8 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
     with stage("facts") as touched:
         facts = _extract([f for f in discovery.files if f.language == "template"], options, cache, workers)
         python = PythonFiles([f for f in discovery.files if f.language == "python"], options.max_file_bytes,
-                             lambda todo, outline: _extract(todo, options, cache, workers, directives=outline))
+                             lambda todo, outline: _extract(todo, options, cache, workers, directives=outline),
+                             None if eager else markers(load_idioms()), PACKAGE_IMPORTS)
         pyindex = _python_index(python, root, discovery, eager)
         touched.files = len(facts) + len(python.full)
     with stage("pylink") as touched:
@@ -242,7 +244,7 @@ def _python_index(python: PythonFiles, root: str, discovery: Discovery, eager: b
     if eager:
         pyindex.load_all()
     else:
-        pyindex.load_paths(python.marked(markers(pyindex.idioms)))
+        pyindex.load_paths(python.marked)
         load_condition_modules(pyindex)
     return link_python_index(pyindex)
 

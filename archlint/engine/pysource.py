@@ -5,7 +5,6 @@ suppressions, without a walk."""
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Callable
@@ -21,26 +20,40 @@ Extract = Callable[[list[SourceFile], bool], list[FileFacts]]
 class PythonFiles:
     """Implements link.python.ModuleReader over the scan's Python files."""
 
-    def __init__(self, files: Sequence[SourceFile], max_bytes: int, extract: Extract) -> None:
+    def __init__(self, files: Sequence[SourceFile], max_bytes: int, extract: Extract,
+                 prefilter: Markers | None = None, phrases: Collection[str] = ()) -> None:
         self._files = {file.path: file for file in files}
+        self._max_bytes = max_bytes
         self._extract = extract
         self.full: dict[str, FileFacts] = {}  # path -> full facts, for every file read in full
-        # One buffer, grown in place: each file's bytes are dropped as soon as they are copied in
-        # (a list of them, then joined, left as much memory again behind in the allocator).
-        self._all = bytearray()
         self.modules: list[str] = []  # the files that can be modules: readable, not binary
-        self._starts: list[int] = []
+        self.marked: list[str] = []  # the modules whose bytes `prefilter` holds
+        # Each file is read once, and only these are kept of its bytes (the page cache keeps the
+        # rest): each ASCII name it spells, as a name and as a member, and whether it has other
+        # letters, where a name with them is looked for in the bytes again; and the files holding
+        # each of `phrases` (any other text that is not a name is looked for in every file again).
+        self._names: dict[bytes, list[int]] = {}
+        self._members: dict[bytes, list[int]] = {}
+        self._wide: list[int] = []
+        self._phrases: dict[bytes, list[int]] = {phrase.encode("utf-8"): [] for phrase in phrases}
         for file in files:
             data, _ = read_bytes(file, max_bytes)
             if data is None or b"\x00" in data[:8192]:
                 continue
+            data = _as_read(data)
+            index = len(self.modules)
             self.modules.append(file.path)
-            if self._starts:
-                self._all += b"\x00"
-            self._starts.append(len(self._all))
-            self._all += _as_read(data)
-        self._positions = {path: index for index, path in enumerate(self.modules)}
-        self._names: dict[bytes, list[int]] | None = None  # built on the first question
+            if prefilter is not None and prefilter.hold(data):
+                self.marked.append(file.path)
+            for name in set(_NAME.findall(data)):
+                self._names.setdefault(name, []).append(index)
+            for name in set(_MEMBER.findall(data)):
+                self._members.setdefault(name, []).append(index)
+            if not data.isascii():
+                self._wide.append(index)
+            for phrase, holders in self._phrases.items():
+                if _holds(data, phrase):
+                    holders.append(index)
         self._released = False
 
     # ---------------------------------------------------------------- link.python.ModuleReader
@@ -61,18 +74,7 @@ class PythonFiles:
             found.update(self._files_spelling(word))
         return frozenset(self.modules[index] for index in found)
 
-    def text(self, path: str) -> bytes | None:
-        index = self._positions.get(path)
-        if index is None or self._released:
-            return None
-        end = self._starts[index + 1] - 1 if index + 1 < len(self._starts) else len(self._all)
-        return bytes(memoryview(self._all)[self._starts[index]:end])  # one copy, not two
-
-    # ---------------------------------------------------------------- the prefilter and the rest
-
-    def marked(self, markers: Markers) -> list[str]:
-        """The files whose bytes hold a gate, a flag list, a capability call or a source name."""
-        return [path for path in self.modules if markers.hold(self.text(path) or b"")]
+    # ---------------------------------------------------------------- the rest
 
     def outlined(self) -> list[FileFacts]:
         """Facts for the files not read in full: diagnostics and suppressions only (or full facts
@@ -81,55 +83,38 @@ class PythonFiles:
         return self._extract(rest, True)
 
     def release(self) -> None:
-        """Drop the bytes: linking is done."""
-        self._all = bytearray()
-        self._names = None
+        """Drop the name tables: linking is done."""
+        self._names, self._members, self._wide, self._phrases = {}, {}, [], {}
         self._released = True
 
-    def _files_spelling(self, word: str) -> frozenset[int]:
+    def _files_spelling(self, word: str) -> Sequence[int]:
         """`name`: the files spelling it as a whole name; `.name`: those spelling it as a member."""
         needle = word.encode("utf-8")
         member = needle.startswith(b".")
         name = needle[1:] if member else needle
-        if _NAME.fullmatch(name) is None:  # a name with other letters: searched for in the bytes
-            return self._files_holding(needle)
-        if self._names is None:
-            self._names = _name_index(self._all, self._starts)
-        found = self._names.get(name, ())
-        return frozenset(index for index in found if self._spells_member(index, needle)) if member else frozenset(found)
+        if _NAME.fullmatch(name) is not None:
+            return (self._members if member else self._names).get(name, [])
+        if needle in self._phrases:
+            return self._phrases[needle]
+        # Not a name, or one with other letters (then only a file with them can spell it)
+        candidates = range(len(self.modules)) if needle.isascii() else self._wide
+        return [index for index in candidates if _holds(self._bytes(index), needle)]
 
-    def _spells_member(self, index: int, needle: bytes) -> bool:
-        end = self._starts[index + 1] - 1 if index + 1 < len(self._starts) else len(self._all)
-        at = self._all.find(needle, self._starts[index], end)
-        while at != -1:
-            if _spelled_at(self._all, at, needle):
-                return True
-            at = self._all.find(needle, at + 1, end)
-        return False
+    def _bytes(self, index: int) -> bytes:
+        data, _ = read_bytes(self._files[self.modules[index]], self._max_bytes)
+        return _as_read(data or b"")
 
-    def _files_holding(self, needle: bytes) -> frozenset[int]:
-        hits, at = set(), 0
-        while (at := self._all.find(needle, at)) != -1:
-            if not _spelled_at(self._all, at, needle):
-                at += 1
-                continue
-            index = bisect.bisect_right(self._starts, at) - 1
-            hits.add(index)
-            at = self._starts[index + 1] if index + 1 < len(self._starts) else len(self._all)
-        return frozenset(hits)
+
+def _holds(text: bytes, needle: bytes) -> bool:
+    """The text spells the needle as a whole name (or phrase) somewhere."""
+    at = text.find(needle)
+    while at != -1 and not _spelled_at(text, at, needle):
+        at = text.find(needle, at + 1)
+    return at != -1
 
 
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _name_index(text: bytearray, starts: list[int]) -> dict[bytes, list[int]]:
-    """Each ASCII name -> the files (by position) that spell it: one pass over all the bytes."""
-    names: dict[bytes, list[int]] = {}
-    ends = [*starts[1:], len(text) + 1]
-    for index, (start, end) in enumerate(zip(starts, ends)):
-        for name in set(_NAME.findall(text, start, end - 1)):
-            names.setdefault(name, []).append(index)
-    return names
+_MEMBER = re.compile(rb"\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")

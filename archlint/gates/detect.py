@@ -121,10 +121,8 @@ def _summarise_suffix(admits, suffixes: dict[int, str]) -> tuple[str, tuple[tupl
 
 
 def _flag_gates(index, evaluator, module, facts, ccs, suffixes):
-    for call in facts.calls:
+    for call in facts.calls.having(lambda callee, _: index.idioms.arch_flags_call(callee) is not None):
         flags_call = index.idioms.arch_flags_call(call.callee)
-        if flags_call is None:
-            continue
         key = flags_call.majors_keyword
         arg = call.expr.kwarg(key)
         if arg is None and call.expr.positional():
@@ -413,6 +411,8 @@ def _flag_list_gates(index, evaluator, module, facts, ccs):
     (function, literal) pairs folded into them, which are not gates of their own.
     """
     gates, folded = [], set()
+    if facts.calls.keywords.isdisjoint(index.idioms.device_flag_keywords):
+        return gates, frozenset(folded)
     for call in facts.calls:
         for keyword, value in call.kwargs().items():
             if keyword not in index.idioms.device_flag_keywords:

@@ -43,12 +43,16 @@ def renderings(facts: PythonFacts, idioms: Idioms | None = None) -> tuple[Render
     """Every rendering the file's functions write; writer calls come from `idioms` (the shipped
     vocabulary by default)."""
     writer_calls = (idioms or load_idioms()).writer_calls
+    writes = facts.calls.having(lambda callee, _: callee.rpartition(".")[2] in writer_calls
+                                or callee.endswith(".write_text"))
+    if not writes:
+        return ()
     assigns: dict[tuple[str, str], list[tuple[_Site, PyExpr]]] = defaultdict(list)
     for assign in facts.assigns:
         if not assign.unpack and len(assign.targets) == 1:
             assigns[(assign.function, assign.targets[0])].append((_Site(assign.line, assign.path), assign.value))
     found: list[Rendering] = []
-    for call in facts.calls:
+    for call in writes:
         written = _written(call.expr, writer_calls)
         if written is None:
             continue

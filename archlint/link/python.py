@@ -15,7 +15,7 @@ from typing import Protocol
 
 from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.link.paths import TemplateRender, resolve_sources
-from archlint.model.python import PyAssign, PyFunction, PythonFacts, ResolvedSource
+from archlint.model.python import PyAssign, PyCalls, PyFunction, PythonFacts, ResolvedSource
 
 _MAX_HOPS = 12
 
@@ -53,10 +53,6 @@ class ModuleReader(Protocol):
         """The files whose bytes hold any of the words; None when every file may."""
         ...
 
-    def text(self, path: str) -> bytes | None:
-        """A file's bytes, as its facts were read from; None when not kept."""
-        ...
-
 
 class _Given:
     """A reader over facts already read: every module is loaded up front."""
@@ -70,12 +66,9 @@ class _Given:
     def spelling(self, words: Collection[str]) -> frozenset[str] | None:
         return None
 
-    def text(self, path: str) -> bytes | None:
-        return None
-
 
 # Imports that bind names of a package's modules without spelling the module's own name.
-_PACKAGE_IMPORTS = ("from . import", "from .. import", "from ... import", "import *")
+PACKAGE_IMPORTS = ("from . import", "from .. import", "from ... import", "import *")
 
 
 class PyIndex:
@@ -158,10 +151,6 @@ class PyIndex:
             return list(self._path_of)
         return [self.module_of_path[path] for path in sorted(paths) if path in self.module_of_path]
 
-    def text(self, module: str) -> bytes | None:
-        path = self._path_of.get(module)
-        return self._reader.text(path) if path is not None else None
-
     def _spells(self, module: str, word: str) -> bool:
         spellers = self._spellers.get(word)
         if spellers is None:
@@ -234,10 +223,11 @@ class PyIndex:
         if found is None:
             facts = self._module(module)
             edges = []
-            for call in facts.calls if facts is not None else ():
-                target = self.function_of(module, call.callee, call.function)
+            calls = facts.calls if facts is not None else PyCalls()
+            for callee, function in zip(calls.callees, calls.functions):
+                target = self.function_of(module, callee, function)
                 if target is not None:
-                    edges.append((self.qualify(module, call.function), target))
+                    edges.append((self.qualify(module, function), target))
             found = self._edges[module] = tuple(edges)
         return found
 
@@ -334,7 +324,7 @@ class PyIndex:
 
     def _package_importers(self) -> frozenset[str]:
         if self._importers is None:
-            self._importers = frozenset(self.spelling(_PACKAGE_IMPORTS))
+            self._importers = frozenset(self.spelling(PACKAGE_IMPORTS))
         return self._importers
 
     def sources(self, qualname: str) -> tuple[ResolvedSource, ...]:

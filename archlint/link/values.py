@@ -166,9 +166,9 @@ class Reader:
         results = []
         for caller in callers:
             owner, local = self._split(caller)
-            for call in self.index.modules[owner].calls:
-                if call.function != local or self.index.function_of(owner, call.callee, call.function) != qualname:
-                    continue
+            calls = self.index.modules[owner].calls
+            for call in calls.having(lambda callee, function: function == local
+                                     and self.index.function_of(owner, callee, function) == qualname):
                 passed = _passed(call.expr, name, position)
                 if passed is None:
                     results.append(_unknown(f"a call of `{declared.name}` passes `{name}` in a splat"))

@@ -3,7 +3,11 @@ imported or executed to get it."""
 
 from __future__ import annotations
 
+import pickle
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import overload
 
 from archlint.model.findings import Diagnostic, Suppression
 from archlint.model.records import fast_pickling
@@ -85,6 +89,55 @@ class PyCall:
 
     def kwargs(self) -> dict[str, PyExpr]:
         return {arg.text: arg.args[0] for arg in self.expr.args[1:] if arg.kind == "kw"}
+
+
+@dataclass(frozen=True, slots=True)
+class PyCalls(Sequence[PyCall]):
+    """A module's calls, kept pickled until read. A scan holds the facts of thousands of modules
+    and reads the calls of few of them, the few that call a function it follows or build a
+    kernel; unpickled, the calls are two thirds of a module's facts, and unpickling them was most
+    of what reading the facts cost. What picks the calls worth reading stays plain: each call's
+    callee and enclosing function, and the keywords any call passes. The calls of the modules read
+    last stay unpickled."""
+
+    callees: tuple[str, ...] = ()  # per call, its `callee`
+    functions: tuple[str, ...] = ()  # per call, its `function`
+    keywords: frozenset[str] = frozenset()  # the keyword names any of the calls passes
+    packed: bytes = b""  # the calls, pickled
+
+    @staticmethod
+    def of(calls: Sequence[PyCall]) -> "PyCalls":
+        keywords = frozenset(arg.text for call in calls for arg in call.expr.args[1:] if arg.kind == "kw")
+        return PyCalls(tuple(call.callee for call in calls), tuple(call.function for call in calls), keywords,
+                       pickle.dumps(tuple(calls), protocol=5) if calls else b"")
+
+    def having(self, wanted: Callable[[str, str], bool]) -> list[PyCall]:
+        """The calls whose (callee, function) `wanted` accepts; unpickled only when one is."""
+        hits = [at for at, site in enumerate(zip(self.callees, self.functions)) if wanted(*site)]
+        if not hits:
+            return []
+        calls = _unpacked(self.packed)
+        return [calls[at] for at in hits]
+
+    def __len__(self) -> int:
+        return len(self.callees)
+
+    def __iter__(self) -> Iterator[PyCall]:
+        return iter(_unpacked(self.packed))
+
+    @overload
+    def __getitem__(self, at: int) -> PyCall: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[PyCall]: ...
+
+    def __getitem__(self, at: int | slice) -> PyCall | Sequence[PyCall]:
+        return _unpacked(self.packed)[at]
+
+
+@lru_cache(maxsize=64)
+def _unpacked(packed: bytes) -> tuple[PyCall, ...]:
+    return pickle.loads(packed) if packed else ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +293,7 @@ class PythonFacts:
     encoding: str = "utf-8"
     functions: tuple[PyFunction, ...] = ()
     classes: tuple[PyClass, ...] = ()
-    calls: tuple[PyCall, ...] = ()
+    calls: PyCalls = PyCalls()
     imports: tuple[PyImport, ...] = ()
     constants: tuple[PyConstant, ...] = ()
     assigns: tuple[PyAssign, ...] = ()

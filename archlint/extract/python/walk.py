@@ -488,7 +488,7 @@ def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple, i
         encoding=encoding,
         functions=tuple(out.functions),
         classes=tuple(out.classes),
-        calls=tuple(out.calls),
+        calls=pf.PyCalls.of(out.calls),
         imports=tuple(out.imports),
         constants=_constants(assigns),
         assigns=assigns,
