@@ -133,6 +133,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         with stage("unit facts", len(cuda_files)):
             facts = facts + _extract(cuda_files, options, cache, workers)
     facts = _in_discovery_order(facts, discovery)
+    workers.close()  # every file is read: the judging that follows needs the memory more
     with stage("index"):
         kb = load_kb()
         index = build_index(_cuda_of(facts), include_dirs, generated)

@@ -159,6 +159,10 @@ class Workers:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the workers (a later batch starts them again)."""
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None
