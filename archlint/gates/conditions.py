@@ -14,7 +14,6 @@ spells none of the names its conditions would need, and holds no capability test
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from archlint.gates.capability import Evaluator, Scope, Trace, is_dunder
@@ -90,6 +89,10 @@ def _definitions(facts: PythonFacts) -> list[_Definition]:
     reads it: a function's returns (values and the conditions they sit under, through the function's
     own assignments; a method by its own name, as `self.m`, `C.m` and `obj.m` all spell it), a module
     constant by its value, an imported name by what it imports."""
+    local: dict[tuple[str, str], list[PyExpr]] = defaultdict(list)
+    for assign in facts.assigns:
+        for target in assign.targets:
+            local[(assign.function, target)].append(assign.value)
     params = {fn.qualname: set(fn.params) for fn in facts.functions}
     returned: dict[str, list[PyExpr]] = defaultdict(list)
     for ret in facts.returns:
@@ -98,31 +101,24 @@ def _definitions(facts: PythonFacts) -> list[_Definition]:
     methods = {fn.qualname for fn in facts.functions if fn.cls}
     for function, exprs in returned.items():
         if function and not is_dunder(function):
-            reads = _read(exprs, _values(facts.assigns.within(function)), params.get(function, set()))
+            reads = _read(exprs, function, local, params.get(function, set()))
             found.append(_Definition(function.rpartition(".")[2], reads, "function", function, function in methods))
     constants: dict[str, list[PyAssign]] = defaultdict(list)
-    for assign in facts.assigns.module:
-        for target in assign.targets:
-            if target:
-                constants[target].append(assign)
+    for assign in facts.assigns:
+        if not assign.function:
+            for target in assign.targets:
+                if target:
+                    constants[target].append(assign)
     for target, assigns in constants.items():
-        reads = _read([assign.value for assign in assigns], {}, set())
+        reads = _read([assign.value for assign in assigns], "", local, set())
         found.append(_Definition(target.rpartition(".")[2], reads, "constant", target, assigns=tuple(assigns)))
     for imp in facts.imports:
         found.extend(_Definition(alias, frozenset((name,)), "import", name) for name, alias in zip(imp.names, imp.aliases))
     return found
 
 
-def _values(assigns: Sequence[PyAssign]) -> dict[str, list[PyExpr]]:
-    """Target -> the values a function's own assignments give it."""
-    values: dict[str, list[PyExpr]] = defaultdict(list)
-    for assign in assigns:
-        for target in assign.targets:
-            values[target].append(assign.value)
-    return values
-
-
-def _read(exprs: list[PyExpr], local: dict[str, list[PyExpr]], params: set[str]) -> frozenset[str]:
+def _read(exprs: list[PyExpr], function: str, local: dict[tuple[str, str], list[PyExpr]],
+          params: set[str]) -> frozenset[str]:
     """The names the expressions can reach a definition through, with the function's own
     assignments of them. A member of a parameter (`runner.plan`, `props.sm_count`)
     reaches no definition by name: the evaluation reads the parameter's bound value only."""
@@ -133,8 +129,9 @@ def _read(exprs: list[PyExpr], local: dict[str, list[PyExpr]], params: set[str])
             if name in seen:
                 continue
             seen.add(name)
-            todo.extend(local.get(name, ()))
-            todo.extend(local.get(name.partition(".")[0], ()) if "." in name else ())
+            if function:
+                todo.extend(local.get((function, name), ()))
+                todo.extend(local.get((function, name.partition(".")[0]), ()) if "." in name else ())
     return frozenset(part for name in seen for part in _parts(name, params))
 
 

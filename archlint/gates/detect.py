@@ -179,7 +179,8 @@ def _constant_literal(index, module, arg: PyExpr) -> tuple[tuple[int, int, int, 
     facts = index.modules[module]
     for constant in facts.constants:
         if constant.name in names and constant.span is not None:
-            value = next((assign.value for assign in facts.assigns.module if assign.value_span == constant.span), None)
+            value = next((assign.value for assign in facts.assigns
+                          if assign.value_span == constant.span and not assign.function), None)
             return _span4(constant.span), _brackets(value)
     return None, None
 

@@ -57,5 +57,6 @@ def _constant_of(index: PyIndex, module: str, name: str) -> tuple[str, str, list
     binding = index.resolve(module, name)
     if binding is None or binding.kind != "assign" or binding.module not in index.modules:
         return None
-    assigns = [assign for assign in index.modules[binding.module].assigns.module if binding.name in assign.targets]
+    assigns = [assign for assign in index.modules[binding.module].assigns
+               if not assign.function and binding.name in assign.targets]
     return (binding.module, binding.name, assigns) if assigns else None

@@ -92,7 +92,7 @@ class PyIndex:
                 self.module_of_path[path] = name
         self._facts: dict[str, PythonFacts] = {}
         self._scopes: dict[str, dict[str, Binding]] = {}
-        self._assigns: dict[tuple[str, str], dict[str, tuple[PyAssign, ...]]] = {}  # (module, function) ->
+        self._assigns: dict[str, dict[tuple[str, str], tuple[PyAssign, ...]]] = {}
         self._local_functions: dict[str, dict[str, PyFunction]] = {}
         self._edges: dict[str, tuple[tuple[str, str], ...]] = {}
         self._callers_in: dict[str, dict[str, tuple[str, ...]]] = {}  # module -> callee -> its callers there
@@ -177,14 +177,13 @@ class PyIndex:
             found = self._scopes[module] = _scope(module, facts, facts.path.endswith("__init__.py"))
         return found
 
-    def _assign_table(self, module: str, function: str) -> Mapping[str, tuple[PyAssign, ...]]:
-        """Target -> the function's assignments of it (at module scope for '')."""
-        found = self._assigns.get((module, function))
+    def _assign_table(self, module: str) -> Mapping[tuple[str, str], tuple[PyAssign, ...]]:
+        found = self._assigns.get(module)
         if found is None:
             facts = self._module(module)
             if facts is None:
                 return {}
-            found = self._assigns[(module, function)] = _assign_table(facts.assigns.within(function))
+            found = self._assigns[module] = _assign_table(facts)
         return found
 
     def _function_table(self, module: str) -> Mapping[str, PyFunction]:
@@ -429,13 +428,13 @@ class PyIndex:
         if self._module(module) is None:
             return None
         if function:
-            local = _latest(self._assign_table(module, function).get(name, ()), before)
+            local = _latest(self._assign_table(module).get((function, name), ()), before)
             if local is not None:
                 return module, local
         binding = self.resolve(module, name, function) if "." in name or not function else self._local(module, "", name)
         binding = self._settle(binding)
         if binding is not None and binding.kind == "assign":
-            found = _latest(self._assign_table(binding.module, "").get(binding.name, ()), None)
+            found = _latest(self._assign_table(binding.module).get(("", binding.name), ()), None)
             if found is not None:
                 return binding.module, found
         return None
@@ -494,21 +493,22 @@ def _latest(assigns: Sequence[PyAssign], before: int | None) -> PyAssign | None:
     return found
 
 
-def _assign_table(assigns: Sequence[PyAssign]) -> dict[str, tuple[PyAssign, ...]]:
+def _assign_table(facts: PythonFacts) -> dict[tuple[str, str], tuple[PyAssign, ...]]:
     table = defaultdict(list)
-    for assign in assigns:
+    for assign in facts.assigns:
         for target in assign.targets:
-            table[target].append(assign)
+            table[(assign.function, target)].append(assign)
     return {key: tuple(value) for key, value in table.items()}
 
 
 def _scope(module: str, facts: PythonFacts, is_package: bool) -> dict[str, Binding]:
     scope: dict[str, Binding] = {}
     package = module if is_package else module.rpartition(".")[0]
-    for assign in facts.assigns.module:
-        for target in assign.targets:
-            if target and "." not in target and "[" not in target:
-                scope[target] = Binding("assign", module, target)
+    for assign in facts.assigns:
+        if not assign.function:
+            for target in assign.targets:
+                if target and "." not in target and "[" not in target:
+                    scope[target] = Binding("assign", module, target)
     for imp in sorted(facts.imports, key=lambda imp: (imp.function != "", imp.line)):
         base = _import_base(package, imp.module, imp.level)
         if base is None:

@@ -119,7 +119,7 @@ class Reader:
 
     def _name(self, module, function, name, depth) -> Texts:
         facts = self.index.modules.get(module)
-        local = [a for a in facts.assigns.within(function) if name in a.targets] if facts else []
+        local = [a for a in facts.assigns if a.function == function and name in a.targets] if facts else []
         if local:
             return self._union([self._assigned(module, a, name, depth) for a in local])
         qualname = self.index.qualify(module, function)

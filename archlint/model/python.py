@@ -170,59 +170,6 @@ class PyAssign:
 
 
 @dataclass(frozen=True, slots=True)
-class PyAssigns(Sequence[PyAssign]):
-    """A module's assignments: those at module scope as they are, and each function's own kept
-    pickled until that function is read (most never are: a scan resolves names at module scope
-    everywhere, but evaluates few functions). Iterating gives those at module scope, then each
-    function's, each in source order."""
-
-    module: tuple[PyAssign, ...] = ()  # at module scope
-    functions: tuple[str, ...] = ()  # the functions with assignments of their own
-    packed: tuple[bytes, ...] = ()  # per function, its assignments pickled
-
-    @staticmethod
-    def of(assigns: Sequence[PyAssign]) -> "PyAssigns":
-        local: dict[str, list[PyAssign]] = {}
-        for assign in assigns:
-            if assign.function:
-                local.setdefault(assign.function, []).append(assign)
-        return PyAssigns(tuple(a for a in assigns if not a.function), tuple(local),
-                         tuple(pickle.dumps(tuple(items), protocol=5) for items in local.values()))
-
-    def local(self, at: int) -> tuple[PyAssign, ...]:
-        """The assignments of `functions[at]`."""
-        return _unpacked_assigns(self.packed[at])
-
-    def within(self, function: str) -> tuple[PyAssign, ...]:
-        """The assignments of one function (local qualname), or at module scope ('')."""
-        if not function:
-            return self.module
-        return self.local(self.functions.index(function)) if function in self.functions else ()
-
-    def __len__(self) -> int:
-        return len(self.module) + sum(len(self.local(at)) for at in range(len(self.packed)))
-
-    def __iter__(self) -> Iterator[PyAssign]:
-        yield from self.module
-        for at in range(len(self.packed)):
-            yield from self.local(at)
-
-    @overload
-    def __getitem__(self, at: int) -> PyAssign: ...
-
-    @overload
-    def __getitem__(self, at: slice) -> Sequence[PyAssign]: ...
-
-    def __getitem__(self, at: int | slice) -> PyAssign | Sequence[PyAssign]:
-        return tuple(self)[at]
-
-
-@lru_cache(maxsize=256)
-def _unpacked_assigns(packed: bytes) -> tuple[PyAssign, ...]:
-    return pickle.loads(packed)
-
-
-@dataclass(frozen=True, slots=True)
 class SourceRef:
     """An expression that names a CUDA source or template file."""
 
@@ -349,7 +296,7 @@ class PythonFacts:
     calls: PyCalls = PyCalls()
     imports: tuple[PyImport, ...] = ()
     constants: tuple[PyConstant, ...] = ()
-    assigns: PyAssigns = PyAssigns()
+    assigns: tuple[PyAssign, ...] = ()
     paths: tuple[PyAssign, ...] = ()  # names bound to Path(...) / os.path.join / '/' chains
     sources: tuple[SourceRef, ...] = ()
     flags: tuple[FlagList, ...] = ()

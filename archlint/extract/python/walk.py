@@ -491,7 +491,7 @@ def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple, i
         calls=pf.PyCalls.of(out.calls),
         imports=tuple(out.imports),
         constants=_constants(assigns),
-        assigns=pf.PyAssigns.of(assigns),
+        assigns=assigns,
         paths=tuple(a for a in assigns if is_path_expr(a.value, idioms.path_calls) and not a.unpack),
         sources=tuple(out.sources),
         flags=flag_lists(out.calls, assigns, out.extends, idioms, {fn.qualname: fn.params for fn in out.functions}),
