@@ -4,6 +4,7 @@ imported or executed to get it."""
 from __future__ import annotations
 
 import pickle
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -97,19 +98,19 @@ class PyCalls(Sequence[PyCall]):
     and reads the calls of few of them, the few that call a function it follows or build a
     kernel; unpickled, the calls are two thirds of a module's facts, and unpickling them was most
     of what reading the facts cost. What picks the calls worth reading stays plain: each call's
-    callee and enclosing function, and the keywords any call passes. The calls of the modules read
-    last stay unpickled."""
+    callee and enclosing function, and the keywords any call passes. The pickle is compressed at
+    zlib's fastest level (to about an eighth); the calls of the modules read last stay unpickled."""
 
     callees: tuple[str, ...] = ()  # per call, its `callee`
     functions: tuple[str, ...] = ()  # per call, its `function`
     keywords: frozenset[str] = frozenset()  # the keyword names any of the calls passes
-    packed: bytes = b""  # the calls, pickled
+    packed: bytes = b""  # the calls, pickled and compressed
 
     @staticmethod
     def of(calls: Sequence[PyCall]) -> "PyCalls":
         keywords = frozenset(arg.text for call in calls for arg in call.expr.args[1:] if arg.kind == "kw")
         return PyCalls(tuple(call.callee for call in calls), tuple(call.function for call in calls), keywords,
-                       pickle.dumps(tuple(calls), protocol=5) if calls else b"")
+                       zlib.compress(pickle.dumps(tuple(calls), protocol=5), 1) if calls else b"")
 
     def having(self, wanted: Callable[[str, str], bool]) -> list[PyCall]:
         """The calls whose (callee, function) `wanted` accepts; unpickled only when one is."""
@@ -137,7 +138,7 @@ class PyCalls(Sequence[PyCall]):
 
 @lru_cache(maxsize=64)
 def _unpacked(packed: bytes) -> tuple[PyCall, ...]:
-    return pickle.loads(packed) if packed else ()
+    return pickle.loads(zlib.decompress(packed)) if packed else ()
 
 
 @dataclass(frozen=True, slots=True)

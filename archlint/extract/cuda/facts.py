@@ -22,7 +22,7 @@ from archlint.extract.cuda.smem import smem_requests
 from archlint.extract.suppressions import parse_suppression_text
 from archlint.knowledge.kb import KnowledgeBase, load_kb
 from archlint.knowledge.prebuilt import load_prebuilt
-from archlint.lang.cpp.declarations import read_declarations, spelled_names, type_test_spans
+from archlint.lang.cpp.declarations import one_of, read_declarations, spelled_names, type_test_spans
 from archlint.lang.cpp.sure import blank_spans, member_body_spans, sure_text
 from archlint.lang.cpp.directives import Structure, comment_spans, macro_at, scan_directives
 from archlint.lang.cpp.lexical import FileCalls
@@ -298,7 +298,7 @@ def _with_chain_names(declarations: Declarations, structure: Structure, every_br
                 added.setdefault(number, set()).update(names)
     if not added:
         return declarations
-    items = tuple(replace(item, sure_uses=item.sure_uses | added[number]) if number in added else item
+    items = tuple(replace(item, sure_uses=one_of(item.uses, item.sure_uses | added[number])) if number in added else item
                   for number, item in enumerate(declarations.items))
     return replace(declarations, items=items)
 

@@ -120,11 +120,17 @@ def read_declarations(masked: bytes, line_starts: tuple[int, ...], sure: bytes |
     if depth != 0:
         return _unread(masked)
     if sure is not None:
-        items = [replace(item, sure_uses=frozenset(_identifiers(sure[_offset(line_starts, item.start):
-                                                                   _offset(line_starts, item.end) + 1])))
+        items = [replace(item, sure_uses=one_of(item.uses, frozenset(_identifiers(sure[_offset(line_starts, item.start):
+                                                                                  _offset(line_starts, item.end) + 1]))))
                  for item in items]
     instantiated = frozenset(name for head in _explicit_instantiations(text) for name in _identifiers(head))
     return Declarations(tuple(items), frozenset(loose), True, instantiated, _namespaces(text))
+
+
+def one_of(uses: frozenset[str], sure_uses: frozenset[str]) -> frozenset[str]:
+    """`sure_uses`, as the `uses` set itself where the two are equal (most definitions): one set
+    held, pickled and loaded, not two."""
+    return uses if sure_uses == uses else sure_uses
 
 
 def _namespaces(text: bytes) -> frozenset[str]:
