@@ -6,6 +6,7 @@ suppressions, without a walk."""
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Collection, Mapping, Sequence
 from typing import Callable
 
@@ -32,8 +33,8 @@ class PythonFiles:
         # rest): each ASCII name it spells, as a name and as a member, and whether it has other
         # letters, where a name with them is looked for in the bytes again; and the files holding
         # each of `phrases` (any other text that is not a name is looked for in every file again).
-        self._names: dict[bytes, list[int]] = {}
-        self._members: dict[bytes, list[int]] = {}
+        self._names: dict[bytes, array[int]] = {}  # arrays of file positions: a list held an int object each
+        self._members: dict[bytes, array[int]] = {}
         self._wide: list[int] = []
         self._phrases: dict[bytes, list[int]] = {phrase.encode("utf-8"): [] for phrase in phrases}
         for file in files:
@@ -46,9 +47,9 @@ class PythonFiles:
             if prefilter is not None and prefilter.hold(data):
                 self.marked.append(file.path)
             for name in set(_NAME.findall(data)):
-                self._names.setdefault(name, []).append(index)
+                self._names.setdefault(name, array("I")).append(index)
             for name in set(_MEMBER.findall(data)):
-                self._members.setdefault(name, []).append(index)
+                self._members.setdefault(name, array("I")).append(index)
             if not data.isascii():
                 self._wide.append(index)
             for phrase, holders in self._phrases.items():
@@ -93,7 +94,7 @@ class PythonFiles:
         member = needle.startswith(b".")
         name = needle[1:] if member else needle
         if _NAME.fullmatch(name) is not None:
-            return (self._members if member else self._names).get(name, [])
+            return (self._members if member else self._names).get(name, ())
         if needle in self._phrases:
             return self._phrases[needle]
         # Not a name, or one with other letters (then only a file with them can spell it)

@@ -224,10 +224,14 @@ class PyIndex:
             facts = self._module(module)
             edges = []
             calls = facts.calls if facts is not None else PyCalls()
+            # one string per caller and per callee (a module's edges name each many times)
+            callers: dict[str, str] = {}
+            targets: dict[str, str] = {}
             for callee, function in zip(calls.callees, calls.functions):
                 target = self.function_of(module, callee, function)
                 if target is not None:
-                    edges.append((self.qualify(module, function), target))
+                    caller = callers.get(function) or callers.setdefault(function, self.qualify(module, function))
+                    edges.append((caller, targets.setdefault(target, target)))
             found = self._edges[module] = tuple(edges)
         return found
 
