@@ -281,16 +281,17 @@ def write_entry(path: Path, key: bytes, payload: bytes) -> None:
         path.parent.mkdir(exist_ok=True, mode=0o700)
     except OSError:
         return
-    _write_atomic(path, header + payload)
+    _write_atomic(path, header, payload)  # not `header + payload`: a stored scan's copy is tens of MB
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def _write_atomic(path: Path, *parts: bytes) -> None:
     """Write to a temporary file in the same folder, then rename: readers never see half a file."""
     temporary = None
     try:
         handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
         with os.fdopen(handle, "wb") as out:
-            out.write(data)
+            for part in parts:
+                out.write(part)
         os.replace(temporary, path)
         temporary = None
     except OSError:
@@ -361,7 +362,7 @@ def _save_stats(path: Path, table: dict) -> None:
     if len(table) > STATS_LIMIT:
         table = dict(list(table.items())[-STATS_LIMIT:])
     payload = pickle.dumps(table, protocol=5)
-    _write_atomic(path, hashlib.sha256(payload).digest() + payload)
+    _write_atomic(path, hashlib.sha256(payload).digest(), payload)
 
 
 # ---------------------------------------------------------------- helpers

@@ -98,6 +98,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
                              None if eager else markers(load_idioms()), PACKAGE_IMPORTS)
         pyindex = _python_index(python, root, discovery, eager)
         touched.files = len(facts) + len(python.full)
+    workers.close()  # they hold what the largest kernels of the prefilter took
     with stage("pylink") as touched:
         before = len(python.full)
         gates = _python_gates(pyindex)
@@ -116,6 +117,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             python.full.clear()
             pyindex, read = None, [_reported_only(f) for f in read]
         facts = facts + read
+    workers.close()
     cuda_files = [f for f in discovery.files if f.language == "cuda"]
     include_dirs = relative_dirs(options.include_dirs, root)
     shallow: frozenset[str] = frozenset()

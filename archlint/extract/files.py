@@ -5,6 +5,8 @@ A file that cannot be read or decoded yields a Diagnostic and empty facts; the s
 
 from __future__ import annotations
 
+import gc
+import multiprocessing
 import os
 import pickle
 from concurrent.futures import ProcessPoolExecutor
@@ -143,8 +145,10 @@ def pickled(value: object) -> bytes | None:
 
 class Workers:
     """The worker processes of one scan, shared by its extraction stages. They start with the first
-    batch, while the main process holds little: a pool forked after the scan has read its Python
-    would copy all of it into every worker."""
+    batch, as fresh interpreters: a worker forked from the main process would map all the main
+    process holds by then. A worker keeps what its largest file took (tree-sitter's tree and the
+    facts of a generated kernel of a megabyte take a hundred), so a scan closes them between stages
+    that read different files (`close`), and the next batch starts new ones."""
 
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs or os.cpu_count() or 1
@@ -152,7 +156,9 @@ class Workers:
 
     def pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+            # the collector stays off in them, as in the main process (`engine.collector`)
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=gc.disable)
         return self._pool
 
     def __enter__(self) -> Workers:
