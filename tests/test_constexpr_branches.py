@@ -92,6 +92,6 @@ cudaError_t dispatch(float* out) {
 def test_what_every_working_alternative_names_is_a_sure_use_and_what_one_names_is_not():
     facts = extract_cuda("dispatch.cuh", DISPATCH)
     (item,) = [d for d in facts.declarations.items if "dispatch" in d.names]
-    assert {"run", "Traits"} <= item.sure_uses
+    assert {"run", "Traits"} <= set(item.sure_uses)
     assert "only_for_64" not in item.sure_uses  # no `else`: the chain may take nothing
     assert "only_for_64" in item.uses

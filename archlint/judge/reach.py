@@ -33,7 +33,7 @@ class Unreached:
 
     spans: dict[str, tuple[tuple[tuple[int, int], tuple[int, int]], ...]]
     # name -> the reached definitions of that name: (path, start, end, sure uses, specialisation)
-    reached: dict[str, tuple[tuple[str, tuple[int, int], tuple[int, int], frozenset[str], bool], ...]] | None = None
+    reached: dict[str, tuple[tuple[str, tuple[int, int], tuple[int, int], tuple[str, ...], bool], ...]] | None = None
 
     def covers(self, path: str, line: int, col: int) -> bool:
         spans = self.spans.get(path)
@@ -58,9 +58,10 @@ class Unreached:
                 continue
             path, start, end, uses, _ = definitions[0]
             found.setdefault(path, []).append((start, end, name))
-            for used in uses - seen:
-                seen.add(used)
-                queue.append(used)
+            for used in uses:
+                if used not in seen:
+                    seen.add(used)
+                    queue.append(used)
         spans = {path: tuple(sorted(spans)) for path, spans in found.items()}
         return Named(spans, {path: tuple(accumulate((end for _, end, _ in found), max)) for path, found in spans.items()})
 
@@ -106,7 +107,8 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
     def uses(item: Declaration) -> Iterable[str]:
         if not item.qualified:
             return item.uses
-        return item.uses - _members(item.qualified, namespaces, declared)
+        members = _members(item.qualified, namespaces, declared)
+        return [each for each in item.uses if each not in members]
 
     declarations: dict[str, tuple[Declaration, ...]] = {}
     for path in closure:
@@ -153,7 +155,7 @@ def unreached_declarations(files: Mapping[str, CudaFacts], source: str, closure:
         out = sorted((item.start, item.end) for number, item in enumerate(items) if number not in hit)
         if out:
             spans[path] = tuple(out)
-    kept: dict[str, list[tuple[str, tuple[int, int], tuple[int, int], frozenset[str], bool]]] = defaultdict(list)
+    kept: dict[str, list[tuple[str, tuple[int, int], tuple[int, int], tuple[str, ...], bool]]] = defaultdict(list)
     for path, items in declarations.items():
         for number in sorted(numbers.get(path, ())):
             item = items[number]

@@ -226,7 +226,7 @@ class _Around:
         span, declaration = self._definitions[index]
         if not _ALIAS_RE.match(structure.masked, span[0]):
             return [span]
-        return [span] + [other for other, d in self._definitions if set(declaration.names) & d.uses and other != span]
+        return [span] + [other for other, d in self._definitions if not set(declaration.names).isdisjoint(d.uses) and other != span]
 
 
 _ALIAS_RE = re.compile(rb"\s*(?:using\s+\w+\s*=|typedef\b)")
@@ -298,7 +298,7 @@ def _with_chain_names(declarations: Declarations, structure: Structure, every_br
                 added.setdefault(number, set()).update(names)
     if not added:
         return declarations
-    items = tuple(replace(item, sure_uses=one_of(item.uses, item.sure_uses | added[number])) if number in added else item
+    items = tuple(replace(item, sure_uses=one_of(item.uses, {*item.sure_uses, *added[number]})) if number in added else item
                   for number, item in enumerate(declarations.items))
     return replace(declarations, items=items)
 

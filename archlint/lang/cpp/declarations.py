@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
@@ -120,17 +120,23 @@ def read_declarations(masked: bytes, line_starts: tuple[int, ...], sure: bytes |
     if depth != 0:
         return _unread(masked)
     if sure is not None:
-        items = [replace(item, sure_uses=one_of(item.uses, frozenset(_identifiers(sure[_offset(line_starts, item.start):
-                                                                                  _offset(line_starts, item.end) + 1]))))
+        items = [replace(item, sure_uses=one_of(item.uses, _identifiers(sure[_offset(line_starts, item.start):
+                                                                            _offset(line_starts, item.end) + 1])))
                  for item in items]
     instantiated = frozenset(name for head in _explicit_instantiations(text) for name in _identifiers(head))
     return Declarations(tuple(items), frozenset(loose), True, instantiated, _namespaces(text))
 
 
-def one_of(uses: frozenset[str], sure_uses: frozenset[str]) -> frozenset[str]:
-    """`sure_uses`, as the `uses` set itself where the two are equal (most definitions): one set
-    held, pickled and loaded, not two."""
-    return uses if sure_uses == uses else sure_uses
+def one_of(uses: tuple[str, ...], sure_uses: Iterable[str]) -> tuple[str, ...]:
+    """`sure_uses` as a definition keeps it, sorted; the `uses` tuple itself where the two are
+    equal (nearly half the definitions): one held, pickled and loaded, not two."""
+    sure = names_of(sure_uses)
+    return uses if sure == uses else sure
+
+
+def names_of(names: Iterable[str]) -> tuple[str, ...]:
+    """Names as a definition keeps them: each once, sorted."""
+    return tuple(sorted(set(names)))
 
 
 def _namespaces(text: bytes) -> frozenset[str]:
@@ -190,7 +196,8 @@ def _statement(head: bytes, start: int, end: int, line_starts, items: list, loos
         return
     uses, qualified = _uses(head, names, parsed.params)
     items.append(Declaration(names, keys, _line_col(line_starts, start, head),
-                             _line_col(line_starts, end, b""), uses, templated=parsed.templated, qualified=qualified))
+                             _line_col(line_starts, end, b""), names_of(uses), templated=parsed.templated,
+                             qualified=qualified))
 
 
 def _declared_names(body: bytes) -> tuple[str, ...]:
@@ -217,7 +224,8 @@ def _definition(text: bytes, start: int, parsed: "_Head", end: int, line_starts,
         return
     uses, qualified = _uses(spelled, names, parsed.params)
     items.append(Declaration(names, keys, _line_col(line_starts, start, parsed.raw),
-                             _line_col(line_starts, end, b""), uses, templated=parsed.templated, qualified=qualified))
+                             _line_col(line_starts, end, b""), names_of(uses), templated=parsed.templated,
+                             qualified=qualified))
 
 
 def _uses(text: bytes, own: tuple[str, ...], params: AbstractSet[str]) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
