@@ -10,7 +10,9 @@ from archlint.model.scan import ScanOptions, ScanResult
 
 
 def scan(options: ScanOptions) -> ScanResult:
-    """Run the whole pipeline over the given paths."""
+    """Run the whole pipeline over the given paths. The worker processes it starts are fresh
+    interpreters, which import the calling program's main module as multiprocessing's spawn start
+    method does: a script that calls this guards its entry point (`if __name__ == "__main__":`)."""
     from archlint.engine.pipeline import run  # deferred: keeps CLI start-up light
 
     return run(options)
