@@ -14,12 +14,13 @@ from archlint.knowledge.rules import RuleInfo, effective_level, load_rules
 from archlint.link.cuda import CudaIndex
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Fix, Location, Verdict
 from archlint.model.gates import Gate, TargetVerdict
+from archlint.model.records import fast_pickling
 
 # (path, function qualname, '' for file scope) -> the admitted builds that compile it
 LiveTable = Mapping[tuple[str, str], frozenset[Target]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GateResult:
     gate: Gate
     sources: tuple[str, ...]
@@ -138,3 +139,6 @@ def verdict_findings(ctx: Context, rule_id: str, verdict: Verdict) -> list[Findi
                 reason=matching[0].reason,
             ))
     return findings
+
+
+fast_pickling(globals())

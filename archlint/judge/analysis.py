@@ -33,13 +33,14 @@ from archlint.link.cuda import CudaIndex
 from archlint.model.cuda import Construct, CudaFacts, Function, Region, SmemRequest
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import CheckedConstruct
+from archlint.model.records import fast_pickling
 
 HOST_SMEM_KINDS = ("dynamic-attr", "launch")
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Analysis:
     target: Target
     blockers: tuple[Hit, ...] = ()
@@ -506,3 +507,6 @@ def _dedupe(hits: list[Hit]) -> tuple[Hit, ...]:
     for hit in hits:
         unique.setdefault((hit.kind, hit.location, hit.message), hit)
     return tuple(sorted(unique.values(), key=lambda h: (h.location.path, h.location.line, h.location.col, h.message)))
+
+
+fast_pickling(globals())

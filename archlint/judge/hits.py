@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from archlint.model.findings import Evidence, Location
+from archlint.model.records import fast_pickling
 
 
 class HitKind(Enum):
@@ -24,7 +25,7 @@ class HitKind(Enum):
     PREBUILT = "prebuilt"  # the unit runs prebuilt kernels archlint cannot judge
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hit:
     """One reason a unit matters for a target, with the chain that leads to it."""
 
@@ -46,3 +47,6 @@ def settle_by_define(macros: tuple[str, ...]) -> str:
     shown = ", ".join(f"`{name}`" for name in macros[:3])
     example = " ".join(f"--define {name}=VALUE" for name in macros[:2])
     return f"it hangs on {shown}, which the build sets where archlint cannot read it: settle with {example}"
+
+
+fast_pickling(globals())

@@ -26,7 +26,7 @@ class Verdict(str, Enum):
     UNKNOWN = "UNKNOWN"
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Location:
     """A place in a scanned file. `path` is posix, relative to the scan root (the report root, the
     repository's top, once post-processed); line/col 1-based."""
