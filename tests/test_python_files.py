@@ -7,7 +7,7 @@ import pickle
 import pytest
 
 from archlint.discover import discover
-from archlint.engine.pysource import PythonFiles
+from archlint.engine.pysource import PythonFiles, _as_read  # _as_read: a latin-1 file as the facts see it
 from archlint.extract.files import extract_all
 from archlint.extract.python.facts import extract_python
 from archlint.link.python import PACKAGE_IMPORTS
@@ -59,14 +59,6 @@ def _reader(root):
                          phrases=PACKAGE_IMPORTS)
     texts = {f.path: f for f in python}
     return reader, texts
-
-
-def _as_read(data: bytes) -> bytes:
-    try:
-        data.decode("utf-8")
-        return data
-    except UnicodeDecodeError:
-        return data.decode("latin-1").encode("utf-8")
 
 
 @pytest.mark.parametrize("word", WORDS)
