@@ -1,5 +1,5 @@
-"""The scan's Python files, read once: their bytes answer which files spell a name, and their full
-facts are extracted (in the scan's workers, through the facts cache) only for the modules the
+"""The scan's Python files, read once: the names each spells answer which files spell a name, and
+their full facts are extracted (in the scan's workers, through the facts cache) only for the modules the
 index asks for. What the gates never needed is outlined at the end: its diagnostics and
 suppressions, without a walk."""
 

@@ -147,7 +147,7 @@ class Workers:
     """The worker processes of one scan, shared by its extraction stages. They start with the first
     batch, as fresh interpreters: a worker forked from the main process would map all the main
     process holds by then. A worker keeps what its largest file took (tree-sitter's tree and the
-    facts of a generated kernel of a megabyte take a hundred), so a scan closes them between stages
+    facts of a generated kernel of a megabyte take about 0.1 GB), so a scan closes them between stages
     that read different files (`close`), and the next batch starts new ones."""
 
     def __init__(self, jobs: int) -> None:
