@@ -1,7 +1,7 @@
 """The scan's Python files, read once: the names each spells answer which files spell a name, and
-their full facts are extracted (in the scan's workers, through the facts cache) only for the modules the
-index asks for. What the gates never needed is outlined at the end: its diagnostics and
-suppressions, without a walk."""
+their full facts are extracted (in the scan's workers, through the facts cache) only for the
+modules the index asks for. What the gates never needed is outlined at the end: its diagnostics
+and suppressions, without a walk."""
 
 from __future__ import annotations
 
