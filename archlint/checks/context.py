@@ -37,7 +37,7 @@ def live_table(results: Iterable[GateResult], only: Set[tuple[str, str]] | None 
         for analysis in result.admitted:
             reached: Iterable[tuple[str, str]] = analysis.reached
             if only is not None:
-                reached = only & analysis.reached
+                reached = [key for key in analysis.reached if key in only]
             elif paths is not None:
                 reached = [key for key in analysis.reached if key[0] in paths]
             for key in reached:

@@ -48,7 +48,9 @@ class Analysis:
     empty: tuple[Hit, ...] = ()
     unresolved: tuple[Hit, ...] = ()
     units: int = 0
-    reached: frozenset[tuple[str, str]] = frozenset()  # (path, qualname) compiled into the units
+    # (path, qualname) compiled into the units, sorted: a stored scan keeps one per gate and build,
+    # and a tuple loads without hashing each pair
+    reached: tuple[tuple[str, str], ...] = ()
     kernels: int = 0  # reached kernels compiled for the target
     assumed: tuple[Hit, ...] = ()  # what a POLICY verdict takes as read: template code filled in from the Python
     # What the walk checked, for a POLICY verdict's evidence: files followed through #include (units
@@ -292,7 +294,7 @@ def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[
         hits = lists[0] if len(lists) == 1 else _dedupe([hit for hits in lists for hit in hits])
         return (replace(hits[0], chain=head + hits[0].chain), *hits[1:]) if hits else ()
 
-    reached: frozenset[tuple[str, str]] = frozenset().union(*(part.reached for part in parts))
+    reached = tuple(sorted(frozenset().union(*(part.reached for part in parts))))
     headers = sorted({path for part in parts for path in part.headers} - set(sources))
     kernel_hops = sorted({hop for part in parts for hop in part.kernel_hops}, key=lambda hop: (hop.location, hop.name))
     checked: dict[tuple[Location, str], CheckedConstruct] = {}
