@@ -15,7 +15,7 @@ from archlint.discover import discover
 from archlint.engine import cache as cache_module
 from archlint.engine import scan
 from archlint.engine.cache import FactsCache, cache_dir, clear
-from archlint.extract.files import extract_file
+from archlint.extract.files import extract_file, pickled
 from archlint.knowledge.rules import load_rules
 from archlint.model.scan import ScanOptions
 from archlint.report import Report, render
@@ -215,7 +215,7 @@ def test_size_limit_is_part_of_the_key(tmp_path, cache_home):
     source = next(f for f in discover((str(tree),)).files if f.path == "csrc/comm.cu")
     small = FactsCache.open(max_bytes=64)
     small.get(source)
-    small.put(source, extract_file(source, 64))
+    small.sink([source]).write(source, pickled(extract_file(source, 64)))
     large = FactsCache.open()
     assert large.get(source) is None
     assert small.get(source) == extract_file(source, 64)
@@ -272,8 +272,6 @@ def test_facts_of_a_file_changed_after_it_was_hashed_are_not_stored(tmp_path, ca
     facts = extract_file(file, 1 << 22)
     (tree / "csrc" / "comm.cu").write_text("__global__ void changed() {}\n")
     os.utime(tree / "csrc" / "comm.cu", (OLD + 30, OLD + 30))
-    from archlint.extract.files import pickled
-
     sink.write(file, pickled(facts))
     assert entries(cache_home) == []
     assert FactsCache.open().get(file) is None

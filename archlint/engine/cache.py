@@ -26,7 +26,6 @@ from pathlib import Path
 
 from archlint import __version__
 from archlint.engine.collector import collector_paused
-from archlint.extract.files import pickled
 from archlint.knowledge.resources import data_hash
 from archlint.model.files import FileFacts, SourceFile
 
@@ -109,11 +108,6 @@ class FactsCache:
             return None
         self._seen.pop(file.absolute, None)
         return replace(facts, file=file)
-
-    def put(self, file: SourceFile, facts: FileFacts) -> None:
-        payload = pickled(facts)
-        if payload is not None:
-            self.sink([file]).write(file, payload)
 
     def sink(self, files: list[SourceFile]) -> EntrySink:
         """What a worker needs to store the facts of these files itself (picklable, small): each

@@ -410,9 +410,9 @@ def _flag_list_gates(index, evaluator, module, facts, ccs):
     do not make the exclusion of known ones approximate. Returns the gates and the
     (function, literal) pairs folded into them, which are not gates of their own.
     """
-    gates, folded = [], set()
     if facts.calls.keywords.isdisjoint(index.idioms.device_flag_keywords):
-        return gates, frozenset(folded)
+        return [], frozenset()
+    gates, folded = [], set()
     for call in facts.calls:
         for keyword, value in call.kwargs().items():
             if keyword not in index.idioms.device_flag_keywords:
