@@ -54,14 +54,14 @@ def report_root(paths: tuple[str, ...]) -> Path:
 
 
 def language_of(name: str) -> str | None:
-    suffix = os.path.splitext(name)[1].lower()
-    if suffix in CUDA_SUFFIXES:
-        return "cuda"
-    if suffix in PYTHON_SUFFIXES:
-        return "python"
-    if suffix in TEMPLATE_SUFFIXES:
-        return "template"
-    return None
+    dot = name.rfind(".")
+    if dot <= 0 or not name[:dot].strip("."):  # no suffix, as os.path.splitext reads a leading dot
+        return None
+    return _LANGUAGES.get(name[dot:].lower())
+
+
+_LANGUAGES = {**dict.fromkeys(CUDA_SUFFIXES, "cuda"), **dict.fromkeys(PYTHON_SUFFIXES, "python"),
+              **dict.fromkeys(TEMPLATE_SUFFIXES, "template")}
 
 
 def discover(paths: tuple[str, ...], exclude: tuple[str, ...] = ()) -> Discovery:
@@ -90,16 +90,20 @@ def _excluded(relative: str, exclude: tuple[str, ...]) -> bool:
 
 
 def _walk(start: Path, root: Path, exclude: tuple[str, ...], files: dict[str, SourceFile], diagnostics: list[Diagnostic]) -> None:
-    """Iterative walk; directories are identified by (device, inode) so a link loop is entered once."""
+    """Iterative walk; directories are identified by (device, inode) so a link loop is entered once.
+    The stack holds (absolute, root-relative or None): a folder listed under its parent is relative
+    by name, a start or a link's target is placed against the root."""
     seen_dirs: set[tuple[int, int]] = set()
-    stack = [start]
+    stack: list[tuple[str, str | None]] = [(str(start), None)]
     while stack:
-        current = stack.pop()
-        relative = _relative(current, root)
+        current, relative = stack.pop()
         if relative is None:
-            diagnostics.append(Diagnostic(str(current), "link points outside the scanned roots; not followed", rule="AL902"))
-            continue
-        if relative not in ("", ".") and _excluded(relative, exclude):
+            relative = _relative(Path(current), root)
+            if relative is None:
+                diagnostics.append(Diagnostic(current, "link points outside the scanned roots; not followed", rule="AL902"))
+                continue
+            relative = "" if relative == "." else relative
+        if relative and exclude and _excluded(relative, exclude):
             continue
         try:
             info = os.stat(current)
@@ -108,40 +112,45 @@ def _walk(start: Path, root: Path, exclude: tuple[str, ...], files: dict[str, So
             continue
         if stat.S_ISDIR(info.st_mode):
             key = (info.st_dev, info.st_ino)
-            if key in seen_dirs:
-                continue
-            seen_dirs.add(key)
-            try:
-                entries = sorted(os.scandir(current), key=lambda e: e.name, reverse=True)
-            except OSError as error:
-                diagnostics.append(Diagnostic(relative or ".", f"folder cannot be listed: {error.strerror or error}", rule="AL902"))
-                continue
-            for entry in entries:
-                if _is_plain_file(entry):  # classified from the listing, with no further system call
-                    path = entry.name if relative in ("", ".") else f"{relative}/{entry.name}"
-                    if not (exclude and _excluded(path, exclude)):
-                        _add_file(files, path, entry.path, entry.name)
-                    continue
-                if entry.name in SKIP_DIRS and entry.is_dir(follow_symlinks=False):
-                    continue
-                if entry.is_symlink():
-                    target = Path(os.path.realpath(entry.path))
-                    if _relative(target, root) is None:
-                        diagnostics.append(Diagnostic(_relative(Path(entry.path), root) or entry.name,
-                                                      "link points outside the scanned roots; not followed", rule="AL902"))
-                        continue
-                    if not os.path.exists(entry.path):  # dangling, or a loop of links
-                        if language_of(entry.name) or language_of(target.name):
-                            diagnostics.append(Diagnostic(_relative(Path(entry.path), root) or entry.name,
-                                                          "link is dangling or loops; not followed", rule="AL902"))
-                        continue
-                    stack.append(target)
-                    continue
-                stack.append(Path(entry.path))
+            if key not in seen_dirs:
+                seen_dirs.add(key)
+                _list(current, relative, root, exclude, files, diagnostics, stack)
         elif stat.S_ISREG(info.st_mode):
-            _add_file(files, relative, str(current), current.name)
-        elif language_of(current.name) is not None:
+            _add_file(files, relative, current, os.path.basename(current))
+        elif language_of(os.path.basename(current)) is not None:
             diagnostics.append(Diagnostic(relative, "not a regular file (FIFO, socket or device); skipped", rule="AL902"))
+
+
+def _list(folder: str, relative: str, root: Path, exclude: tuple[str, ...], files: dict[str, SourceFile],
+          diagnostics: list[Diagnostic], stack: list[tuple[str, str | None]]) -> None:
+    """One folder's entries: files recorded, folders and followed links pushed on the stack."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError as error:
+        diagnostics.append(Diagnostic(relative or ".", f"folder cannot be listed: {error.strerror or error}", rule="AL902"))
+        return
+    prefix = f"{relative}/" if relative else ""
+    for entry in entries:
+        name = entry.name
+        if _is_plain_file(entry):  # classified from the listing, with no further system call
+            path = prefix + name
+            if not (exclude and _excluded(path, exclude)):
+                _add_file(files, path, entry.path, name)
+            continue
+        if name in SKIP_DIRS and entry.is_dir(follow_symlinks=False):
+            continue
+        if entry.is_symlink():
+            target = Path(os.path.realpath(entry.path))
+            if _relative(target, root) is None:
+                diagnostics.append(Diagnostic(prefix + name, "link points outside the scanned roots; not followed", rule="AL902"))
+                continue
+            if not os.path.exists(entry.path):  # dangling, or a loop of links
+                if language_of(name) or language_of(target.name):
+                    diagnostics.append(Diagnostic(prefix + name, "link is dangling or loops; not followed", rule="AL902"))
+                continue
+            stack.append((str(target), None))
+            continue
+        stack.append((entry.path, prefix + name))
 
 
 def _is_plain_file(entry: os.DirEntry) -> bool:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from archlint.engine.pipeline import link
+from archlint.engine.linking import link
 from archlint.engine.steps import relative_dirs
 from archlint.judge.analysis import Judging, TargetView
 from archlint.link.cuda import CudaIndex, build_index

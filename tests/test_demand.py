@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import archlint.engine.linking as linking
 import archlint.engine.pipeline as pipeline
 from archlint.cli.commands import cli
 from archlint.engine import scan
@@ -91,7 +92,7 @@ def wide_tree(tmp_path, monkeypatch) -> Path:
 
 
 def test_files_outside_every_unit_are_read_for_directives_only(wide_tree):
-    linked = pipeline.link(ScanOptions(paths=(str(wide_tree),), jobs=1, use_cache=False), eager=False)
+    linked = linking.link(ScanOptions(paths=(str(wide_tree),), jobs=1, use_cache=False), eager=False)
     assert {f"{INCLUDE}/arch_macros.cuh", "flashinfer/data/csrc/other/gemm_sm90.cuh",
             "flashinfer/data/csrc/other/odd.cu"} <= linked.shallow
     assert f"{INCLUDE}/vec_dtypes.cuh" not in linked.shallow
@@ -244,7 +245,7 @@ def python_tree(tmp_path) -> Path:
 
 
 def test_python_modules_are_read_in_full_only_where_linking_needs_them(python_tree):
-    linked = pipeline.link(ScanOptions(paths=(str(python_tree),), jobs=1, use_cache=False), eager=False)
+    linked = linking.link(ScanOptions(paths=(str(python_tree),), jobs=1, use_cache=False), eager=False)
     read = {f.file.path for f in linked.facts if f.python is not None}
     # the path constants' module is read because the specs' source paths hang off it; the dispatcher
     # because it spells the name of a function that reads the capability
@@ -255,7 +256,7 @@ def test_python_modules_are_read_in_full_only_where_linking_needs_them(python_tr
 
 
 def test_a_capability_method_is_followed_where_it_is_spelled_as_a_member(python_tree):
-    linked = pipeline.link(ScanOptions(paths=(str(python_tree),), jobs=1, use_cache=False), eager=False)
+    linked = linking.link(ScanOptions(paths=(str(python_tree),), jobs=1, use_cache=False), eager=False)
     read = {f.file.path for f in linked.facts if f.python is not None}
     assert {"flashinfer/caps.py", "flashinfer/blackwell.py"} <= read
     assert "flashinfer/namesake.py" not in read

@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from archlint.cli.commands import cli as main
-from archlint.engine.pipeline import link
+from archlint.engine.linking import link
 from archlint.model.scan import ScanOptions
 from archlint.report.graph import build_graph, evidence_path, export, guarded_constructs
 

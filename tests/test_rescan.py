@@ -205,7 +205,7 @@ def test_the_stored_index_answers_as_the_assembled_one(fixture):
     """A re-scan reads each file's links from the stored state as judging asks: every file's
     includes and every macro's bindings, in order, are those the full scan assembled."""
     from archlint.engine.linkstore import lazy_index, stored_links
-    from archlint.engine.pipeline import link
+    from archlint.engine.linking import link
 
     index = link(ScanOptions(paths=(str(fixture),), jobs=1, use_cache=False)).index
     lazy = lazy_index(stored_links(index), index.files, index.functions_by_name)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from archlint.engine.pipeline import link
+from archlint.engine.linking import link
 from archlint.engine.steps import judge_gate, user_defines
 from archlint.judge.analysis import Judging
 from archlint.judge.reach import Unreached

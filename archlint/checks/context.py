@@ -7,13 +7,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from archlint.judge.analysis import Analysis, Judging, TargetView
-from archlint.judge.verdicts import gate_location
 from archlint.knowledge.arch import Target, sorted_targets
 from archlint.knowledge.kb import KnowledgeBase
 from archlint.knowledge.rules import RuleInfo, effective_level, load_rules
 from archlint.link.cuda import CudaIndex
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Fix, Location, Verdict
-from archlint.model.gates import Gate, TargetVerdict
+from archlint.model.gates import Gate, TargetVerdict, gate_location
 from archlint.model.records import fast_pickling
 
 # (path, function qualname, '' for file scope) -> the admitted builds that compile it

@@ -6,8 +6,8 @@ from dataclasses import replace
 from typing import Iterator
 
 from archlint.checks.context import Context, gate_evidence, target_list
-from archlint.judge.verdicts import gate_location
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Verdict
+from archlint.model.gates import gate_location
 
 
 def check(ctx: Context) -> Iterator[Finding]:

@@ -8,8 +8,8 @@ from typing import Iterator
 
 from archlint.checks.context import Context, target_list
 from archlint.judge.analysis import HitKind
-from archlint.judge.verdicts import gate_location
 from archlint.model.findings import EvidenceKind, Finding
+from archlint.model.gates import gate_location
 
 
 def check(ctx: Context) -> Iterator[Finding]:

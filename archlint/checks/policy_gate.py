@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Iterator
 
 from archlint.checks.context import Context, target_list
-from archlint.judge.verdicts import gate_location
 from archlint.knowledge.arch import parse_target
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Fix, Location, Verdict
-from archlint.model.gates import Gate, TargetVerdict
+from archlint.model.gates import Gate, TargetVerdict, gate_location
 
 
 def check(ctx: Context) -> Iterator[Finding]:

@@ -32,7 +32,7 @@ def graph_command(paths, fmt, gate_filter, targets, output, no_cache, config_fil
         read_settings,
     )
     from archlint.discover import report_root  # deferred: as above
-    from archlint.engine.pipeline import link  # deferred: as above
+    from archlint.engine.linking import link  # deferred: as above
     from archlint.postprocess.paths import scan_prefix  # deferred: as above
     from archlint.report.graph import build_graph, export, rebased  # deferred: as above
 

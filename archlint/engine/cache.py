@@ -22,11 +22,13 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from archlint import __version__
 from archlint.engine.collector import collector_paused
-from archlint.knowledge.resources import data_hash
+from archlint.knowledge.resources import data_hash, tree_hash
 from archlint.model.files import FileFacts, SourceFile
 
 MAGIC = b"ALFACTS1"
@@ -35,6 +37,7 @@ STATS_NAME = "stats-v1.idx"  # (size, mtime_ns, inode, device) -> sha256, for fi
 STATS_LIMIT = 500_000
 LAYOUT = "facts-v1"  # the folder inside cache_dir(); a format change picks a new name
 RACY_SECONDS = 2.0
+_RACY_NS = int(RACY_SECONDS * 1e9)
 PRUNE_EVERY_SECONDS = 24 * 3600
 UNUSED_SECONDS = 30 * 24 * 3600  # entries not read for this long are pruned
 
@@ -52,20 +55,14 @@ def cache_dir() -> Path:
 @lru_cache(maxsize=1)
 def code_hash() -> str:
     """Hash of archlint's own source files: a code change must invalidate cached facts."""
-    digest = hashlib.sha256()
-    package = Path(__file__).resolve().parents[1]
-    for path in sorted(package.rglob("*.py")):
-        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    return tree_hash(Path(__file__).resolve().parents[1], ".py")
 
 
 def _salt(max_bytes: int) -> bytes:
     return f"{__version__}\0{data_hash()}\0{code_hash()}\0{max_bytes}".encode()
 
 
-@dataclass(frozen=True)
-class _Seen:
+class _Seen(NamedTuple):  # made for every file of every scan: a tuple is the cheapest record
     """What get() saw of a file: its content hash and the stat that vouches for it."""
 
     digest: str
@@ -124,6 +121,26 @@ class FactsCache:
         """What every key shares: archlint's version, data and code, and the size limit."""
         return self._salt
 
+    def fingerprints(self, files: Iterable[SourceFile]) -> list[tuple[str, bool] | None]:
+        """fingerprint() of every file; those the stat table vouches for take one stat and no call
+        (a scan of an unchanged tree is mostly this loop)."""
+        known, seen, now = self._known, self._seen, time.time_ns()
+        out: list[tuple[str, bool] | None] = []
+        for file in files:
+            try:
+                info = os.stat(file.absolute)
+            except OSError:
+                out.append(None)
+                continue
+            stat = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev)
+            hashed = known.get(file.absolute)
+            if hashed is not None and hashed[0] == stat and now - stat[1] >= _RACY_NS:
+                seen[file.absolute] = _Seen(hashed[1], stat, False)
+                out.append((hashed[1], False))
+            else:
+                out.append(self.fingerprint(file))
+        return out
+
     def fingerprint(self, file: SourceFile) -> tuple[str, bool] | None:
         """The sha256 of the file's bytes and whether it is racy (modified too recently to trust
         its stat), or None when it cannot be read."""
@@ -135,7 +152,7 @@ class FactsCache:
         if before is None:
             return None
         known = self._known.get(file.absolute)
-        if known is not None and known[0] == before and time.time_ns() - before[1] >= RACY_SECONDS * 1e9:
+        if known is not None and known[0] == before and time.time_ns() - before[1] >= _RACY_NS:
             seen = _Seen(known[1], before, False)  # unchanged since it was hashed: same size, mtime, inode
             if remember:
                 self._seen[file.absolute] = seen
@@ -145,7 +162,7 @@ class FactsCache:
                 digest = hashlib.file_digest(handle, "sha256").hexdigest()
         except OSError:
             return None
-        racy = time.time_ns() - before[1] < RACY_SECONDS * 1e9 or _stat(file.absolute) != before
+        racy = time.time_ns() - before[1] < _RACY_NS or _stat(file.absolute) != before
         seen = _Seen(digest, before, racy)
         if not racy:
             self._known[file.absolute] = (before, digest)

@@ -4,9 +4,11 @@ result together. Both end in assemble_result, so they agree."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from archlint.checks import FILE_RULES, all_checks
 from archlint.checks.context import Context, GateResult
+from archlint.engine.cache import FactsCache
 from archlint.engine.store import ScanState
 from archlint.judge.analysis import Analysis, Defines, Judging, analyze_units, hollow_kernels
 from archlint.judge.verdicts import (
@@ -20,12 +22,14 @@ from archlint.knowledge.arch import Target, default_targets, parse_target
 from archlint.knowledge.rules import resolve_all
 from archlint.lang.cpp.evaluate import NOT_PASSED, PASSABLE, UNKNOWN_DEFINE
 from archlint.link.cuda import CudaIndex
-from archlint.link.python import PyIndex
 from archlint.model.files import FileFacts
 from archlint.model.findings import Finding, Suppression
 from archlint.model.gates import Gate, GateReport, GuardedUnits
 from archlint.model.python import VersionedFlag, split_define
 from archlint.model.scan import ScanOptions, ScanResult
+
+if TYPE_CHECKING:  # a re-scan of CUDA files never loads the Python side
+    from archlint.link.python import PyIndex
 
 
 def assemble_result(root: str, files_scanned: int, ctx: Context, gate_findings: list[Finding], state: ScanState) -> ScanResult:
@@ -181,3 +185,10 @@ def admitted_targets(gate: Gate, targets: tuple[Target, ...]) -> tuple[str, ...]
     seen = {t.cc for t in evaluated}
     others = [t for t in default_targets() if t.cc in set(gate.admits) and t.cc not in seen]
     return tuple(t.name for t in sorted({*evaluated, *others}))
+
+
+def open_cache(options: ScanOptions) -> FactsCache | None:
+    """The facts cache the options ask for (None with --no-cache, or where it cannot be used)."""
+    if not options.use_cache:
+        return None
+    return FactsCache.open(options.max_file_bytes, options.paths)

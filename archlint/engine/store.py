@@ -78,12 +78,10 @@ class ScanStore:
 
     @classmethod
     def open(cls, cache, options: ScanOptions, discovery) -> ScanStore:
-        digests, racy = [], False
-        for file in discovery.files:
-            seen = cache.fingerprint(file)
-            racy = racy or seen is None or seen[1]
-            digests.append((file.path, file.language, seen[0] if seen else "unreadable"))
-        return cls(cache, _scope_key(cache, options, discovery), tuple(sorted(digests)), racy)
+        seen = cache.fingerprints(discovery.files)
+        racy = any(one is None or one[1] for one in seen)
+        digests = sorted((file.path, file.language, one[0] if one else "unreadable") for file, one in zip(discovery.files, seen))
+        return cls(cache, _scope_key(cache, options, discovery), tuple(digests), racy)
 
     def is_new(self) -> bool:
         """No scan of this scope was stored yet: the first (cold) scan of the tree."""

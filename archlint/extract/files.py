@@ -6,20 +6,20 @@ A file that cannot be read or decoded yields a Diagnostic and empty facts; the s
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import pickle
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import replace
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from archlint.extract.cuda.facts import extract_cuda, extract_cuda_directives
-from archlint.extract.python.facts import decode_source, extract_python, has_syntax_error
 from archlint.lang.cpp.jinja import stub_template
 from archlint.model.cuda import TemplateHole
 from archlint.model.files import FileFacts, SourceFile
 from archlint.model.findings import Diagnostic
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 # Files above this size get the directive scan and lexical extraction only, not a C++ parse.
 PARSE_LIMIT = 1 << 20
@@ -65,6 +65,8 @@ def _extract(file: SourceFile, data: bytes, notes: tuple[Diagnostic, ...]) -> Fi
     if b"\x00" in data[:8192]:
         return FileFacts(file, diagnostics=(*notes, Diagnostic(file.path, "binary content (NUL bytes); skipped")))
     if file.language == "python":
+        from archlint.extract.python.facts import extract_python  # deferred: a CUDA re-scan never loads it
+
         python = extract_python(file.path, data)
         return FileFacts(file, python=python, diagnostics=notes + python.diagnostics)
     holes: tuple[TemplateHole, ...] = ()
@@ -91,6 +93,8 @@ def _python_outline(file: SourceFile, data: bytes, notes: tuple[Diagnostic, ...]
     """What a Python file no gate needs adds to the report: its diagnostics and suppressions. A file
     with neither a suppression comment nor a syntax error adds only its reading notes, so it is
     parsed, not walked; any other gets its full facts."""
+    from archlint.extract.python.facts import decode_source, has_syntax_error  # deferred: as in _extract
+
     if b"\x00" in data[:8192] or b"archlint:" in data or has_syntax_error(data):
         return _extract(file, data, notes)
     _, _, decoding = decode_source(file.path, data)
@@ -156,6 +160,9 @@ class Workers:
 
     def pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
+            import multiprocessing  # deferred: a scan that starts no worker (a one-file re-scan) skips their import
+            from concurrent.futures import ProcessPoolExecutor
+
             # the collector stays off in them, as in the main process (`engine.collector`)
             self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=gc.disable)

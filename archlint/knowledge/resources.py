@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import tomllib
 from functools import lru_cache
 from importlib import resources
@@ -33,11 +34,16 @@ def data_hash() -> str:
     return tree_hash(rules_dir())
 
 
-def tree_hash(root: Path) -> str:
-    """Hash of every file under `root`, names and contents."""
+def tree_hash(root: Path, suffix: str = "") -> str:
+    """Hash of every file under `root` whose name ends with `suffix`, names and contents (read with
+    os.walk: every scan computes two of these before it reads its first file)."""
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        if path.is_file():
-            digest.update(path.relative_to(root).as_posix().encode())
-            digest.update(path.read_bytes())
+    names: list[str] = []
+    for folder, _, files in os.walk(root):
+        relative = os.path.relpath(folder, root).replace(os.sep, "/")
+        names.extend(name if relative == "." else f"{relative}/{name}" for name in files if name.endswith(suffix))
+    for name in sorted(names):
+        digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
+        with open(os.path.join(root, name), "rb") as handle:
+            digest.update(handle.read())
     return digest.hexdigest()[:16]

@@ -107,4 +107,9 @@ class GuardedUnits:
     python_kernels: tuple[Evidence, ...] = ()
 
 
+def gate_location(gate: Gate) -> Location:
+    """Where the gate is written: what its findings point at."""
+    return Location(gate.path, gate.line, gate.col, gate.end_line, gate.end_col)
+
+
 fast_pickling(globals())

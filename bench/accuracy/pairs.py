@@ -112,7 +112,7 @@ def gate_units(paths: list[str], targets: tuple[str, ...], sources_kinds=(".cu",
     from archlint.discover import discover
     from archlint.extract.files import extract_all
     from archlint.gates.detect import find_gates
-    from archlint.judge.verdicts import guarded_units
+    from archlint.gates.units import guarded_units
     from archlint.knowledge.arch import parse_target
     from archlint.link.python import link_python
 

@@ -1,0 +1,186 @@
+"""Every stage of a full scan before the checks: the Python facts, linking and gates, the CUDA files
+the gates' units can include, the index and the verdicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from archlint.checks.context import Context
+from archlint.discover import discover
+from archlint.engine.collector import collector_paused
+from archlint.engine.pysource import PythonFiles
+from archlint.engine.steps import (
+    generated_files,
+    include_closure,
+    judge_gate,
+    open_cache,
+    relative_dirs,
+    scan_targets,
+    user_defines,
+)
+from archlint.engine.store import GateMemo
+from archlint.engine.timing import stage, stage_progress
+from archlint.extract.files import Workers, extract_all
+from archlint.extract.python.markers import markers
+from archlint.gates.conditions import load_condition_modules
+from archlint.gates.detect import find_gates
+from archlint.gates.units import guarded_units
+from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
+from archlint.judge.analysis import Judging
+from archlint.knowledge.idioms import load_idioms
+from archlint.knowledge.kb import load_kb
+from archlint.link.cuda import CudaIndex, build_index
+from archlint.link.python import PACKAGE_IMPORTS, PyIndex
+from archlint.link.python import link as link_python_index
+from archlint.link.templates import fill_holes
+from archlint.model.cuda import CudaFacts
+from archlint.model.files import Discovery, FileFacts, SourceFile
+from archlint.model.gates import Gate
+from archlint.model.python import PythonFacts
+from archlint.model.scan import ScanOptions
+
+
+@dataclass(frozen=True)
+class Linked:
+    """Everything the stages before the checks produce: what `archlint graph` draws."""
+
+    root: str
+    facts: tuple[FileFacts, ...]
+    discovery: Discovery
+    index: CudaIndex
+    pyindex: PyIndex | None  # None once a scan has linked its gates (archlint graph keeps it)
+    context: Context
+    generated: dict[str, str]  # files the JIT renders from templates: name -> template path
+    memos: tuple[GateMemo, ...] = ()  # one per judged gate, in the order of context.gate_results
+    # CUDA files read for their directives only: no gate's units can include them
+    shallow: frozenset[str] = frozenset()
+
+
+def link(options: ScanOptions, eager: bool = True) -> Linked:
+    """Every stage before the checks. `archlint graph` draws every file, so it reads all of them in
+    full by default."""
+    with stage("discover"):
+        discovery = discover(options.paths, options.exclude)
+        cache = open_cache(options)
+    try:
+        with collector_paused(freeze=True):
+            return link_files(options, discovery, cache, eager, keep_python=True)
+    finally:
+        if cache is not None:
+            cache.flush()
+
+
+def link_files(options: ScanOptions, discovery: Discovery, cache, eager: bool, keep_python: bool = False) -> Linked:
+    """`keep_python`: the Python index and every Python file's facts stay in the result (else only
+    what a Python file reports is kept once the gates are linked)."""
+    with Workers(options.jobs) as workers:
+        return _link_with(options, discovery, cache, eager, workers, keep_python)
+
+
+def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers,
+               keep_python: bool) -> Linked:
+    """Python first, then CUDA on demand. Python: every file's bytes, full facts for those the byte
+    prefilter picks and those whose conditions can read the capability, then whatever linking asks
+    for; the rest are outlined (diagnostics and suppressions). CUDA: every file's directives (the
+    macro table and the include graph), and full facts only for the files the gates' units can
+    include. A scan whose gates guard no source, or an eager one, reads every CUDA file in full."""
+    root = discovery.root
+    with stage("facts") as touched:
+        facts = _extract([f for f in discovery.files if f.language == "template"], options, cache, workers)
+        python = PythonFiles([f for f in discovery.files if f.language == "python"], options.max_file_bytes,
+                             lambda todo, outline: _extract(todo, options, cache, workers, directives=outline),
+                             None if eager else markers(load_idioms()), PACKAGE_IMPORTS)
+        pyindex = _python_index(python, root, discovery, eager)
+        touched.files = len(facts) + len(python.full)
+    workers.close()  # they hold what the largest kernels of the prefilter took
+    with stage("pylink") as touched:
+        before = len(python.full)
+        gates = _python_gates(pyindex)
+        facts = fill_holes(pyindex, facts)
+        # a capability test with no kernel build behind it has nothing to judge
+        gated = [(gate, units) for gate in gates
+                 if (units := guarded_units(pyindex, gate)).sources or units.unresolved] if pyindex is not None else []
+        variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
+        passed = passed_macros(pyindex) if pyindex is not None else frozenset()
+        touched.files = len(python.full) - before
+    generated = generated_files(pyindex)
+    with stage("outline", len(python.modules) - len(python.full)):
+        python.release()
+        read = list(python.full.values()) + python.outlined()
+        if not keep_python:  # what the rest of a scan reads of a Python file: what it reports
+            python.full.clear()
+            pyindex, read = None, [_reported_only(f) for f in read]
+        facts = facts + read
+    workers.close()
+    cuda_files = [f for f in discovery.files if f.language == "cuda"]
+    include_dirs = relative_dirs(options.include_dirs, root)
+    shallow: frozenset[str] = frozenset()
+    if gated and not eager:
+        with stage("includes", len(cuda_files)):
+            outline = _extract(cuda_files, options, cache, workers, directives=True)
+            outlined = build_index(_cuda_of(facts + outline), include_dirs, generated)
+            needed = include_closure(outlined, tuple(sorted({s for _, units in gated for s in units.sources})))
+            deep = [f for f in cuda_files if f.path in needed]
+        shallow = frozenset(f.path for f in cuda_files if f.path not in needed)
+        with stage("unit facts", len(deep)):
+            full = {f.file.path: f for f in _extract(deep, options, cache, workers)}
+        facts = facts + [full.get(f.file.path, f) for f in outline]
+    else:
+        with stage("unit facts", len(cuda_files)):
+            facts = facts + _extract(cuda_files, options, cache, workers)
+    facts = _in_discovery_order(facts, discovery)
+    workers.close()  # every file is read: the judging that follows needs the memory more
+    with stage("index"):
+        kb = load_kb()
+        index = build_index(_cuda_of(facts), include_dirs, generated)
+        targets = scan_targets(options)
+    with stage("verdicts", len(gated), "gates"):
+        judging = Judging(index, kb)
+        memos, results = [], []
+        overrides = user_defines(options)
+        for gate, units in with_absent_variant_macros(gated, variants, passed):
+            memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
+            results.append(judge_gate(gate, units, judging, targets, overrides))
+        ctx = Context.judged(judging, targets, tuple(results))
+    return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow)
+
+
+def _extract(files: list[SourceFile], options: ScanOptions, cache, workers: Workers, directives: bool = False) -> list[FileFacts]:
+    return extract_all(files, options.jobs, options.max_file_bytes, cache, directives, progress=stage_progress, workers=workers)
+
+
+def _reported_only(facts: FileFacts) -> FileFacts:
+    python = facts.python
+    if python is None:
+        return facts
+    return replace(facts, python=PythonFacts(python.path, python.sha256, python.encoding, suppressions=python.suppressions,
+                                             diagnostics=python.diagnostics, partial_parse=python.partial_parse))
+
+
+def _cuda_of(facts: list[FileFacts]) -> list[CudaFacts]:
+    return [f.cuda for f in facts if f.cuda is not None]
+
+
+def _in_discovery_order(facts: list[FileFacts], discovery: Discovery) -> list[FileFacts]:
+    by_path = {f.file.path: f for f in facts}
+    return [by_path[f.path] for f in discovery.files]
+
+
+def _python_index(python: PythonFiles, root: str, discovery: Discovery, eager: bool) -> PyIndex | None:
+    """The Python index with what linking starts from read: every module (eager), or those the byte
+    prefilter picks and those whose conditions can read the compute capability."""
+    if not python.modules:
+        return None
+    pyindex = PyIndex(python.modules, [root], {f.path for f in discovery.files}, python)
+    if eager:
+        pyindex.load_all()
+    else:
+        pyindex.load_paths(python.marked)
+        load_condition_modules(pyindex)
+    return link_python_index(pyindex)
+
+
+def _python_gates(pyindex: PyIndex | None) -> tuple[Gate, ...]:
+    if pyindex is None:
+        return ()
+    return tuple(sorted(find_gates(pyindex), key=lambda g: (g.path, g.line, g.col)))

@@ -1,0 +1,110 @@
+"""Which CUDA units a Python gate guards: the gate's own JIT spec, and the sources, flags and CuTe
+DSL kernels of the functions it guards and what they call."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from archlint.gates.detect import flag_lists_of
+from archlint.knowledge.languages import HEADER_SUFFIXES
+from archlint.link.paths import written_name
+from archlint.link.python import PyIndex
+from archlint.model.findings import Evidence, EvidenceKind, Location
+from archlint.model.gates import Gate, GuardedUnits, gate_location
+from archlint.model.python import FlagList, ResolvedSource
+
+_MAX_CALL_DEPTH = 8
+# A function called by this many source-naming functions is build machinery shared by all of them.
+_MACHINERY_CALLERS = 5
+
+
+def guarded_units(pyindex: PyIndex, gate: Gate) -> GuardedUnits:
+    """The CUDA sources a gate guards: the gate's own JIT spec, or what its guarded functions build."""
+    sources: dict[str, tuple[Evidence, ...]] = {}
+    unresolved: list[str] = []
+    head: tuple[Evidence, ...] = (Evidence(gate_location(gate), f"gate `{gate.text}`", EvidenceKind.GATE),)
+    for ref in gate.resolved_sources:
+        _add_source(ref, head, gate.path, sources, unresolved)
+    functions = list(gate.guards)
+    seen = set(functions)
+    queue = deque((name, head, 0, _is_machinery(pyindex, name)) for name in functions)
+    module_paths = {module: path for path, module in pyindex.module_of_path.items()}
+    specs: list[list[FlagList]] = []
+    python_kernels: tuple[Evidence, ...] = ()
+    while queue:
+        name, chain, depth, machinery = queue.popleft()
+        function = pyindex.functions.get(name)
+        if function is not None and depth <= 1 and not python_kernels:
+            python_kernels = _python_kernels(pyindex, name, function, chain, _module_path(module_paths, name))
+        lists = flag_lists_of(pyindex, "", name) if function is not None and not machinery else []
+        if lists:
+            specs.append(lists)
+        hop, path = chain, _module_path(module_paths, name)
+        if function is not None and name != gate.function:
+            hop = chain + (Evidence(Location(path, function.span.line), f"calls `{name}`", EvidenceKind.CALL, name=name),)
+        for ref in pyindex.sources(name):
+            if machinery and not ref.path:
+                continue  # a file the shared build code names for every spec, not one this gate builds
+            _add_source(ref, hop, path, sources, unresolved)
+        if depth >= _MAX_CALL_DEPTH:
+            continue
+        for callee in pyindex.callees(name):
+            if callee not in seen:
+                seen.add(callee)
+                queue.append((callee, hop, depth + 1, machinery or _is_machinery(pyindex, callee)))
+    # Flags of one spec describe its units; of several, none of them alone describes all the units.
+    spec = specs[0] if len(specs) == 1 else []
+    return GuardedUnits(tuple(sorted(sources)), tuple(sorted(set(unresolved))), sources,
+                        tuple(define for flags in spec for define in flags.defines),
+                        tuple(flag for flags in spec for flag in flags.versioned_defines), python_kernels)
+
+
+_DSL_MODULES = ("cutlass.cute",)  # CuTe DSL: kernels written in Python, compiled at run time
+
+
+def _python_kernels(pyindex: PyIndex, name: str, function, chain: tuple[Evidence, ...], path: str) -> tuple[Evidence, ...]:
+    """The hops to a function the gate's code runs (itself, or one it calls) whose module imports
+    CuTe DSL: it compiles device code from Python, which archlint does not read."""
+    module = pyindex.module_of_path.get(path, "")
+    facts = pyindex.modules.get(module) if module else None
+    if facts is None:
+        return ()
+    for imp in facts.imports:
+        names = (imp.module, *(f"{imp.module}.{n}" for n in imp.names))
+        if imp.level == 0 and any(n == m or n.startswith(m + ".") for n in names for m in _DSL_MODULES):
+            message = (f"runs `{name.rsplit('.', 1)[-1]}`, whose module imports `{_DSL_MODULES[0]}` (line {imp.line}): "
+                       "CuTe DSL kernels written in Python, which archlint does not read")
+            return chain + (Evidence(Location(path, function.span.line), message, EvidenceKind.CALL, name=name),)
+    return ()
+
+
+def _is_machinery(pyindex: PyIndex, qualname: str) -> bool:
+    """Shared JIT build code (SGLang's `load_jit`, FlashInfer's `gen_jit_spec`): a function that many
+    functions naming their own sources call. What it and its callees name without resolving
+    (a generated `compatible_wrapper.h` for another platform's compiler) belongs to no one gate."""
+    spec_callers = sum(1 for caller in pyindex.callers(qualname) if pyindex.sources(caller))
+    return spec_callers >= _MACHINERY_CALLERS
+
+
+def _module_path(module_paths: dict[str, str], qualname: str) -> str:
+    """The file defining a python function, from the longest module prefix of its qualname."""
+    parts = qualname.split(".")
+    for end in range(len(parts) - 1, 0, -1):
+        module = ".".join(parts[:end])
+        if module in module_paths:
+            return module_paths[module]
+    return ""
+
+
+def _add_source(resolved: ResolvedSource, chain: tuple[Evidence, ...], where: str,
+                sources: dict[str, tuple[Evidence, ...]], unresolved: list[str]) -> None:
+    if resolved.path:
+        what = f"`{resolved.ref.text}`, {resolved.reason}" if resolved.how == "generated" else resolved.path
+        location = Location(where, resolved.ref.line, resolved.ref.col)
+        hop = Evidence(location, f"builds {what}", EvidenceKind.BUILDS, source=resolved.path)
+        sources.setdefault(resolved.path, chain + (hop,))
+    elif not written_name(resolved.ref).endswith(HEADER_SUFFIXES):
+        # A header a Python build names but the scan cannot find (an artifact it downloads, a marker
+        # of an include folder) is no unit the build compiles: what it holds matters only where an
+        # `#include` takes it in, and that include is judged on the CUDA side.
+        unresolved.append(resolved.ref.text)
