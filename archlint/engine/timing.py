@@ -1,12 +1,15 @@
 """Per-stage wall times and files touched on stderr: with `archlint scan -v`, or ARCHLINT_PROFILE set
 (a debugging aid and what bench/scan_bench.py reads); and a progress line on stderr when it is a
-terminal: the stage and how many of its files are done."""
+terminal: the stage and how many of its files are done. With ARCHLINT_PROFILE_DIR set, each stage
+also runs under cProfile and its statistics are written there as `<n>-<stage>.prof` (the main
+process only: profile with `--jobs 1` to see the extraction too; bench/stage_profile.py reads them)."""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
+from cProfile import Profile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -42,15 +45,38 @@ def stage(name: str, files: int | None = None, unit: str = "files") -> Iterator[
     (or set on what the block is given)."""
     _current.append(name)
     touched = Touched(files)
+    profile = _profile_start(name)
     start = time.perf_counter()
     try:
         yield touched
     finally:
+        _profile_end(profile, name)
         _current.pop()
         _clear_progress()
         if _SHOWN.get() or os.environ.get("ARCHLINT_PROFILE"):
             count = touched.files
             _say(name, time.perf_counter() - start, f"  {count:6d} {unit}" if count is not None else "", _rss())
+
+
+_profiled = [0]  # stages profiled so far: the files' order
+
+
+def _profile_start(name: str) -> Profile | None:
+    if not os.environ.get("ARCHLINT_PROFILE_DIR") or len(_current) > 1:  # one profiler at a time
+        return None
+    profile = Profile()
+    profile.enable()
+    return profile
+
+
+def _profile_end(profile: Profile | None, name: str) -> None:
+    if profile is None:
+        return
+    profile.disable()
+    folder = os.environ["ARCHLINT_PROFILE_DIR"]
+    os.makedirs(folder, exist_ok=True)
+    _profiled[0] += 1
+    profile.dump_stats(os.path.join(folder, f"{_profiled[0]:02d}-{name.replace(' ', '-')}.prof"))
 
 
 def _say(name: str, seconds: float, touched: str = "", rss: str = "") -> None:
