@@ -137,10 +137,11 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
     with stage("verdicts", len(gated), "gates"):
         judging = Judging(index, kb)
         memos, results = [], []
+        parts: dict = {}  # shared by the results' equal parts
         overrides = user_defines(options)
         for gate, units in with_absent_variant_macros(gated, variants, passed):
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
-            results.append(judge_gate(gate, units, judging, targets, overrides))
+            results.append(judge_gate(gate, units, judging, targets, overrides, parts))
         ctx = Context.judged(judging, targets, tuple(results))
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow)
 

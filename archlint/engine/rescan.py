@@ -117,13 +117,13 @@ def rescan(options, discovery, cache, store):
     with stage("verdicts"):
         judging, targets = Judging(index, load_kb()), scan_targets(options)
         overrides = user_defines(options)
-        memos, results, rejudged = [], [], []
+        memos, results, rejudged, parts = [], [], [], {}
         for memo, old in zip(state.memos, state.results):
             if memo.deps & changed_paths:
                 memo = replace(memo, deps=include_closure(index, memo.units.sources))
                 if memo.deps & shallow:
                     return None  # the change reaches a file read for its directives only
-                new = judge_gate(memo.gate, memo.units, judging, targets, overrides)
+                new = judge_gate(memo.gate, memo.units, judging, targets, overrides, parts)
                 rejudged.append((old, new))
                 old = new
             memos.append(memo)

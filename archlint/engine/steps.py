@@ -26,6 +26,7 @@ from archlint.model.files import FileFacts
 from archlint.model.findings import Finding, Suppression
 from archlint.model.gates import Gate, GateReport, GuardedUnits
 from archlint.model.python import VersionedFlag, split_define
+from archlint.model.records import shared
 from archlint.model.scan import ScanOptions, ScanResult
 
 if TYPE_CHECKING:  # a re-scan of CUDA files never loads the Python side
@@ -129,8 +130,10 @@ def _decided(versioned: tuple[VersionedFlag, ...], builds: tuple[Target, ...]) -
 
 
 def judge_gate(gate: Gate, units: GuardedUnits, judging: Judging, targets: tuple[Target, ...],
-               overrides: Defines | None = None) -> GateResult:
-    """`overrides`: the user's --define flags, over the spec's own."""
+               overrides: Defines | None = None, parts: dict | None = None) -> GateResult:
+    """`overrides`: the user's --define flags, over the spec's own. `parts`: the table the results of
+    one scan share their equal parts through (model.records.shared): the gates' evidence chains
+    repeat one another, and the stored scan state a re-scan loads is half the size for it."""
     def defines(builds: tuple[Target, ...]) -> Defines:
         return {**_defines(gate, units, builds), **(overrides or {})}
 
@@ -146,7 +149,7 @@ def judge_gate(gate: Gate, units: GuardedUnits, judging: Judging, targets: tuple
         # most of an analysis) would only weigh on the stored scan state a re-scan loads.
         admitted.append(Analysis(analysis.target, blockers=analysis.blockers, empty=hollow_kernels(analysis),
                                  units=analysis.units, reached=analysis.reached, kernels=analysis.kernels))
-    return GateResult(gate, units.sources, excluded, tuple(admitted))
+    return shared(GateResult(gate, units.sources, excluded, tuple(admitted)), {} if parts is None else parts)
 
 
 def include_closure(index: CudaIndex, sources: tuple[str, ...]) -> frozenset[str]:

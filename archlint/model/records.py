@@ -40,3 +40,42 @@ def _install(cls: type) -> None:
     # setattr: assigning over the pair object declares would not type-check
     setattr(cls, "__getstate__", __getstate__)
     setattr(cls, "__setstate__", __setstate__)
+
+
+def shared(value: Any, table: dict) -> Any:
+    """`value` with equal parts made one object: equal records, tuples, strings and ints are then
+    pickled once (pickle shares by identity), so what is stored is smaller and loads faster. `table`
+    holds what was seen so far (pass the same one to share across values); a record is rebuilt only
+    where one of its parts was replaced. Other values (None, bools, enums, sets) are kept as they are."""
+    kind = type(value)
+    if kind is str:
+        return table.setdefault(value, value)
+    if kind is int:
+        return table.setdefault((int, value), value)
+    if kind is tuple:
+        items = tuple([shared(item, table) for item in value])
+        return table.setdefault((tuple, *map(id, items)), items)
+    names = _field_names(kind)
+    if names is None:
+        return value
+    old = [getattr(value, name) for name in names]
+    parts = [shared(part, table) for part in old]
+    key = (kind, *map(id, parts))
+    if key in table:
+        return table[key]
+    if any(new is not was for new, was in zip(parts, old)):
+        value = object.__new__(kind)
+        any(map(object.__setattr__, repeat(value), names, parts))
+    table[key] = value
+    return value
+
+
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    """A frozen dataclass's field names (None for any other type)."""
+    if kind not in _FIELDS:
+        params = getattr(kind, "__dataclass_params__", None)
+        _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind)) if params is not None and params.frozen else None
+    return _FIELDS[kind]

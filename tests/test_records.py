@@ -1,0 +1,42 @@
+"""Equal parts of stored results made one object (model.records.shared): same values, one copy each."""
+
+from __future__ import annotations
+
+import pickle
+
+from archlint.model.findings import Evidence, EvidenceKind, Location
+from archlint.model.records import shared
+
+
+def _chain(path: str) -> tuple[Evidence, ...]:
+    gate = Evidence(Location("flashinfer/jit/norm.py", 41, 5), "gate `is_sm90a_supported()`", EvidenceKind.GATE)
+    builds = Evidence(Location("flashinfer/jit/norm.py", 52, 9), f"builds {path}", EvidenceKind.BUILDS, source=path)
+    return (gate, builds)
+
+
+def test_equal_records_become_one_object_and_pickle_once():
+    # two targets' verdicts built apart, as the judge builds them: equal, not identical
+    first, second = _chain("csrc/norm.cu"), _chain("csrc/norm.cu")
+    assert first == second and first[0] is not second[0]
+    table: dict = {}
+    a, b = shared(first, table), shared(second, table)
+    assert a == first and b == second
+    assert a is b and a[0].location is b[0].location
+    assert len(pickle.dumps((a, b))) < len(pickle.dumps((first, second)))
+    assert pickle.loads(pickle.dumps((a, b))) == (first, second)
+
+
+def test_records_that_differ_stay_apart():
+    table: dict = {}
+    norm, rope = shared(_chain("csrc/norm.cu"), table), shared(_chain("csrc/rope.cu"), table)
+    assert norm[0] is rope[0]  # the same gate hop
+    assert norm[1] != rope[1] and norm[1].source == "csrc/norm.cu" and rope[1].source == "csrc/rope.cu"
+
+
+def test_values_equal_across_types_keep_their_type():
+    table: dict = {}
+    ints, bools, floats = shared((1, 0), table), shared((True, False), table), shared((1.0, 0.0), table)
+    assert [type(v) for v in ints] == [int, int]
+    assert [type(v) for v in bools] == [bool, bool]
+    assert [type(v) for v in floats] == [float, float]
+    assert shared(Location("a.cu", 1, True), table).col is True  # a field's value, not an equal int
