@@ -25,6 +25,7 @@ UNKNOWN = _Unknown()
 
 _ARCHY = re.compile(r"(?i)(?:^|_)(?:sm_?\d+\w*|sm\d+x|capab\w*|arch\w*|hopper|blackwell|ampere|ada|rubin)(?:$|_)")
 _MAX_CALL_DEPTH = 6
+_RECURSION = ("recursion",)  # what a call still being evaluated reads as, asked again from within
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,8 @@ class Evaluator:
         self.idioms = index.idioms  # which calls read the capability, which wrap a function
         self.ccs = ccs
         self._memo: dict = {}
+        self._assigned_memo: dict = {}
+        self._unfinished = 0  # how often a call in progress was asked for (its memo is a placeholder)
 
     # ---------------------------------------------------------------- public
 
@@ -138,7 +141,7 @@ class Evaluator:
         found = index.assign_of(scope.module, name, scope.function, scope.line)
         if found is not None:
             owner, assign = found
-            value = self.value(assign.value, Scope(owner, assign.function, assign.line), cc, trace, depth + 1)
+            value = self._assigned(owner, assign, cc, trace, depth + 1)
             if assign.unpack:
                 return _element(value, assign.targets.index(name) if name in assign.targets else -1)
             return value
@@ -146,6 +149,25 @@ class Evaluator:
         if binding is not None and binding.kind == "function" and not is_dunder(binding.name):
             return FuncRef(index.qualify(binding.module, binding.name))
         return UNKNOWN
+
+    def _assigned(self, owner, assign, cc, trace, depth):
+        """The value an assignment gives, in its own scope. Conditions read the same module-level
+        names over and over, so it is remembered per capability and depth (the depth decides where
+        evaluation stops); not when it read a call still being evaluated, whose value it would then
+        remember before it is known."""
+        key = (id(assign), cc, depth)
+        known = self._assigned_memo.get(key)
+        if known is None:
+            unfinished, inner = self._unfinished, Trace()
+            value = self.value(assign.value, Scope(owner, assign.function, assign.line), cc, inner, depth)
+            known = (value, inner.arch, inner.predicate, tuple(inner.opaque), assign)  # assign: keeps its id taken
+            if self._unfinished == unfinished:
+                self._assigned_memo[key] = known
+        value, arch, predicate, opaque, _ = known
+        trace.arch |= arch
+        trace.predicate |= predicate
+        trace.opaque.extend(opaque)
+        return value
 
     def _attr(self, expr, scope, cc, trace, depth):
         base = self.value(expr.args[0], scope, cc, trace, depth)
@@ -255,8 +277,9 @@ class Evaluator:
         key = (ref.qualname, cc, _freeze(bound))
         if key in self._memo:
             value, arch, predicate, opaque = self._memo[key]
+            self._unfinished += opaque is _RECURSION
         else:
-            self._memo[key] = (UNKNOWN, False, False, ("recursion",))
+            self._memo[key] = (UNKNOWN, False, False, _RECURSION)
             inner = Trace()
             value = self._returns(ref.qualname, fn, tuple(sorted(bound.items(), key=str)), params, cc, inner, depth)
             arch, predicate, opaque = inner.arch, inner.predicate, tuple(inner.opaque)
