@@ -13,6 +13,7 @@ import pytest
 import archlint.engine.pipeline as pipeline
 import archlint.engine.rescan as rescan_module
 from archlint.engine import scan
+from archlint.engine.linkstore import PickledLinks
 from archlint.model.scan import ScanOptions
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-flashinfer"
@@ -214,3 +215,32 @@ def test_the_stored_index_answers_as_the_assembled_one(fixture):
     assert {path: lazy.resolved(path) for path in index.includes} == dict(index.includes)
     assert set(lazy.bindings) == set(index.bindings) and "NOT_A_MACRO_ANYWHERE" not in lazy.bindings
     assert (lazy.macro_calls, lazy.trap_macros) == (index.macro_calls, index.trap_macros)
+
+
+def _state_file(tree: Path) -> Path:
+    return next((tree.parent / "cache").rglob("*-state.pkl"))
+
+
+def test_a_re_scan_reads_stored_links_from_the_mapped_state(tree, full_scans, monkeypatch):
+    _scan(tree)
+    loaded = []
+    real = PickledLinks.__getitem__
+    monkeypatch.setattr(PickledLinks, "__getitem__", lambda self, path: loaded.append(path) or real(self, path))
+    header = tree / "flashinfer/data/include/flashinfer/vec_dtypes.cuh"
+    _edit(header, "{ return static_cast<float>(v) * scale; }", "{ return static_cast<float>(v) * scale * 1.0f; }")
+    after = _scan(tree)
+    assert len(full_scans) == 1  # a partial re-scan
+    assert header.relative_to(tree).as_posix() in loaded  # its old links, compared with the new
+    assert after == _scan(tree, use_cache=False)
+
+
+def test_damaged_stored_links_run_a_full_scan(tree, full_scans):
+    _scan(tree)
+    state = _state_file(tree)
+    data = bytearray(state.read_bytes())
+    data[-3] ^= 0xFF  # inside the last file's links, which the checksum of the payload does not cover
+    state.write_bytes(bytes(data))
+    _edit(tree / CSRC / "vec_dequant.cu", "int i = blockIdx.x", "int i = blockIdx.x + 0")
+    after = _scan(tree)
+    assert len(full_scans) == 2  # the re-scan met the damaged part and gave way to a full scan
+    assert after == _scan(tree, use_cache=False)

@@ -15,6 +15,7 @@ mtime cannot prove the bytes read are the bytes hashed).
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import pickle
 import struct
@@ -22,7 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -33,6 +34,7 @@ from archlint.model.files import FileFacts, SourceFile
 
 MAGIC = b"ALFACTS1"
 _HEADER = struct.Struct(">8s32s32sQ")  # magic, key, payload sha256, payload length
+_COUNT = struct.Struct(">I")  # how many out-of-band buffers follow the payload (then their sizes)
 STATS_NAME = "stats-v1.idx"  # (size, mtime_ns, inode, device) -> sha256, for files hashed at rest
 STATS_LIMIT = 500_000
 LAYOUT = "facts-v1"  # the folder inside cache_dir(); a format change picks a new name
@@ -266,11 +268,52 @@ def _decode(data: bytes, key: bytes, kind: type = FileFacts, keep: bool = False)
     return value if isinstance(value, kind) else None
 
 
-def unpickle(payload, keep: bool = False):
+def unpickle(payload, keep: bool = False, buffers: Iterable | None = None):
     """pickle.loads with the cycle collector paused (engine.collector); `keep`: the objects live to
-    the end of the scan, so they are frozen before it resumes."""
+    the end of the scan, so they are frozen before it resumes; `buffers`: its out-of-band buffers."""
     with collector_paused(freeze=keep):
-        return pickle.loads(payload)
+        return pickle.loads(payload, buffers=buffers)
+
+
+def read_mapped_entry(path: Path, key: bytes, kind: type, keep: bool = False):
+    """An entry written with out-of-band buffers (write_entry's `buffers`): the payload is read and
+    checked, the buffers are mapped from the file and handed to the value unread (what reads a part
+    of them checks it). None when missing or bad (a bad entry is deleted)."""
+    try:
+        with open(path, "rb") as handle:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # ValueError: an empty file
+        return None
+    value = _decode_mapped(memoryview(mapped), key, kind, keep)
+    if value is None:
+        _discard(path)
+    else:
+        _touch(path)
+    return value
+
+
+def _decode_mapped(view: memoryview, key: bytes, kind: type, keep: bool):
+    if len(view) < _HEADER.size:
+        return None
+    magic, stored_key, checksum, length = _HEADER.unpack_from(view)
+    table = _HEADER.size + length
+    if magic != MAGIC or stored_key != key or table + _COUNT.size > len(view):
+        return None
+    (count,) = _COUNT.unpack_from(view, table)
+    start = table + _COUNT.size + 8 * count
+    if start > len(view) or hashlib.sha256(view[_HEADER.size : start]).digest() != checksum:
+        return None
+    buffers = []
+    for size in struct.unpack_from(f">{count}Q", view, table + _COUNT.size):
+        buffers.append(view[start : start + size])
+        start += size
+    if start != len(view):
+        return None
+    try:
+        value = unpickle(view[_HEADER.size : table], keep, buffers)
+    except Exception:  # noqa: BLE001 - any failure to load means a bad entry, rebuilt from the source
+        return None
+    return value if isinstance(value, kind) else None
 
 
 def read_header_key(path: Path) -> bytes | None:
@@ -286,16 +329,21 @@ def read_header_key(path: Path) -> bytes | None:
     return key if magic == MAGIC else None
 
 
-def write_entry(path: Path, key: bytes, payload: bytes) -> None:
-    header = _HEADER.pack(MAGIC, key, hashlib.sha256(payload).digest(), len(payload))
+def write_entry(path: Path, key: bytes, payload: bytes, buffers: Sequence[bytes | memoryview] | None = None) -> None:
+    """`buffers`: the payload's out-of-band pickle buffers, written after it with their sizes (read
+    the entry with read_mapped_entry); the checksum covers all but the buffers."""
+    table = b"" if buffers is None else _COUNT.pack(len(buffers)) + struct.pack(f">{len(buffers)}Q", *map(len, buffers))
+    checksum = hashlib.sha256(payload)
+    checksum.update(table)
+    header = _HEADER.pack(MAGIC, key, checksum.digest(), len(payload))
     try:
         path.parent.mkdir(exist_ok=True, mode=0o700)
     except OSError:
         return
-    _write_atomic(path, header, payload)  # not `header + payload`: a stored scan's copy is tens of MB
+    _write_atomic(path, header, payload, table, *(buffers or ()))  # in parts: a stored scan is tens of MB
 
 
-def _write_atomic(path: Path, *parts: bytes) -> None:
+def _write_atomic(path: Path, *parts: bytes | memoryview) -> None:
     """Write to a temporary file in the same folder, then rename: readers never see half a file."""
     temporary = None
     try:

@@ -12,17 +12,72 @@ file's includes and a macro's definitions are unpickled when first asked for, in
 from __future__ import annotations
 
 import pickle
+import zlib
+from array import array
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import accumulate
 
 from archlint.lang.cpp.evaluate import Binding
 from archlint.link.cuda import CudaIndex, FileLinks, ResolvedInclude
 
 
+class DamagedState(ValueError):
+    """A stored file's links do not match their checksum: the state cannot be used."""
+
+
+class PickledLinks(Mapping[str, bytes]):
+    """path -> that file's links, pickled. The parts lie in one buffer, which the stored state keeps
+    out of band and maps from its file (engine.store): a re-scan reads only the parts it asks for,
+    and each part's CRC-32 is checked as it is read. Replaced parts are kept beside the buffer until
+    the links are pickled again."""
+
+    def __init__(self, paths: tuple[str, ...], ends: array, crcs: array, blob, changed: Mapping[str, bytes] | None = None):
+        self._paths = paths
+        self._ends = ends  # where each part ends in the buffer
+        self._crcs = crcs
+        self._blob = blob
+        self._changed = dict(changed or {})
+        self._at = {path: i for i, path in enumerate(paths)}
+
+    @classmethod
+    def of(cls, parts: Mapping[str, bytes]) -> PickledLinks:
+        paths = tuple(parts)
+        values = [parts[path] for path in paths]
+        return cls(paths, array("Q", accumulate(map(len, values))), array("I", map(zlib.crc32, values)), b"".join(values))
+
+    def replaced(self, changed: Mapping[str, bytes]) -> PickledLinks:
+        """These links with some files' parts replaced (files already among them)."""
+        return PickledLinks(self._paths, self._ends, self._crcs, self._blob, {**self._changed, **changed})
+
+    def __getitem__(self, path: str) -> bytes:
+        if path in self._changed:
+            return self._changed[path]
+        index = self._at[path]
+        part = self._blob[self._ends[index - 1] if index else 0 : self._ends[index]]
+        if zlib.crc32(part) != self._crcs[index]:
+            raise DamagedState(f"the stored links of {path} are damaged")
+        return part
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._at
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __reduce_ex__(self, protocol):
+        if self._changed:
+            return PickledLinks.of({path: bytes(self[path]) for path in self._paths}).__reduce_ex__(protocol)
+        return PickledLinks, (self._paths, self._ends, self._crcs, pickle.PickleBuffer(self._blob))
+
+
 @dataclass(frozen=True)
 class StoredLinks:
     paths: tuple[str, ...]  # every CUDA file, in path order
-    pickled: Mapping[str, bytes]  # path -> its FileLinks, pickled
+    pickled: PickledLinks  # path -> its FileLinks, pickled
     defined_in: Mapping[str, tuple[str, ...]]  # macro -> the files that bind it, in path order
     macro_calls: Mapping[str, tuple[str, ...]]  # as CudaIndex.macro_calls
     trap_macros: Mapping[str, bool]  # as CudaIndex.trap_macros
@@ -42,7 +97,7 @@ def stored_links(index: CudaIndex) -> StoredLinks:
 def with_links(stored: StoredLinks, changed: Mapping[str, FileLinks]) -> StoredLinks:
     """The stored links with some files' replaced by links binding the same macros the same way
     (the caller checks: the scan-wide tables stay as they are)."""
-    pickled = {**stored.pickled, **{path: _pickled(links) for path, links in changed.items()}}
+    pickled = stored.pickled.replaced({path: _pickled(links) for path, links in changed.items()})
     names = {**stored.function_names, **{path: links.function_names for path, links in changed.items()}}
     return StoredLinks(stored.paths, pickled, stored.defined_in, stored.macro_calls, stored.trap_macros, names)
 
@@ -63,7 +118,7 @@ def _stored(links: tuple[FileLinks, ...], macro_calls: Mapping[str, tuple[str, .
             defined_in.setdefault(name, []).append(links_of_file.path)
     return StoredLinks(
         paths=tuple(links_of_file.path for links_of_file in links),
-        pickled={links_of_file.path: _pickled(links_of_file) for links_of_file in links},
+        pickled=PickledLinks.of({links_of_file.path: _pickled(links_of_file) for links_of_file in links}),
         defined_in={name: tuple(paths) for name, paths in defined_in.items()},
         macro_calls=dict(macro_calls),
         trap_macros=dict(trap_macros),

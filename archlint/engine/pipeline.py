@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from archlint.discover import discover
 from archlint.engine.collector import collector_paused
-from archlint.engine.linkstore import stored_links
+from archlint.engine.linkstore import DamagedState, stored_links
 from archlint.engine.rescan import rescan
 from archlint.engine.steps import assemble_result, findings_by_file, open_cache, run_checks, suppressions_of
 from archlint.engine.store import ScanState, ScanStore
@@ -37,7 +37,10 @@ def _run(options: ScanOptions, eager: bool) -> ScanResult:
     if result is None:
         state = None
         if store is not None:
-            result, state = rescan(options, discovery, cache, store) or (None, None)
+            try:
+                result, state = rescan(options, discovery, cache, store) or (None, None)
+            except DamagedState:  # a stored part that no longer matches its checksum
+                result, state = None, None
         if result is None:
             result, state = _full_scan(options, discovery, cache, eager)
         if store is not None:

@@ -13,12 +13,12 @@ nothing, since that file's hash may not match the bytes its facts came from.
 from __future__ import annotations
 
 import hashlib
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from archlint.engine.cache import read_entry, read_header_key, write_entry
-from archlint.extract.files import pickled
+from archlint.engine.cache import read_entry, read_header_key, read_mapped_entry, write_entry
 from archlint.model.files import SourceFile
 from archlint.model.findings import Diagnostic, Finding, Suppression
 from archlint.model.gates import Gate, GuardedUnits
@@ -93,8 +93,9 @@ class ScanStore:
         return read_entry(self._result_path, self._result_key, ScanResult, keep=True)
 
     def previous_state(self) -> tuple[dict[str, tuple[str, str]], ScanState] | None:
-        """The last state and the files it saw: path -> (language, sha256)."""
-        stored = read_entry(self._state_path, self.key, _Stored, keep=True)
+        """The last state and the files it saw: path -> (language, sha256). Its CUDA files' links stay
+        in the file, mapped, until a re-scan asks for them (linkstore.PickledLinks)."""
+        stored = read_mapped_entry(self._state_path, self.key, _Stored, keep=True)
         if stored is None or not isinstance(stored.payload, ScanState):
             return None
         return {path: (language, digest) for path, language, digest in stored.digests}, stored.payload
@@ -111,13 +112,18 @@ class ScanStore:
             return
         _store(self._result_path, self._result_key, result)
         if state is not None:
-            _store(self._state_path, self.key, _Stored(self.digests, state))
+            _store(self._state_path, self.key, _Stored(self.digests, state), out_of_band=True)
 
 
-def _store(path, key: bytes, value: object) -> None:
-    payload = pickled(value)
-    if payload is not None:
-        write_entry(path, key, payload)
+def _store(path, key: bytes, value: object, out_of_band: bool = False) -> None:
+    """`out_of_band`: the value's pickle buffers (the state's links) are written after the payload,
+    to be mapped from the file when it is read (cache.read_mapped_entry)."""
+    buffers: list[pickle.PickleBuffer] = []
+    try:
+        payload = pickle.dumps(value, protocol=5, buffer_callback=buffers.append if out_of_band else None)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return
+    write_entry(path, key, payload, [buffer.raw() for buffer in buffers] if out_of_band else None)
 
 
 def _scope_key(cache, options: ScanOptions, discovery) -> bytes:
