@@ -129,6 +129,16 @@ def main() -> int:
     if not args.skip_cold:
         same = (out / "cold.sarif").read_bytes() == (out / "warm.sarif").read_bytes()
         print(f"warm SARIF {'identical to' if same else 'DIFFERS from'} cold SARIF")
+    # right after the warm run, like it with the page cache warm (as grep is): the long runs below
+    # would push the cache folder's files out of it
+    changed = tree / CHANGED_FILE
+    original = changed.read_bytes()
+    try:
+        changed.write_bytes(original + b"\n// bench edit\n")
+        one = measure([*archlint, CHANGED_FILE, "--format", "sarif", "-o", str(out / "one.sarif")], tree, env)
+    finally:
+        changed.write_bytes(original)
+    report("one-file", one, grep["wall"])
     if args.reference and not args.skip_cold:
         serial = [sys.executable, "-m", "archlint", "scan", "--no-cache", "--jobs", "1"]
         report("reference", measure([*serial, ".", "--format", "sarif", "-o", str(out / "reference.sarif")], tree, env), grep["wall"])
@@ -140,14 +150,6 @@ def main() -> int:
                                 dict(env, ARCHLINT_EAGER="1")), grep["wall"])
         same = (out / "cold.sarif").read_bytes() == (out / "eager.sarif").read_bytes()
         print(f"cold SARIF {'identical to' if same else 'DIFFERS from'} the eager (every file in full) SARIF")
-    changed = tree / CHANGED_FILE
-    original = changed.read_bytes()
-    try:
-        changed.write_bytes(original + b"\n// bench edit\n")
-        one = measure([*archlint, CHANGED_FILE, "--format", "sarif", "-o", str(out / "one.sarif")], tree, env)
-    finally:
-        changed.write_bytes(original)
-    report("one-file", one, grep["wall"])
     print(f"cache {cache}  reports {out}")
     return 0
 
