@@ -221,7 +221,7 @@ def _state_file(tree: Path) -> Path:
     return next((tree.parent / "cache").rglob("*-state.pkl"))
 
 
-def test_a_re_scan_reads_stored_links_from_the_mapped_state(tree, full_scans, monkeypatch):
+def test_a_re_scan_reads_the_stored_links_of_the_edited_file(tree, full_scans, monkeypatch):
     _scan(tree)
     loaded = []
     real = PickledLinks.__getitem__

@@ -32,7 +32,7 @@ from archlint.engine.collector import collector_paused
 from archlint.knowledge.resources import data_hash, tree_hash
 from archlint.model.files import FileFacts, SourceFile
 
-MAGIC = b"ALFACTS1"
+MAGIC = b"ALFACTS2"  # 2: the buffer table after the payload
 _HEADER = struct.Struct(">8s32s32sQ")  # magic, key, payload sha256, payload length
 _COUNT = struct.Struct(">I")  # how many out-of-band buffers follow the payload (then their sizes)
 STATS_NAME = "stats-v1.idx"  # (size, mtime_ns, inode, device) -> sha256, for files hashed at rest
@@ -122,26 +122,6 @@ class FactsCache:
     def salt(self) -> bytes:
         """What every key shares: archlint's version, data and code, and the size limit."""
         return self._salt
-
-    def fingerprints(self, files: Iterable[SourceFile]) -> list[tuple[str, bool] | None]:
-        """fingerprint() of every file; those the stat table vouches for take one stat and no call
-        (a scan of an unchanged tree is mostly this loop)."""
-        known, seen, now = self._known, self._seen, time.time_ns()
-        out: list[tuple[str, bool] | None] = []
-        for file in files:
-            try:
-                info = os.stat(file.absolute)
-            except OSError:
-                out.append(None)
-                continue
-            stat = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev)
-            hashed = known.get(file.absolute)
-            if hashed is not None and hashed[0] == stat and now - stat[1] >= _RACY_NS:
-                seen[file.absolute] = _Seen(hashed[1], stat, False)
-                out.append((hashed[1], False))
-            else:
-                out.append(self.fingerprint(file))
-        return out
 
     def fingerprint(self, file: SourceFile) -> tuple[str, bool] | None:
         """The sha256 of the file's bytes and whether it is racy (modified too recently to trust
@@ -238,13 +218,15 @@ def _entry_path(folder: Path, key: bytes) -> Path:
 # ---------------------------------------------------------------- entries on disk
 
 
-def read_entry(path: Path, key: bytes, kind: type, keep: bool = False):
+def read_entry(path: Path, key: bytes, kind: type, keep: bool = False, mapped: bool = False):
     """The entry's value, or None (a bad entry is deleted). `keep`: the value lives to the end of
-    the scan, so it is loaded straight out of the cycle collector's sight (see unpickle)."""
+    the scan, so it is loaded straight out of the cycle collector's sight (see unpickle); `mapped`:
+    the file is mapped, not read, so its out-of-band buffers (write_entry's) reach the value unread
+    and only what the value reads of them is (whatever reads a part of them checks it)."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
+            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if mapped else handle.read()
+    except (OSError, ValueError):  # ValueError: an empty file cannot be mapped
         return None
     value = _decode(data, key, kind, keep)
     if value is None:
@@ -254,45 +236,8 @@ def read_entry(path: Path, key: bytes, kind: type, keep: bool = False):
     return value
 
 
-def _decode(data: bytes, key: bytes, kind: type = FileFacts, keep: bool = False):
-    if len(data) < _HEADER.size:
-        return None
-    magic, stored_key, checksum, length = _HEADER.unpack_from(data)
-    payload = memoryview(data)[_HEADER.size :]
-    if magic != MAGIC or stored_key != key or length != len(payload) or hashlib.sha256(payload).digest() != checksum:
-        return None
-    try:
-        value = unpickle(payload, keep)
-    except Exception:  # noqa: BLE001 - any failure to load means a bad entry, rebuilt from the source
-        return None
-    return value if isinstance(value, kind) else None
-
-
-def unpickle(payload, keep: bool = False, buffers: Iterable | None = None):
-    """pickle.loads with the cycle collector paused (engine.collector); `keep`: the objects live to
-    the end of the scan, so they are frozen before it resumes; `buffers`: its out-of-band buffers."""
-    with collector_paused(freeze=keep):
-        return pickle.loads(payload, buffers=buffers)
-
-
-def read_mapped_entry(path: Path, key: bytes, kind: type, keep: bool = False):
-    """An entry written with out-of-band buffers (write_entry's `buffers`): the payload is read and
-    checked, the buffers are mapped from the file and handed to the value unread (what reads a part
-    of them checks it). None when missing or bad (a bad entry is deleted)."""
-    try:
-        with open(path, "rb") as handle:
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):  # ValueError: an empty file
-        return None
-    value = _decode_mapped(memoryview(mapped), key, kind, keep)
-    if value is None:
-        _discard(path)
-    else:
-        _touch(path)
-    return value
-
-
-def _decode_mapped(view: memoryview, key: bytes, kind: type, keep: bool):
+def _decode(data: bytes | mmap.mmap, key: bytes, kind: type = FileFacts, keep: bool = False):
+    view = memoryview(data)
     if len(view) < _HEADER.size:
         return None
     magic, stored_key, checksum, length = _HEADER.unpack_from(view)
@@ -316,6 +261,13 @@ def _decode_mapped(view: memoryview, key: bytes, kind: type, keep: bool):
     return value if isinstance(value, kind) else None
 
 
+def unpickle(payload, keep: bool = False, buffers: Iterable = ()):
+    """pickle.loads with the cycle collector paused (engine.collector); `keep`: the objects live to
+    the end of the scan, so they are frozen before it resumes; `buffers`: its out-of-band buffers."""
+    with collector_paused(freeze=keep):
+        return pickle.loads(payload, buffers=buffers)
+
+
 def read_header_key(path: Path) -> bytes | None:
     """The key an entry was written under, read from its header alone (None if unreadable)."""
     try:
@@ -329,10 +281,10 @@ def read_header_key(path: Path) -> bytes | None:
     return key if magic == MAGIC else None
 
 
-def write_entry(path: Path, key: bytes, payload: bytes, buffers: Sequence[bytes | memoryview] | None = None) -> None:
-    """`buffers`: the payload's out-of-band pickle buffers, written after it with their sizes (read
-    the entry with read_mapped_entry); the checksum covers all but the buffers."""
-    table = b"" if buffers is None else _COUNT.pack(len(buffers)) + struct.pack(f">{len(buffers)}Q", *map(len, buffers))
+def write_entry(path: Path, key: bytes, payload: bytes, buffers: Sequence[bytes | memoryview] = ()) -> None:
+    """The header, the payload, the sizes of its out-of-band pickle buffers and the buffers; the
+    checksum covers all but the buffers (read_entry(..., mapped=True) leaves them to be read as used)."""
+    table = _COUNT.pack(len(buffers)) + struct.pack(f">{len(buffers)}Q", *map(len, buffers))
     checksum = hashlib.sha256(payload)
     checksum.update(table)
     header = _HEADER.pack(MAGIC, key, checksum.digest(), len(payload))
@@ -340,7 +292,7 @@ def write_entry(path: Path, key: bytes, payload: bytes, buffers: Sequence[bytes 
         path.parent.mkdir(exist_ok=True, mode=0o700)
     except OSError:
         return
-    _write_atomic(path, header, payload, table, *(buffers or ()))  # in parts: a stored scan is tens of MB
+    _write_atomic(path, header, payload, table, *buffers)  # in parts: a stored scan is tens of MB
 
 
 def _write_atomic(path: Path, *parts: bytes | memoryview) -> None:

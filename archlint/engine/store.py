@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from archlint.engine.cache import read_entry, read_header_key, read_mapped_entry, write_entry
+from archlint.engine.cache import read_entry, read_header_key, write_entry
 from archlint.model.files import SourceFile
 from archlint.model.findings import Diagnostic, Finding, Suppression
 from archlint.model.gates import Gate, GuardedUnits
@@ -78,7 +78,7 @@ class ScanStore:
 
     @classmethod
     def open(cls, cache, options: ScanOptions, discovery) -> ScanStore:
-        seen = cache.fingerprints(discovery.files)
+        seen = [cache.fingerprint(file) for file in discovery.files]
         racy = any(one is None or one[1] for one in seen)
         digests = sorted((file.path, file.language, one[0] if one else "unreadable") for file, one in zip(discovery.files, seen))
         return cls(cache, _scope_key(cache, options, discovery), tuple(digests), racy)
@@ -95,7 +95,7 @@ class ScanStore:
     def previous_state(self) -> tuple[dict[str, tuple[str, str]], ScanState] | None:
         """The last state and the files it saw: path -> (language, sha256). Its CUDA files' links stay
         in the file, mapped, until a re-scan asks for them (linkstore.PickledLinks)."""
-        stored = read_mapped_entry(self._state_path, self.key, _Stored, keep=True)
+        stored = read_entry(self._state_path, self.key, _Stored, keep=True, mapped=True)
         if stored is None or not isinstance(stored.payload, ScanState):
             return None
         return {path: (language, digest) for path, language, digest in stored.digests}, stored.payload
@@ -112,18 +112,18 @@ class ScanStore:
             return
         _store(self._result_path, self._result_key, result)
         if state is not None:
-            _store(self._state_path, self.key, _Stored(self.digests, state), out_of_band=True)
+            _store(self._state_path, self.key, _Stored(self.digests, state))
 
 
-def _store(path, key: bytes, value: object, out_of_band: bool = False) -> None:
-    """`out_of_band`: the value's pickle buffers (the state's links) are written after the payload,
-    to be mapped from the file when it is read (cache.read_mapped_entry)."""
+def _store(path, key: bytes, value: object) -> None:
+    """The value's pickle buffers (the state's links) are written out of band, after the payload, to
+    be mapped from the file when it is read (cache.read_entry's `mapped`)."""
     buffers: list[pickle.PickleBuffer] = []
     try:
-        payload = pickle.dumps(value, protocol=5, buffer_callback=buffers.append if out_of_band else None)
+        payload = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         return
-    write_entry(path, key, payload, [buffer.raw() for buffer in buffers] if out_of_band else None)
+    write_entry(path, key, payload, [buffer.raw() for buffer in buffers])
 
 
 def _scope_key(cache, options: ScanOptions, discovery) -> bytes:
