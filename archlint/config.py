@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from archlint.knowledge.arch import TargetError, parse_target
+from archlint.knowledge.arch import TargetError, parse_target, parse_toolkit
 from archlint.knowledge.rules import effective_levels, load_rules, resolve_all
 from archlint.model.findings import Level
 from archlint.model.scan import ScanOptions
@@ -28,6 +28,7 @@ KNOWN_KEYS = (
     "fail-on",
     "levels",
     "max-file-bytes",
+    "toolkit",
 )
 LEVEL_NAMES = tuple(level.value for level in Level)
 
@@ -48,6 +49,7 @@ class Config:
     fail_on: str | None = None
     levels: tuple[tuple[str, str], ...] = ()  # (id or name, level), as written
     max_file_bytes: int | None = None
+    toolkit: str = ""  # the CUDA toolkit the project builds with ('12.8'); '' = the newest archlint knows
 
 
 def find_config(start: str | Path) -> Path | None:
@@ -118,7 +120,17 @@ def _parse(table: Mapping, path: Path) -> Config:
         fail_on=_level(table.get("fail-on"), "fail-on", path),
         levels=_levels(table.get("levels", {}), path),
         max_file_bytes=_positive_int(table.get("max-file-bytes"), path),
+        toolkit=_toolkit(table.get("toolkit"), path),
     )
+
+
+def _toolkit(value: object, path: Path) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ConfigError(f"{path}: `toolkit` must be a string such as \"12.8\"")
+    _check_toolkit(value, str(path))
+    return value
 
 
 def _strings(table: Mapping, key: str, path: Path) -> tuple[str, ...]:
@@ -180,6 +192,7 @@ class Settings:
     fail_on: Level
     levels: Mapping[str, Level]
     max_file_bytes: int
+    toolkit: str = ""
 
     def scan_options(
         self, paths: tuple[str, ...], *, jobs: int = 0, use_cache: bool = True, report_paths: tuple[str, ...] = ()
@@ -196,6 +209,7 @@ class Settings:
             ignore=self.ignore,
             report_paths=report_paths,
             max_file_bytes=self.max_file_bytes,
+            toolkit=self.toolkit,
         )
 
     def postprocess_settings(
@@ -227,13 +241,15 @@ def read_settings(
     select: tuple[str, ...] = (),
     ignore: tuple[str, ...] = (),
     fail_on: str | None = None,
+    toolkit: str = "",
 ) -> Settings:
     """The config file (`config_file`, else the nearest one at or above `start`) merged with the flags.
 
     Every front end reads its settings here, so `scan`, `runtime` and `graph` see the same config."""
     config = load_config(config_file) if config_file else discover_config(start)
     return merge_settings(
-        config, targets=targets, include_dirs=include_dirs, select=select, ignore=ignore, fail_on=fail_on
+        config, targets=targets, include_dirs=include_dirs, select=select, ignore=ignore, fail_on=fail_on,
+        toolkit=toolkit,
     )
 
 
@@ -246,6 +262,7 @@ def merge_settings(
     ignore: tuple[str, ...] = (),
     fail_on: str | None = None,
     rules: Mapping | None = None,
+    toolkit: str = "",
 ) -> Settings:
     """Flags override the file key by key. Raises ConfigError naming an unknown rule or target."""
     rules = load_rules() if rules is None else rules
@@ -262,6 +279,8 @@ def merge_settings(
         raise ConfigError(f"{config.path}: levels: unknown rule {error.args[0]!r}") from None
     chosen = targets or config.targets
     _check_targets(chosen, where)
+    if toolkit:
+        _check_toolkit(toolkit, where)
     return Settings(
         targets=chosen,
         exclude=config.exclude,
@@ -273,6 +292,7 @@ def merge_settings(
         fail_on=Level(fail_on or config.fail_on or "warning"),
         levels=levels,
         max_file_bytes=config.max_file_bytes or 4 * 1024 * 1024,
+        toolkit=toolkit or config.toolkit,
     )
 
 
@@ -281,6 +301,13 @@ def _resolve(resolve_all, ids: tuple[str, ...], rules: Mapping, where: str) -> t
         return resolve_all(ids, rules)
     except KeyError as error:
         raise ConfigError(f"{where}: unknown rule {error.args[0]!r} (see `archlint rules`)") from None
+
+
+def _check_toolkit(toolkit: str, where: str) -> None:
+    try:
+        parse_toolkit(toolkit)
+    except TargetError as error:
+        raise ConfigError(f"{where}: {error}") from None
 
 
 def _check_targets(targets: tuple[str, ...], where: str) -> None:

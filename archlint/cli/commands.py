@@ -147,6 +147,8 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=str))
 @click.option("--target", "targets", multiple=True, metavar="T", help="Target to evaluate (sm_120a); repeatable.")
+@click.option("--toolkit", default="", metavar="X.Y",
+              help="CUDA toolkit the project builds with, for its flag code's toolkit tests (default: the newest known).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="Report format (default: from the -o suffix, .sarif or .json, else text).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report (or the --diff) here.")
@@ -169,7 +171,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only.")
 @click.option("-v", "--verbose", is_flag=True, help="Print each stage's time on standard error.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
-def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_baseline, no_suppress,
+def scan(paths, targets, toolkit, fmt, output, fail_on, select, ignore, baseline, write_baseline, no_suppress,
          show_suppressed, no_cache, jobs, include_dirs, category, show_diff, apply_fix, config_file, quiet, verbose,
          debug, defines) -> int:
     """Scan PATHS (default: .) and report gates, verdicts and arch hazards."""
@@ -182,7 +184,7 @@ def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_b
         plan = _plan(paths or (".",))
         include = tuple(str(Path(d).resolve()) for d in include_dirs)
         settings = read_settings(plan.config_start, config_file, targets=_split(targets), include_dirs=include,
-                                 select=_split(select), ignore=_split(ignore), fail_on=fail_on)
+                                 select=_split(select), ignore=_split(ignore), fail_on=fail_on, toolkit=toolkit)
     except ConfigError as error:
         raise UserError(str(error)) from None
     options = settings.scan_options(plan.paths, jobs=jobs, use_cache=not no_cache, report_paths=plan.report_paths)

@@ -18,6 +18,8 @@ from archlint.cli.commands import EXIT_CLEAN, UserError, _emit, _plan, _run_engi
 @click.command("gates")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=str))
 @click.option("--target", "targets", multiple=True, metavar="T", help="Target to evaluate (sm_120a); repeatable.")
+@click.option("--toolkit", default="", metavar="X.Y",
+              help="CUDA toolkit the project builds with, for its flag code's toolkit tests (default: the newest known).")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
 @click.option("--include-dir", "include_dirs", multiple=True, type=click.Path(exists=True, file_okay=False),
@@ -25,7 +27,7 @@ from archlint.cli.commands import EXIT_CLEAN, UserError, _emit, _plan, _run_engi
 @click.option("--no-cache", is_flag=True, help="Do not read or write the facts cache.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Use this config file.")
-def gates_command(paths, targets, fmt, output, include_dirs, no_cache, config_file) -> int:
+def gates_command(paths, targets, toolkit, fmt, output, include_dirs, no_cache, config_file) -> int:
     """List the gates in PATHS (default: .) and the verdict for every target each one excludes."""
     # deferred: loaded only when the command runs
     from archlint.config import ConfigError, read_settings
@@ -36,7 +38,8 @@ def gates_command(paths, targets, fmt, output, include_dirs, no_cache, config_fi
     plan = _plan(paths or (".",))
     try:
         include = tuple(str(Path(d).resolve()) for d in include_dirs)
-        settings = read_settings(plan.config_start, config_file, targets=_split(targets), include_dirs=include)
+        settings = read_settings(plan.config_start, config_file, targets=_split(targets), include_dirs=include,
+                                 toolkit=toolkit)
     except ConfigError as error:
         raise UserError(str(error)) from None
     result = _run_engine(settings.scan_options(plan.paths, use_cache=not no_cache, report_paths=plan.report_paths))

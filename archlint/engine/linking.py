@@ -27,6 +27,7 @@ from archlint.gates.detect import find_gates
 from archlint.gates.units import guarded_units
 from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
 from archlint.judge.analysis import Judging
+from archlint.knowledge.arch import parse_toolkit
 from archlint.knowledge.idioms import load_idioms
 from archlint.knowledge.kb import load_kb
 from archlint.link.cuda import CudaIndex, build_index
@@ -95,7 +96,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
     workers.close()  # they hold what the largest kernels of the prefilter took
     with stage("pylink") as touched:
         before = len(python.full)
-        gates = _python_gates(pyindex)
+        gates = _python_gates(pyindex, options.toolkit)
         facts = fill_holes(pyindex, facts)
         # a capability test with no kernel build behind it has nothing to judge
         gated = [(gate, units) for gate in gates
@@ -181,7 +182,8 @@ def _python_index(python: PythonFiles, root: str, discovery: Discovery, eager: b
     return link_python_index(pyindex)
 
 
-def _python_gates(pyindex: PyIndex | None) -> tuple[Gate, ...]:
+def _python_gates(pyindex: PyIndex | None, toolkit: str) -> tuple[Gate, ...]:
     if pyindex is None:
         return ()
-    return tuple(sorted(find_gates(pyindex), key=lambda g: (g.path, g.line, g.col)))
+    found = find_gates(pyindex, parse_toolkit(toolkit) if toolkit else None)
+    return tuple(sorted(found, key=lambda g: (g.path, g.line, g.col)))

@@ -184,7 +184,7 @@ def admitted_targets(gate: Gate, targets: tuple[Target, ...]) -> tuple[str, ...]
     """What the gate lets through, in arch order: the evaluated targets it admits and the default
     targets of the other compute capabilities it admits, so `--target` narrowing the scan does not
     hide them."""
-    evaluated = [t for t in targets if t.cc in set(gate.admits)]
+    evaluated = [build_target(gate, t)[0] for t in targets if t.cc in set(gate.admits)]
     seen = {t.cc for t in evaluated}
     others = [t for t in default_targets() if t.cc in set(gate.admits) and t.cc not in seen]
     return tuple(t.name for t in sorted({*evaluated, *others}))

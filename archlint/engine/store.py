@@ -129,6 +129,6 @@ def _store(path, key: bytes, value: object) -> None:
 def _scope_key(cache, options: ScanOptions, discovery) -> bytes:
     scope = (
         cache.salt, discovery.root, tuple(sorted(str(Path(p).resolve()) for p in options.paths)), options.targets, options.include_dirs,
-        options.defines, options.exclude, options.select, options.ignore, options.max_file_bytes,
+        options.defines, options.exclude, options.select, options.ignore, options.max_file_bytes, options.toolkit,
     )
     return hashlib.sha256(repr(scope).encode("utf-8", "surrogateescape")).digest()

@@ -13,7 +13,7 @@ import operator
 import re
 from dataclasses import dataclass, field
 
-from archlint.model.python import PyExpr
+from archlint.model.python import PyExpr, version_tuple
 
 
 class _Unknown:
@@ -25,6 +25,7 @@ UNKNOWN = _Unknown()
 
 _ARCHY = re.compile(r"(?i)(?:^|_)(?:sm_?\d+\w*|sm\d+x|capab\w*|arch\w*|hopper|blackwell|ampere|ada|rubin)(?:$|_)")
 _MAX_CALL_DEPTH = 6
+_VERSION = re.compile(r"^\d+(?:\.\d+)*$")
 _RECURSION = ("recursion",)  # what a call still being evaluated reads as, asked again from within
 
 
@@ -51,6 +52,7 @@ class Trace:
     arch: bool = False  # a capability source was read
     predicate: bool = False  # ... inside a scanned function returning a boolean
     opaque: list[str] = field(default_factory=list)  # arch-looking things that could not be evaluated
+    toolkit_tests: list[str] = field(default_factory=list)  # versions toolkit-version calls compared with
 
 
 @dataclass(frozen=True)
@@ -62,10 +64,14 @@ class Scope:
 
 
 class Evaluator:
-    def __init__(self, index, ccs: tuple[int, ...]):
+    """`toolkit`: the CUDA toolkit version a toolkit-version call (`is_cuda_version_at_least("12.9")`)
+    is answered for; None leaves such calls unknown."""
+
+    def __init__(self, index, ccs: tuple[int, ...], toolkit: tuple[int, ...] | None = None):
         self.index = index
         self.idioms = index.idioms  # which calls read the capability, which wrap a function
         self.ccs = ccs
+        self.toolkit = toolkit
         self._memo: dict = {}
         self._assigned_memo: dict = {}
         self._unfinished = 0  # how often a call in progress was asked for (its memo is a placeholder)
@@ -160,13 +166,15 @@ class Evaluator:
         if known is None:
             unfinished, inner = self._unfinished, Trace()
             value = self.value(assign.value, Scope(owner, assign.function, assign.line), cc, inner, depth)
-            known = (value, inner.arch, inner.predicate, tuple(inner.opaque), assign)  # assign: keeps its id taken
+            known = (value, inner.arch, inner.predicate, tuple(inner.opaque), tuple(inner.toolkit_tests),
+                     assign)  # assign: keeps its id taken
             if self._unfinished == unfinished:
                 self._assigned_memo[key] = known
-        value, arch, predicate, opaque, _ = known
+        value, arch, predicate, opaque, tests, _ = known
         trace.arch |= arch
         trace.predicate |= predicate
         trace.opaque.extend(opaque)
+        trace.toolkit_tests.extend(tests)
         return value
 
     def _attr(self, expr, scope, cc, trace, depth):
@@ -233,6 +241,8 @@ class Evaluator:
                 return self.value(expr.args[1], scope, cc, trace, depth)
         if last == "partial" and len(expr.args) >= 2:
             return self._partial(expr, scope, cc, trace, depth)
+        if self.toolkit is not None and last in self.idioms.toolkit_version_calls:
+            return self._toolkit_at_least(expr, scope, cc, trace, depth)
         target = self.value(callee, scope, cc, trace, depth) if callee.kind == "name" else UNKNOWN
         if isinstance(target, FuncRef) and depth < _MAX_CALL_DEPTH * 4:
             args = tuple(self.value(arg, scope, cc, trace, depth) for arg in expr.positional())
@@ -257,6 +267,15 @@ class Evaluator:
             trace.opaque.append(expr.text)
         return UNKNOWN
 
+    def _toolkit_at_least(self, expr, scope, cc, trace, depth):
+        args = expr.positional()
+        version = self.value(args[0], scope, cc, trace, depth) if len(args) == 1 else UNKNOWN
+        if not isinstance(version, str) or not _VERSION.match(version):
+            return UNKNOWN
+        trace.toolkit_tests.append(version)
+        assert self.toolkit is not None
+        return self.toolkit >= version_tuple(version)
+
     def _partial(self, expr, scope, cc, trace, depth):
         target = self.value(expr.args[1], scope, cc, trace, depth)
         if not isinstance(target, FuncRef):
@@ -276,19 +295,20 @@ class Evaluator:
         bound.update(kwargs)
         key = (ref.qualname, cc, _freeze(bound))
         if key in self._memo:
-            value, arch, predicate, opaque = self._memo[key]
+            value, arch, predicate, opaque, tests = self._memo[key]
             self._unfinished += opaque is _RECURSION
         else:
-            self._memo[key] = (UNKNOWN, False, False, _RECURSION)
+            self._memo[key] = (UNKNOWN, False, False, _RECURSION, ())
             inner = Trace()
             value = self._returns(ref.qualname, fn, tuple(sorted(bound.items(), key=str)), params, cc, inner, depth)
-            arch, predicate, opaque = inner.arch, inner.predicate, tuple(inner.opaque)
+            arch, predicate, opaque, tests = inner.arch, inner.predicate, tuple(inner.opaque), tuple(inner.toolkit_tests)
             if arch and (isinstance(value, bool) or value is UNKNOWN):
                 predicate = True
-            self._memo[key] = (value, arch, predicate, opaque)
+            self._memo[key] = (value, arch, predicate, opaque, tests)
         trace.arch |= arch
         trace.predicate |= predicate
         trace.opaque.extend(opaque)
+        trace.toolkit_tests.extend(tests)
         return value
 
     def _returns(self, qualname, fn, bound, params, cc, trace, depth):
@@ -315,6 +335,7 @@ class Evaluator:
             value = self.value(ret.value, scope, cc, sub, depth) if ret.value is not None else None
             candidates.append((reach, value, sub))
             trace.opaque.extend(sub.opaque)
+            trace.toolkit_tests.extend(sub.toolkit_tests)
             if reach is True:
                 break
         return _merge(candidates, trace)

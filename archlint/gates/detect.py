@@ -11,7 +11,8 @@ from typing import Any
 
 from archlint.gates.capability import UNKNOWN, Evaluator, Scope, Trace
 from archlint.gates.flagrefs import with_constants
-from archlint.knowledge.arch import known_ccs
+from archlint.gates.builds import project_builds
+from archlint.knowledge.arch import known_ccs, newest_toolkit
 from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.lang.python.expr import int_values, walk
 from archlint.model.gates import Gate
@@ -34,10 +35,12 @@ def _gate(kind: str, text: str, path: str, span: Span, function: str, admits: It
     return replace(gate, **extra)
 
 
-def find_gates(index) -> tuple[Gate, ...]:
+def find_gates(index, toolkit: tuple[int, ...] | None = None) -> tuple[Gate, ...]:
+    """`toolkit`: the CUDA toolkit the project's flag code is read for (default: the newest known)."""
     ccs = known_ccs()
     evaluator = Evaluator(index, ccs)
-    suffixes = _suffix_table(index, evaluator, ccs)
+    builds = project_builds(index, ccs, toolkit or newest_toolkit())
+    suffixes = {build.cc: build.suffix for build in builds}
     found: list[Gate] = []
     for module, facts in sorted(index.loaded()):
         found.extend(_flag_gates(index, evaluator, module, facts, ccs, suffixes))
@@ -47,8 +50,8 @@ def find_gates(index) -> tuple[Gate, ...]:
         found.extend(spec_gates)
         found.extend(_build_flag_gates(index, module, facts, ccs, folded))
     macros = arch_macros(index)
-    if macros:
-        found = [replace(gate, arch_macros=macros) for gate in found]
+    if macros or builds:
+        found = [replace(gate, arch_macros=macros, project_builds=builds) for gate in found]
     return tuple(sorted(found, key=lambda gate: (gate.path, gate.line, gate.col, gate.kind)))
 
 
@@ -96,19 +99,6 @@ def flag_lists_of(index, module: str, owner: str):
     local = owner[len(owner_module) + 1 :]
     return [with_constants(index, owner_module, flags) for flags in index.modules[owner_module].flags
             if flags.function == local]
-
-
-def _suffix_table(index, evaluator: Evaluator, ccs) -> dict[int, str]:
-    """Per CC, the target suffix the project's own flag builder appends (read from its normaliser)."""
-    names = [q for q in index.loaded_functions() if q.rpartition(".")[2] in index.idioms.suffix_functions]
-    if not names:
-        return {}
-    table = {}
-    for cc in ccs:
-        value = evaluator.call_value(sorted(names)[0], (cc // 10, cc % 10), cc, Trace())
-        minor = value[1] if isinstance(value, tuple) and len(value) == 2 else UNKNOWN
-        table[cc] = minor[-1] if isinstance(minor, str) and minor[-1:] in ("a", "f") else ("" if isinstance(minor, str) else "?")
-    return table
 
 
 def _summarise_suffix(admits, suffixes: dict[int, str]) -> tuple[str, tuple[tuple[int, str], ...]]:

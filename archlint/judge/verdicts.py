@@ -10,7 +10,7 @@ from __future__ import annotations
 from archlint.judge.analysis import Analysis, Defines, Hit, Judging, analyze_units
 from archlint.knowledge.arch import Target, known_ccs
 from archlint.model.findings import Evidence, EvidenceKind, Location, Verdict
-from archlint.model.gates import Gate, GuardedUnits, Reached, TargetVerdict, gate_location
+from archlint.model.gates import Gate, GuardedUnits, ProjectBuild, Reached, TargetVerdict, gate_location
 
 def excluded_targets(gate: Gate, targets: tuple[Target, ...]) -> tuple[Target, ...]:
     admits = set(gate.admits)
@@ -20,11 +20,18 @@ def excluded_targets(gate: Gate, targets: tuple[Target, ...]) -> tuple[Target, .
 def build_target(gate: Gate, target: Target) -> tuple[Target, ...]:
     """The target(s) the gate's build would compile for, the project's own suffix first.
 
-    Where the project's flag code could not be read for this target, the suffix its admitted
-    targets get is assumed (arch-specific libraries build every target the same way), and the
-    plain build is judged too; `verdict_for` says which one the verdict assumes.
+    A target named with its suffix is built as named. Otherwise the suffix the project's flag code
+    gives the capability (its normaliser, read for the scan's toolkit) is used; where that could not
+    be read, the suffix its admitted targets get is assumed (arch-specific libraries build every
+    target the same way), and the plain build is judged too; `verdict_for` says which one the
+    verdict assumes.
     """
-    if target.suffix or target.cc < 90:
+    if target.suffix:
+        return (target,)
+    project = _project_build(gate, target.cc)
+    if project is not None:
+        return (Target(target.cc, project.suffix),)
+    if target.cc < 90:
         return (target,)
     suffix = _project_suffix(gate, target.cc)
     if suffix in ("a", "f") and _suffix_allowed(target.cc, suffix):
@@ -32,6 +39,22 @@ def build_target(gate: Gate, target: Target) -> tuple[Target, ...]:
     if suffix == "":
         return (target,)
     return (Target(target.cc, "a"), target)
+
+
+def _project_build(gate: Gate, cc: int) -> ProjectBuild | None:
+    """How the project's normaliser builds `cc`, where it answers with a suffix nvcc accepts."""
+    for build in gate.project_builds:
+        if build.cc == cc and (build.suffix == "" or _suffix_allowed(cc, build.suffix)):
+            return build
+    return None
+
+
+def build_note(gate: Gate, target: Target) -> str:
+    """Why `target` (a capability the user named without a suffix) is judged as the build it is."""
+    project = None if target.suffix else _project_build(gate, target.cc)
+    if project is None or not (project.suffix or project.toolkits):
+        return ""  # built as named, whatever the toolkit
+    return project.describe()
 
 
 def _project_suffix(gate: Gate, cc: int) -> str:
@@ -108,7 +131,8 @@ def verdict_for(gate: Gate, units: GuardedUnits, judging: Judging, target: Targe
         verdict, reason, evidence = judge(analysis, units, gate.exact)
         empties = tuple(hit.chain[-1] for hit in analysis.empty)
         reached = _reached(analysis, units, head) if verdict is Verdict.POLICY else None
-        verdicts.append(TargetVerdict(build.name, verdict, reason, _join(units, evidence), empties, reached))
+        verdicts.append(TargetVerdict(build.name, verdict, reason, _join(units, evidence), empties, reached,
+                                      build_note(gate, target)))
     chosen = verdicts[0]
     if len(verdicts) > 1:
         other = verdicts[1]
@@ -117,7 +141,8 @@ def verdict_for(gate: Gate, units: GuardedUnits, judging: Judging, target: Targe
         if verdict is Verdict.POLICY and other.verdict is not Verdict.POLICY:
             verdict = Verdict.UNKNOWN
         reached = chosen.reached if verdict is Verdict.POLICY else None
-        chosen = TargetVerdict(chosen.target, verdict, chosen.reason + note, chosen.evidence, chosen.empty_kernels, reached)
+        chosen = TargetVerdict(chosen.target, verdict, chosen.reason + note, chosen.evidence, chosen.empty_kernels, reached,
+                               chosen.build)
     return chosen
 
 

@@ -112,3 +112,31 @@ def arch_order(name: str) -> tuple[int, str, str]:
 def sorted_targets(names: Iterable[str]) -> tuple[str, ...]:
     """Target names in arch order, each once."""
     return tuple(sorted(set(names), key=arch_order))
+
+
+def toolkit_text(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
+
+
+def parse_toolkit(text: str) -> tuple[int, ...]:
+    """A CUDA toolkit version as written (`12.8`, `13.0`): a tuple of ints. Raises TargetError for
+    anything else, or for a version older than every one the knowledge base knows a target of."""
+    parts = text.strip().split(".")
+    if not 1 <= len(parts) <= 3 or not all(part.isdigit() for part in parts):
+        raise TargetError(f"not a CUDA toolkit version: {text!r} (expected e.g. 12.8 or 13.0)")
+    version = tuple(int(part) for part in parts)
+    if version < min(known_toolkits()):
+        raise TargetError(f"CUDA {text} is older than every toolkit archlint knows (first: {toolkit_text(min(known_toolkits()))})")
+    return version
+
+
+@lru_cache(maxsize=1)
+def known_toolkits() -> tuple[tuple[int, ...], ...]:
+    """The CUDA toolkit releases that first built some target (rules/kb/targets.toml `first_cuda`), oldest first."""
+    found = load_toml("kb/targets.toml")["first_cuda"].values()
+    return tuple(sorted({tuple(int(part) for part in text.split(".")) for text in found}))
+
+
+def newest_toolkit() -> tuple[int, ...]:
+    """The toolkit a scan assumes unless told otherwise: the newest the knowledge base knows."""
+    return known_toolkits()[-1]

@@ -12,6 +12,21 @@ from archlint.model.records import fast_pickling
 
 
 @dataclass(frozen=True, slots=True)
+class ProjectBuild:
+    """How the project's own flag code builds one compute capability: the target suffix its
+    normaliser gives with the scan's CUDA toolkit, and the toolkit versions that answer holds for."""
+
+    cc: int
+    suffix: str  # '' | 'a' | 'f'
+    toolkits: str = ""  # '≥ 12.9', '≥ 12.8 and < 12.9'; '' when no toolkit-version test decides it
+
+    def describe(self) -> str:
+        """`as the project builds 12.0 with CUDA ≥ 12.9`."""
+        when = f" with CUDA {self.toolkits}" if self.toolkits else ""
+        return f"as the project builds {self.cc // 10}.{self.cc % 10}{when}"
+
+
+@dataclass(frozen=True, slots=True)
 class Gate:
     id: str
     kind: str  # 'nvcc-flags' | 'decorator' | 'predicate-call' | 'capability-compare' | 'build-flags'
@@ -43,6 +58,9 @@ class Gate:
     local_function: str = ""  # the enclosing function as written in its module ('Class.method'); '' at module level
     maybe_defines: tuple[str, ...] = ()  # -D flags its spec passes on some paths only
     versioned_defines: tuple[VersionedFlag, ...] = ()  # -D flags its spec passes as the CUDA toolkit's version decides
+    # How the project's flag code builds each compute capability it answers for (its normaliser, read
+    # for the scan's toolkit): the build an excluded capability would get if the gate admitted it.
+    project_builds: tuple[ProjectBuild, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +98,7 @@ class TargetVerdict:
     # EMPTY_KERNEL, TRAP_KERNEL or TRAP_CALL, named
     empty_kernels: tuple[Evidence, ...] = ()
     reached: Reached | None = None  # what a POLICY verdict checked; None for the other verdicts
+    build: str = ""  # why this build was judged: 'as the project builds 12.0 with CUDA ≥ 12.9'; '' when asked for
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ class ScanOptions:
     ignore: tuple[str, ...] = ()
     report_paths: tuple[str, ...] = ()  # pre-commit style: only report findings in these files (root-relative)
     max_file_bytes: int = 4 * 1024 * 1024
+    toolkit: str = ""  # the CUDA toolkit version the project's flag code is read for ('12.8'); '' = the newest known
 
 
 @dataclass(frozen=True, slots=True)

@@ -127,6 +127,8 @@ def verdict_dict(verdict: TargetVerdict) -> dict:
         "evidence": [evidence_dict(hop) for hop in verdict.evidence],
         "empty_kernels": [hop.message for hop in verdict.empty_kernels],
     }
+    if verdict.build:
+        out["build"] = verdict.build
     if verdict.reached is not None:
         out["checked"] = checked_dict(verdict.reached)
     return out

@@ -84,7 +84,7 @@ def _gate_lines(report: Report, paint) -> list[str]:
     gates = sorted(report.gates, key=lambda g: (g.location, g.gate_id))
     if not gates:
         return []
-    lines = ["", "Gates"]
+    lines = ["", "Gates", *_build_lines(gates)]
     for gate in gates:
         admits = ", ".join(sorted_targets(gate.admits)) or "nothing"
         lines.append(f"`{gate.function or '<module>'}` at {_where(gate.location, col=False)}: {gate.text} (admits {admits})")
@@ -94,6 +94,12 @@ def _gate_lines(report: Report, paint) -> list[str]:
             lines.extend(f"      {line}" for line in group.details)
     lines.extend(_verdict_table(gates))
     return lines
+
+
+def _build_lines(gates) -> list[str]:
+    """Once per target named without a suffix: the build it is judged as, and why."""
+    builds = sorted({(v.target, v.build) for gate in gates for v in gate.verdicts if v.build}, key=lambda b: arch_order(b[0]))
+    return [f"{target}: {note} (--toolkit X.Y for another toolkit)" for target, note in builds]
 
 
 @dataclass(frozen=True)
