@@ -210,10 +210,7 @@ def scan(paths, targets, fmt, output, fail_on, select, ignore, baseline, write_b
             click.echo(f"archlint: fixed {len(changed)} file(s): {', '.join(changed)}", err=True)
         if changed:
             outcome = _scan_once(options, settings, chosen, view)
-    if write_baseline is not None:
-        _write_baseline(write_baseline, outcome)
-    _emit(outcome.rendered, output)
-    return outcome.exit_code
+    return _finish(outcome, view, paths or (".",), write_baseline)
 
 
 # ---------------------------------------------------------------- rules and explain
@@ -415,13 +412,49 @@ def _report(result: ScanResult, options: ScanOptions, settings: Settings, chosen
     return _Outcome(result, report, processed, render(view.fmt, report), exit_code)
 
 
-def _write_baseline(path: Path, outcome: _Outcome) -> None:
+def _finish(outcome: _Outcome, view: _View, paths: tuple[str, ...], write_baseline: Path | None) -> int:
+    """Write or print what the scan asked for; the exit code. A baseline run writes the baseline
+    (and the report only where -o names a file) and exits 0: it records findings, it does not judge them."""
+    say_if_no_sources(outcome.result, paths)
+    if write_baseline is not None:
+        count = _write_baseline(write_baseline, outcome)
+        if view.output is not None:
+            _emit(outcome.rendered, view.output)
+        click.echo(f"archlint: wrote baseline of {count} finding{'' if count == 1 else 's'} to {write_baseline}", err=True)
+        return EXIT_CLEAN
+    if view.output is None and view.fmt == "text" and _nothing_to_report(outcome):
+        return outcome.exit_code  # the line above said why; a clean summary of no files would mislead
+    _emit(outcome.rendered, view.output)
+    if view.output is not None and not view.quiet:
+        # deferred: keeps `archlint --version` light
+        from archlint.report.text import summary_line
+
+        click.echo(f"archlint: {summary_line(outcome.report)}", err=True)
+        click.echo(f"archlint: wrote {view.output}", err=True)
+    return outcome.exit_code
+
+
+def say_if_no_sources(result: ScanResult, paths: tuple[str, ...]) -> None:
+    """One line on stderr when the paths hold no file archlint reads (the scan is then no evidence)."""
+    if not result.files_scanned:
+        click.echo(f"archlint: no CUDA or Python sources under {', '.join(paths)}", err=True)
+
+
+def _nothing_to_report(outcome: _Outcome) -> bool:
+    """No file was read, and nothing was said about the paths either (a folder that cannot be listed is)."""
+    report = outcome.report
+    return not report.files_scanned and not report.findings and not report.diagnostics
+
+
+def _write_baseline(path: Path, outcome: _Outcome) -> int:
+    """Write the baseline; how many findings it records."""
     # deferred: keeps `archlint --version` light
     from archlint.report import render
 
     report = replace(outcome.report, findings=outcome.processed.unsuppressed, baselined=0, colour=False)
     fmt = "sarif" if path.suffix.lower() == ".sarif" else "json"
     _emit(render(fmt, report), path)
+    return len(outcome.processed.unsuppressed)
 
 
 def _emit(text: str, output: Path | None) -> None:
