@@ -104,3 +104,21 @@ def test_a_folder_without_sources_still_writes_a_machine_report(tmp_path, cache)
     assert result.exit_code == 0
     assert result.stderr.splitlines()[0] == f"archlint: no CUDA or Python sources under {tmp_path / 'tree'}"
     assert json.loads(out.read_text())["runs"][0]["results"] == []
+
+
+def test_unreadable_input_points_at_the_first_line_in_every_format(tmp_path, cache):
+    """AL902 about a whole file (binary here) names line 1: `path:0:` is out of range for editors,
+    and a SARIF region's startLine must be at least 1."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "blob.cu").write_bytes(b"\x00\x01binary\x00")
+    (tree / "ok.py").write_text("x = 1\n")
+    text = CliRunner().invoke(cli, ["scan", str(tree)]).stdout
+    assert "blob.cu:1: AL902 binary content (NUL bytes); skipped" in text.splitlines()
+    (diagnostic,) = json.loads(CliRunner().invoke(cli, ["scan", str(tree), "--format", "json"]).stdout)["diagnostics"]
+    assert diagnostic["line"] == 1
+    sarif = json.loads(CliRunner().invoke(cli, ["scan", str(tree), "--format", "sarif"]).stdout)
+    (note,) = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    location = note["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"].endswith("blob.cu")
+    assert location.get("region", {"startLine": 1})["startLine"] >= 1
