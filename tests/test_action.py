@@ -270,3 +270,54 @@ def test_no_findings_no_failure(tmp_path, python_env):
     run = _new_run(tmp_path, python_env)
     run.outputs["scan"] = {"exit-code": "0"}
     assert run.run_step(run.step("Fail on findings")).returncode == 0
+
+
+# ---------------------------------------------------------------- the workflow without the action
+
+
+DOCS = REPO / "docs" / "github-code-scanning.md"
+STATUS_CHECK = re.compile(r"\b(success|failure|always|cancelled)\(\)")
+
+
+def _plain_steps() -> list[dict]:
+    """The steps of the docs' "Without the action" workflow, as YAML reads them."""
+    section = DOCS.read_text().split("## Without the action", 1)[1]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert block, "no yaml block under 'Without the action'"
+    return yaml.safe_load(block.group(1))["steps"]
+
+
+def _runs_after_a_failure(step: dict) -> bool:
+    """GitHub runs a step after an earlier one failed only when its `if:` asks for it (an `if:`
+    without a status check means `success() && ...`)."""
+    condition = str(step.get("if", ""))
+    return bool(re.search(r"\b(always|failure)\(\)", condition)) and STATUS_CHECK.search(condition) is not None
+
+
+def _fails_on_findings(step: dict) -> bool:
+    """An `archlint scan` run step exits 1 on a tree with findings unless told `--fail-on none`."""
+    script = str(step.get("run", ""))
+    return "archlint scan" in script and "--fail-on none" not in script
+
+
+def test_plain_workflow_reaches_the_sarif_upload_on_a_tree_with_findings():
+    steps = _plain_steps()
+    upload = next(i for i, step in enumerate(steps) if str(step.get("uses", "")).startswith("github/codeql-action/upload-sarif"))
+    failed = None
+    for step in steps[:upload]:
+        if failed is None and _fails_on_findings(step):
+            failed = step["run"]
+    assert failed is None or _runs_after_a_failure(steps[upload]), f"`{failed}` exits 1 on findings and the upload is skipped"
+    sarif = next(step["run"] for step in steps[:upload] if "--format sarif" in str(step.get("run", "")))
+    assert steps[upload]["with"]["sarif_file"] in sarif.split()  # the upload reads the file the scan wrote
+
+
+def test_plain_workflow_check_catches_a_step_that_fails_the_job():
+    """The check above is not vacuous: the markdown step without --fail-on none is caught."""
+    steps = _plain_steps()
+    markdown = next(step for step in steps if "--format markdown" in str(step.get("run", "")))
+    markdown["run"] = markdown["run"].replace(" --fail-on none", "")
+    assert _fails_on_findings(markdown)
+    upload = next(step for step in steps if "upload-sarif" in str(step.get("uses", "")))
+    assert not _runs_after_a_failure(upload)
+    assert _runs_after_a_failure({"if": "always() && github.event_name != 'pull_request'"})
