@@ -265,7 +265,10 @@ def cache() -> None:
 def cache_clear() -> None:
     """Delete every cached facts file."""
     cache = importlib.import_module("archlint.engine.cache")
-    removed = cache.clear()
+    try:
+        removed = cache.clear()
+    except cache.NotACacheFolder as error:
+        raise UserError(f"cannot clear the cache: {error}") from None
     click.echo(f"archlint: removed {removed} cache entr{'y' if removed == 1 else 'ies'} from {cache.cache_dir()}", err=True)
 
 

@@ -113,6 +113,11 @@ def _clear_progress() -> None:
         _shown[0] = False
 
 
+def warn(message: str) -> None:
+    """`archlint: warning: ...` on stderr, terminal or not: something the user should fix."""
+    print(f"archlint: warning: {message}", file=sys.stderr)
+
+
 def hint(message: str) -> None:
     """One line for a person at a terminal (never in CI logs or redirected output)."""
     if _is_terminal():
