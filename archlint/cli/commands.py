@@ -46,6 +46,10 @@ class UserError(Exception):
     """Bad input from the user (config, baseline, rule id): exit 2 with one line, no traceback."""
 
 
+class _Interrupted(Exception):
+    """Ctrl-C inside a command, carried past click (which would print an empty line for it)."""
+
+
 class ArchlintGroup(click.Group):
     """A group that maps every failure to archlint's exit codes and loads optional commands lazily."""
 
@@ -60,13 +64,20 @@ class ArchlintGroup(click.Group):
             command = _load_optional(*OPTIONAL_COMMANDS[name])
         return command
 
+    def invoke(self, ctx: click.Context):  # noqa: D102 - click's signature
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise _Interrupted from None
+
     def main(self, args=None, prog_name=None, **extra):  # noqa: D102 - click's signature
         extra.pop("standalone_mode", None)
         debug = "--debug" in (sys.argv[1:] if args is None else list(args))
         try:
             code = super().main(args=args, prog_name=prog_name or "archlint", standalone_mode=False, **extra)
-        except (KeyboardInterrupt, click.exceptions.Abort):
-            click.echo("archlint: interrupted", err=True)
+        except (KeyboardInterrupt, click.exceptions.Abort, _Interrupted):
+            # on a terminal, over the `^C` it echoed; elsewhere this one line is all stderr gets
+            click.echo(("\r\x1b[K" if _is_terminal(sys.stderr) else "") + "archlint: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except click.exceptions.Exit as stop:
             code = stop.exit_code
@@ -95,6 +106,13 @@ def _show_click_error(error: click.ClickException) -> None:
     if isinstance(error, click.UsageError) and ctx is not None:
         command = " ".join(["archlint", *ctx.command_path.split()[1:]])
         click.echo(f"Try '{command} --help' for help.", err=True)
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _module_exists(module: str) -> bool:
