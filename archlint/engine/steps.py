@@ -34,6 +34,11 @@ if TYPE_CHECKING:  # a re-scan of CUDA files never loads the Python side
     from archlint.link.python import PyIndex
 
 
+# The stages of a full scan, in order: their numbers on the progress line (`includes` only where
+# gates guard sources and the scan reads on demand).
+SCAN_STAGES = ("discover", "facts", "pylink", "outline", "includes", "unit facts", "index", "verdicts", "checks")
+
+
 def assemble_result(root: str, files_scanned: int, ctx: Context, gate_findings: list[Finding], state: ScanState) -> ScanResult:
     """The result from its parts; a full scan and a partial re-scan both end here, so they agree."""
     findings = list(gate_findings)
