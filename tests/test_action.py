@@ -11,8 +11,10 @@ subfolder), with GITHUB_OUTPUT (a fresh file per step), GITHUB_STEP_SUMMARY, GIT
 RUNNER_TEMP and the step's `env:`; every `${{ ... }}` expression is replaced by its value for the
 run (inputs with action.yml's defaults, `github.*`, `runner.*`, earlier steps' outputs), and an
 expression the test cannot give a value stops it. `uses:` steps (setup-python, the cache, the
-upload) are GitHub's own actions and are not run; a fresh virtual environment on PATH stands in
-for setup-python, so the install step pip-installs this checkout exactly as it would on a runner.
+upload) are GitHub's own actions and are not run; setup-python's `python-path` output is the
+interpreter running the tests, so the install step makes its virtual environment and pip-installs
+this checkout exactly as it would on a runner. A fresh virtual environment first on PATH stands for
+the job's own Python, which the action must leave as it found it.
 """
 
 from __future__ import annotations
@@ -148,6 +150,8 @@ class Run:
         for step in action()["runs"]["steps"]:
             if "run" in step:
                 self.run_step(step)
+            elif str(step.get("uses", "")).startswith("actions/setup-python@"):
+                self.outputs[step.get("id", "setup-python")] = {"python-path": sys.executable}  # what it fetched, PATH untouched
 
     def step(self, name: str) -> dict:
         return next(step for step in action()["runs"]["steps"] if step.get("id") == name or step["name"] == name)
@@ -167,7 +171,7 @@ def _workspace(root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def python_env(tmp_path_factory) -> str:
-    """PATH with a fresh virtual environment first: what setup-python leaves for the next steps."""
+    """PATH with a fresh virtual environment first: the job's own Python, set up before the action."""
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     venv = tmp_path_factory.mktemp("action-python") / "venv"
@@ -194,6 +198,22 @@ def test_install_step_installs_this_checkout(full_run):
     done = full_run.logs["Install archlint"]
     assert done.returncode == 0, done.stdout + done.stderr
     assert full_run.outputs["install"]["version"] == __version__
+
+
+def test_install_leaves_the_jobs_python_as_it_was(full_run):
+    """archlint and its dependencies go into a virtual environment under runner.temp; the `python`
+    later steps of the job run (first on PATH) has none of them, and neither PATH nor the job's
+    environment file is changed."""
+    job_python = Path(full_run.path_env.split(os.pathsep)[0]) / "python"
+    for package in ("archlint", "tree_sitter", "click"):
+        found = subprocess.run([str(job_python), "-c", f"import {package}"], cwd=full_run.temp, capture_output=True,
+                               text=True, env={"PATH": full_run.path_env})
+        assert found.returncode != 0, f"{package} was installed into the job's python"
+    archlint = Path(full_run.outputs["install"]["archlint"])
+    assert archlint.is_file() and archlint.is_relative_to(full_run.temp)
+    assert not (full_run.temp / "github_env").exists()
+    setup = full_run.step("python")
+    assert setup["uses"].startswith("actions/setup-python@") and setup["with"]["update-environment"] is False
 
 
 def test_scan_writes_sarif_whose_uris_resolve(full_run):
@@ -270,3 +290,54 @@ def test_no_findings_no_failure(tmp_path, python_env):
     run = _new_run(tmp_path, python_env)
     run.outputs["scan"] = {"exit-code": "0"}
     assert run.run_step(run.step("Fail on findings")).returncode == 0
+
+
+# ---------------------------------------------------------------- the workflow without the action
+
+
+DOCS = REPO / "docs" / "github-code-scanning.md"
+STATUS_CHECK = re.compile(r"\b(success|failure|always|cancelled)\(\)")
+
+
+def _plain_steps() -> list[dict]:
+    """The steps of the docs' "Without the action" workflow, as YAML reads them."""
+    section = DOCS.read_text().split("## Without the action", 1)[1]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert block, "no yaml block under 'Without the action'"
+    return yaml.safe_load(block.group(1))["steps"]
+
+
+def _runs_after_a_failure(step: dict) -> bool:
+    """GitHub runs a step after an earlier one failed only when its `if:` asks for it (an `if:`
+    without a status check means `success() && ...`)."""
+    condition = str(step.get("if", ""))
+    return bool(re.search(r"\b(always|failure)\(\)", condition)) and STATUS_CHECK.search(condition) is not None
+
+
+def _fails_on_findings(step: dict) -> bool:
+    """An `archlint scan` run step exits 1 on a tree with findings unless told `--fail-on none`."""
+    script = str(step.get("run", ""))
+    return "archlint scan" in script and "--fail-on none" not in script
+
+
+def test_plain_workflow_reaches_the_sarif_upload_on_a_tree_with_findings():
+    steps = _plain_steps()
+    upload = next(i for i, step in enumerate(steps) if str(step.get("uses", "")).startswith("github/codeql-action/upload-sarif"))
+    failed = None
+    for step in steps[:upload]:
+        if failed is None and _fails_on_findings(step):
+            failed = step["run"]
+    assert failed is None or _runs_after_a_failure(steps[upload]), f"`{failed}` exits 1 on findings and the upload is skipped"
+    sarif = next(step["run"] for step in steps[:upload] if "--format sarif" in str(step.get("run", "")))
+    assert steps[upload]["with"]["sarif_file"] in sarif.split()  # the upload reads the file the scan wrote
+
+
+def test_plain_workflow_check_catches_a_step_that_fails_the_job():
+    """The check above is not vacuous: the markdown step without --fail-on none is caught."""
+    steps = _plain_steps()
+    markdown = next(step for step in steps if "--format markdown" in str(step.get("run", "")))
+    markdown["run"] = markdown["run"].replace(" --fail-on none", "")
+    assert _fails_on_findings(markdown)
+    upload = next(step for step in steps if "upload-sarif" in str(step.get("uses", "")))
+    assert not _runs_after_a_failure(upload)
+    assert _runs_after_a_failure({"if": "always() && github.event_name != 'pull_request'"})

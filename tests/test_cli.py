@@ -198,7 +198,7 @@ def test_output_file_written_whole(tree, monkeypatch):
     out = tree / "out" / "report.json"
     out.parent.mkdir()
     result = run(["scan", tree, "--format", "json", "-o", out], FakeEngine(tree, [policy_finding()]), monkeypatch)
-    assert result.exit_code == 1 and result.output == ""
+    assert result.exit_code == 1 and result.stdout == ""
     data = json.loads(out.read_text())
     assert data["version"] == 1
     assert [(f["rule"], f["path"], f["line"], f["level"]) for f in data["findings"]] == [("AL101", "pkg/jit.py", 2, "warning")]

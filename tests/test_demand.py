@@ -161,9 +161,9 @@ def test_a_terminal_sees_progress_and_a_hint_on_the_first_scan(wide_tree, monkey
     monkeypatch.setattr("sys.stderr", terminal)
     first = _scan(wide_tree)
     assert "first scan of this tree" in terminal.text
-    assert "archlint: facts 0/" in terminal.text  # Python and templates, then the CUDA files' directives
-    assert "archlint: includes 15/15 files" in terminal.text
-    assert "archlint: unit facts 10/10 files" in terminal.text  # only the units and what they include
+    assert "archlint: [2/9] facts " in terminal.text  # Python and templates, then the CUDA files' directives
+    assert "archlint: [5/9] includes 15/15 files" in terminal.text
+    assert "archlint: [6/9] unit facts 10/10 files" in terminal.text  # only the units and what they include
     terminal.text = ""
     assert _scan(wide_tree) == first
     assert "first scan" not in terminal.text  # the stored result answers: no hint, no file read

@@ -46,6 +46,10 @@ class UserError(Exception):
     """Bad input from the user (config, baseline, rule id): exit 2 with one line, no traceback."""
 
 
+class _Interrupted(Exception):
+    """Ctrl-C inside a command, carried past click (which would print an empty line for it)."""
+
+
 class ArchlintGroup(click.Group):
     """A group that maps every failure to archlint's exit codes and loads optional commands lazily."""
 
@@ -60,13 +64,20 @@ class ArchlintGroup(click.Group):
             command = _load_optional(*OPTIONAL_COMMANDS[name])
         return command
 
+    def invoke(self, ctx: click.Context):  # noqa: D102 - click's signature
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise _Interrupted from None
+
     def main(self, args=None, prog_name=None, **extra):  # noqa: D102 - click's signature
         extra.pop("standalone_mode", None)
         debug = "--debug" in (sys.argv[1:] if args is None else list(args))
         try:
             code = super().main(args=args, prog_name=prog_name or "archlint", standalone_mode=False, **extra)
-        except (KeyboardInterrupt, click.exceptions.Abort):
-            click.echo("archlint: interrupted", err=True)
+        except (KeyboardInterrupt, click.exceptions.Abort, _Interrupted):
+            # on a terminal, over the `^C` it echoed; elsewhere this one line is all stderr gets
+            click.echo(("\r\x1b[K" if _is_terminal(sys.stderr) else "") + "archlint: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except click.exceptions.Exit as stop:
             code = stop.exit_code
@@ -95,6 +106,13 @@ def _show_click_error(error: click.ClickException) -> None:
     if isinstance(error, click.UsageError) and ctx is not None:
         command = " ".join(["archlint", *ctx.command_path.split()[1:]])
         click.echo(f"Try '{command} --help' for help.", err=True)
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _module_exists(module: str) -> bool:
@@ -212,10 +230,7 @@ def scan(paths, targets, toolkit, fmt, output, fail_on, select, ignore, baseline
             click.echo(f"archlint: fixed {len(changed)} file(s): {', '.join(changed)}", err=True)
         if changed:
             outcome = _scan_once(options, settings, chosen, view)
-    if write_baseline is not None:
-        _write_baseline(write_baseline, outcome)
-    _emit(outcome.rendered, output)
-    return outcome.exit_code
+    return _finish(outcome, view, paths or (".",), write_baseline)
 
 
 # ---------------------------------------------------------------- rules and explain
@@ -270,7 +285,10 @@ def cache() -> None:
 def cache_clear() -> None:
     """Delete every cached facts file."""
     cache = importlib.import_module("archlint.engine.cache")
-    removed = cache.clear()
+    try:
+        removed = cache.clear()
+    except cache.NotACacheFolder as error:
+        raise UserError(f"cannot clear the cache: {error}") from None
     click.echo(f"archlint: removed {removed} cache entr{'y' if removed == 1 else 'ies'} from {cache.cache_dir()}", err=True)
 
 
@@ -417,13 +435,49 @@ def _report(result: ScanResult, options: ScanOptions, settings: Settings, chosen
     return _Outcome(result, report, processed, render(view.fmt, report), exit_code)
 
 
-def _write_baseline(path: Path, outcome: _Outcome) -> None:
+def _finish(outcome: _Outcome, view: _View, paths: tuple[str, ...], write_baseline: Path | None) -> int:
+    """Write or print what the scan asked for; the exit code. A baseline run writes the baseline
+    (and the report only where -o names a file) and exits 0: it records findings, it does not judge them."""
+    say_if_no_sources(outcome.result, paths)
+    if write_baseline is not None:
+        count = _write_baseline(write_baseline, outcome)
+        if view.output is not None:
+            _emit(outcome.rendered, view.output)
+        click.echo(f"archlint: wrote baseline of {count} finding{'' if count == 1 else 's'} to {write_baseline}", err=True)
+        return EXIT_CLEAN
+    if view.output is None and view.fmt == "text" and _nothing_to_report(outcome):
+        return outcome.exit_code  # the line above said why; a clean summary of no files would mislead
+    _emit(outcome.rendered, view.output)
+    if view.output is not None and not view.quiet:
+        # deferred: keeps `archlint --version` light
+        from archlint.report.text import summary_line
+
+        click.echo(f"archlint: {summary_line(outcome.report)}", err=True)
+        click.echo(f"archlint: wrote {view.output}", err=True)
+    return outcome.exit_code
+
+
+def say_if_no_sources(result: ScanResult, paths: tuple[str, ...]) -> None:
+    """One line on stderr when the paths hold no file archlint reads (the scan is then no evidence)."""
+    if not result.files_scanned:
+        click.echo(f"archlint: no CUDA or Python sources under {', '.join(paths)}", err=True)
+
+
+def _nothing_to_report(outcome: _Outcome) -> bool:
+    """No file was read, and nothing was said about the paths either (a folder that cannot be listed is)."""
+    report = outcome.report
+    return not report.files_scanned and not report.findings and not report.diagnostics
+
+
+def _write_baseline(path: Path, outcome: _Outcome) -> int:
+    """Write the baseline; how many findings it records."""
     # deferred: keeps `archlint --version` light
     from archlint.report import render
 
     report = replace(outcome.report, findings=outcome.processed.unsuppressed, baselined=0, colour=False)
     fmt = "sarif" if path.suffix.lower() == ".sarif" else "json"
     _emit(render(fmt, report), path)
+    return len(outcome.processed.unsuppressed)
 
 
 def _emit(text: str, output: Path | None) -> None:

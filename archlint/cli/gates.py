@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from archlint import __version__
-from archlint.cli.commands import EXIT_CLEAN, UserError, _emit, _plan, _run_engine, _split, use_colour
+from archlint.cli.commands import EXIT_CLEAN, UserError, _emit, _plan, _run_engine, _split, say_if_no_sources, use_colour
 
 
 @click.command("gates")
@@ -43,6 +43,7 @@ def gates_command(paths, targets, toolkit, fmt, output, include_dirs, no_cache, 
     except ConfigError as error:
         raise UserError(str(error)) from None
     result = _run_engine(settings.scan_options(plan.paths, use_cache=not no_cache, report_paths=plan.report_paths))
+    say_if_no_sources(result, paths or (".",))
     gates = tuple(g for g in result.gates if not plan.report_paths or g.location.path in plan.report_paths)
     report = Report(root=result.root, findings=(), gates=gates, targets=tuple(result.targets), version=__version__,
                     files_scanned=result.files_scanned, colour=use_colour(output, fmt))

@@ -82,18 +82,28 @@ class FactsCache:
 
     @classmethod
     def open(cls, max_bytes: int = 4 * 1024 * 1024, roots: tuple[str, ...] = ()) -> FactsCache | None:
-        """The cache, or None when its folder cannot be made or would lie inside a scanned root."""
+        """The cache, or None when its folder cannot be used (`usable` says why)."""
+        try:
+            return cls.usable(max_bytes, roots)
+        except Unusable:
+            return None
+
+    @classmethod
+    def usable(cls, max_bytes: int = 4 * 1024 * 1024, roots: tuple[str, ...] = ()) -> FactsCache:
+        """The cache; Unusable when its folder cannot be made or written (a file in the way, no
+        permission, a full disk) or would lie inside a scanned root."""
         folder = cache_dir() / LAYOUT
         try:
             resolved = folder.resolve()
             if any(_inside(resolved, Path(root).resolve()) for root in roots):
-                return None
+                raise Unusable(cache_dir(), "it lies inside a scanned folder")
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             if not os.access(folder, os.W_OK | os.X_OK):
-                return None
+                raise Unusable(cache_dir(), "not writable")
+            _probe(folder)
             salt = _salt(max_bytes)
-        except (OSError, RuntimeError):
-            return None
+        except (OSError, RuntimeError) as error:
+            raise Unusable(cache_dir(), _reason(error)) from None
         _prune_now_and_then(folder)
         return cls(folder, salt)
 
@@ -167,11 +177,52 @@ class FactsCache:
         return _entry_path(self.folder, key)
 
 
+class Unusable(Exception):
+    """The cache folder cannot be used: a scan goes on without it."""
+
+    def __init__(self, folder: Path, reason: str) -> None:
+        super().__init__(f"cache folder {folder} is not usable ({reason})")
+        self.folder, self.reason = folder, reason
+
+
+class NotACacheFolder(Exception):
+    """`archlint cache clear` was pointed at something that is not archlint's cache: nothing is removed."""
+
+
+def _probe(folder: Path) -> None:
+    """Write a page into the folder and delete it: a read-only or full file system fails here (OSError)."""
+    handle, name = tempfile.mkstemp(prefix=".tmp-probe-", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(bytes(4096))
+    finally:
+        _discard(Path(name))
+
+
+def _reason(error: OSError | RuntimeError) -> str:
+    """`No space left on device`, `Not a directory`: what the system said, without the path."""
+    text = getattr(error, "strerror", None) or str(error)
+    return text[:1].lower() + text[1:]
+
+
+def _origin() -> str:
+    return " (ARCHLINT_CACHE_DIR)" if os.environ.get("ARCHLINT_CACHE_DIR") else ""
+
+
 def clear() -> int:
-    """Delete every cache entry (and any temporary file a killed scan left); returns how many entries."""
-    folder = cache_dir() / LAYOUT
+    """Delete every cache entry (and any temporary file a killed scan left); returns how many entries.
+    NotACacheFolder, with nothing removed, when the cache folder is a file or a folder holding other
+    things than archlint's cache (ARCHLINT_CACHE_DIR pointing at the wrong place)."""
+    top = cache_dir()
+    folder = top / LAYOUT
     removed = 0
+    if not top.exists() and not top.is_symlink():
+        return 0
+    if not top.is_dir():
+        raise NotACacheFolder(f"{top}{_origin()} is not a folder, so not an archlint cache; nothing removed")
     if not folder.is_dir():
+        if folder.exists() or any(top.iterdir()):
+            raise NotACacheFolder(f"{top}{_origin()} is not an archlint cache folder (it holds no {LAYOUT} folder); nothing removed")
         return 0
     _discard(folder / STATS_NAME)
     for shard in sorted(folder.iterdir()):

@@ -10,6 +10,7 @@ from archlint.discover import discover
 from archlint.engine.collector import collector_paused
 from archlint.engine.pysource import PythonFiles
 from archlint.engine.steps import (
+    SCAN_STAGES,
     generated_files,
     include_closure,
     judge_gate,
@@ -19,7 +20,7 @@ from archlint.engine.steps import (
     user_defines,
 )
 from archlint.engine.store import GateMemo
-from archlint.engine.timing import stage, stage_progress
+from archlint.engine.timing import part_progress, plan, skip, stage, stage_progress
 from archlint.extract.files import Workers, extract_all
 from archlint.extract.python.markers import markers
 from archlint.gates.conditions import load_condition_modules
@@ -60,6 +61,7 @@ class Linked:
 def link(options: ScanOptions, eager: bool = True) -> Linked:
     """Every stage before the checks. `archlint graph` draws every file, so it reads all of them in
     full by default."""
+    plan(SCAN_STAGES[:-1])  # no checks: what `archlint graph` draws comes before them
     with stage("discover"):
         discovery = discover(options.paths, options.exclude)
         cache = open_cache(options)
@@ -127,6 +129,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             full = {f.file.path: f for f in _extract(deep, options, cache, workers)}
         facts = facts + [full.get(f.file.path, f) for f in outline]
     else:
+        skip("includes")
         with stage("unit facts", len(cuda_files)):
             facts = facts + _extract(cuda_files, options, cache, workers)
     facts = _in_discovery_order(facts, discovery)
@@ -140,15 +143,17 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         memos, results = [], []
         parts: dict = {}  # shared by the results' equal parts
         overrides = user_defines(options)
-        for gate, units in with_absent_variant_macros(gated, variants, passed):
+        judged = with_absent_variant_macros(gated, variants, passed)
+        for gate, units in judged:
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, judging, targets, overrides, parts))
+            stage_progress(len(results), len(judged))
         ctx = Context.judged(judging, targets, tuple(results))
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow)
 
 
 def _extract(files: list[SourceFile], options: ScanOptions, cache, workers: Workers, directives: bool = False) -> list[FileFacts]:
-    return extract_all(files, options.jobs, options.max_file_bytes, cache, directives, progress=stage_progress, workers=workers)
+    return extract_all(files, options.jobs, options.max_file_bytes, cache, directives, progress=part_progress(), workers=workers)
 
 
 def _reported_only(facts: FileFacts) -> FileFacts:

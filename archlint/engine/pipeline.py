@@ -10,9 +10,9 @@ from archlint.discover import discover
 from archlint.engine.collector import collector_paused
 from archlint.engine.linkstore import DamagedState, stored_links
 from archlint.engine.rescan import rescan
-from archlint.engine.steps import assemble_result, findings_by_file, open_cache, run_checks, suppressions_of
+from archlint.engine.steps import SCAN_STAGES, assemble_result, findings_by_file, open_cache, run_checks, suppressions_of
 from archlint.engine.store import ScanState, ScanStore
-from archlint.engine.timing import hint, stage
+from archlint.engine.timing import hint, plan, stage
 from archlint.link.templates import read_templates
 from archlint.model.scan import ScanOptions, ScanResult
 
@@ -27,6 +27,7 @@ def run(options: ScanOptions, eager: bool = False) -> ScanResult:
 
 
 def _run(options: ScanOptions, eager: bool) -> ScanResult:
+    plan(SCAN_STAGES)
     with stage("discover"):
         discovery = discover(options.paths, options.exclude)
         cache = open_cache(options)
@@ -53,6 +54,7 @@ def _run(options: ScanOptions, eager: bool) -> ScanResult:
 def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[ScanResult, ScanState]:
     from archlint.engine.linking import link_files  # deferred: a re-scan of changed CUDA files never loads the Python side
 
+    plan(SCAN_STAGES)  # again, after a re-scan that gave way
     linked = link_files(options, discovery, cache, eager)
     ctx = linked.context
     with stage("checks"):

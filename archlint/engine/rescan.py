@@ -30,7 +30,7 @@ from archlint.engine.steps import (
     user_defines,
 )
 from archlint.engine.store import ScanState
-from archlint.engine.timing import stage
+from archlint.engine.timing import part_progress, plan, stage, stage_progress
 from archlint.extract.files import extract_all, extract_file
 from archlint.judge.analysis import Judging
 from archlint.knowledge.kb import load_kb
@@ -91,6 +91,9 @@ class _LazyFunctions(Mapping):
         return len(self._paths)
 
 
+RESCAN_STAGES = ("discover", "facts", "index", "verdicts", "checks")  # numbered on the progress line
+
+
 def rescan(options, discovery, cache, store):
     """(result, state) of the scan, or None when a full scan is needed."""
 
@@ -102,8 +105,9 @@ def rescan(options, discovery, cache, store):
     changed = store.changed_files(digests, discovery.files)
     if changed is None or any(file.language in ("python", "template") for file in changed) or tuple(discovery.diagnostics) != state.discovery_diagnostics:
         return None
-    with stage("facts"):
-        fresh = extract_all(changed, options.jobs, options.max_file_bytes, cache)
+    plan(RESCAN_STAGES)
+    with stage("facts", len(changed)):
+        fresh = extract_all(changed, options.jobs, options.max_file_bytes, cache, progress=part_progress())
     with stage("index"):
         links = _updated_links(state.links, state.generated, fresh, options, discovery)
         if links is None:
@@ -128,6 +132,7 @@ def rescan(options, discovery, cache, store):
                 old = new
             memos.append(memo)
             results.append(old)
+            stage_progress(len(results), len(state.memos))
     with stage("checks"):
         paths = tuple(sorted(changed_paths | _live_changed(state.results, tuple(results), rejudged)))
         ctx = Context.judged(judging, targets, tuple(results), paths)

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 from archlint.checks import FILE_RULES, all_checks
 from archlint.checks.context import Context, GateResult
-from archlint.engine.cache import FactsCache
+from archlint.engine.cache import FactsCache, Unusable
 from archlint.engine.store import ScanState
+from archlint.engine.timing import warn
 from archlint.judge.analysis import Analysis, Defines, Judging, analyze_units, hollow_kernels
 from archlint.judge.verdicts import (
     build_target,
@@ -31,6 +32,11 @@ from archlint.model.scan import ScanOptions, ScanResult
 
 if TYPE_CHECKING:  # a re-scan of CUDA files never loads the Python side
     from archlint.link.python import PyIndex
+
+
+# The stages of a full scan, in order: their numbers on the progress line (`includes` only where
+# gates guard sources and the scan reads on demand).
+SCAN_STAGES = ("discover", "facts", "pylink", "outline", "includes", "unit facts", "index", "verdicts", "checks")
 
 
 def assemble_result(root: str, files_scanned: int, ctx: Context, gate_findings: list[Finding], state: ScanState) -> ScanResult:
@@ -191,7 +197,12 @@ def admitted_targets(gate: Gate, targets: tuple[Target, ...]) -> tuple[str, ...]
 
 
 def open_cache(options: ScanOptions) -> FactsCache | None:
-    """The facts cache the options ask for (None with --no-cache, or where it cannot be used)."""
+    """The facts cache the options ask for (None with --no-cache, or where it cannot be used: then a
+    warning says why, since every scan would be a cold one)."""
     if not options.use_cache:
         return None
-    return FactsCache.open(options.max_file_bytes, options.paths)
+    try:
+        return FactsCache.usable(options.max_file_bytes, options.paths)
+    except Unusable as problem:
+        warn(f"{problem}; scanning without a cache")
+        return None

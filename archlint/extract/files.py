@@ -8,7 +8,8 @@ from __future__ import annotations
 import gc
 import os
 import pickle
-from contextlib import nullcontext
+import signal
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
@@ -163,22 +164,61 @@ class Workers:
             import multiprocessing  # deferred: a scan that starts no worker (a one-file re-scan) skips their import
             from concurrent.futures import ProcessPoolExecutor
 
-            # the collector stays off in them, as in the main process (`engine.collector`)
             self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=gc.disable)
+                                             initializer=_worker_started)
         return self._pool
+
+    def map(self, function: Callable, *columns: list) -> Iterator:
+        """pool().map, its workers started (on the first batches) with Ctrl-C held back: a spawned
+        worker inherits the blocked signal, so only the main process hears it (and stops them)."""
+        with _interrupts_held():
+            return self.pool().map(function, *columns)
 
     def __enter__(self) -> Workers:
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, kind, *exc) -> None:
+        self.close(stop=kind is not None)
 
-    def close(self) -> None:
-        """Stop the workers (a later batch starts them again)."""
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
+    def close(self, stop: bool = False) -> None:
+        """Let the workers finish and end (a later batch starts them again); `stop`: the scan is
+        abandoned (Ctrl-C, an error), so they are terminated where they are."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if not stop:
+            pool.shutdown(cancel_futures=True)
+            return
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(5)
+
+
+def _worker_started() -> None:
+    """A worker's setup: Ctrl-C is the main process's to handle (it stops the workers), so a worker
+    never prints a traceback for it; the cycle collector stays off, as in the main process
+    (`engine.collector`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # ignored now: the held one is dropped
+    gc.disable()
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT blocked in this thread while workers are spawned (they start with it blocked, before
+    any of their code runs); one that comes meanwhile is delivered when the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no process group gets Ctrl-C's signal this way
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def extract_all(files: Iterable[SourceFile], jobs: int, max_bytes: int, cache=None, directives: bool = False,
@@ -229,5 +269,5 @@ def _run(todo: list[SourceFile], workers: Workers, max_bytes: int, directives: b
     count = min(len(todo), max(jobs * 4, len(todo) // 64))
     batches = [todo[i::count] for i in range(count)]
     sinks = [sink.only(batch) if sink is not None else None for batch in batches]
-    for payloads in workers.pool().map(_extract_pickled, batches, [max_bytes] * count, [directives] * count, sinks):
+    for payloads in workers.map(_extract_pickled, batches, [max_bytes] * count, [directives] * count, sinks):
         yield [pickle.loads(payload) for payload in payloads]

@@ -46,11 +46,13 @@ class Location:
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
-    """Something archlint could not do with an input (AL902 and kin). Not a finding."""
+    """Something archlint could not do with an input (AL902 and kin). Not a finding. One about a
+    whole file (unreadable, binary, too large) is at its first line: every report format and
+    editor takes line 1, where a line 0 is out of range (SARIF regions start at 1)."""
 
     path: str
     message: str
-    line: int = 0
+    line: int = 1
     rule: str = "AL902"
 
 

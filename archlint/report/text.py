@@ -223,3 +223,9 @@ def _summary_lines(report: Report) -> list[str]:
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def summary_line(report: Report) -> str:
+    """The report's last line, `66 findings (9 error, 22 warning, 35 note) in 10026 files; 132 gates`,
+    for the terminal when the report itself goes to a file."""
+    return _summary_lines(report)[-1]

@@ -1,0 +1,85 @@
+"""Ctrl-C during a cold scan: one line, `archlint: interrupted`, exit 130, and no worker left.
+
+Ctrl-C at a terminal sends SIGINT to the whole foreground process group: archlint and the worker
+processes it spawned. The test does the same (the scan runs in a session of its own) once the
+workers are at work, which it knows without timing: a worker stores the facts of each file it
+extracts in the cache, so the first cache entry marks a scan in the middle of its extraction.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and /proc")
+
+# A kernel file with enough functions and #if regions that parsing it takes a while.
+BODY = "".join(f"__device__ int f{i}(int x) {{\n#if __CUDA_ARCH__ >= 900\n  return x * {i};\n#else\n  return x + {i};\n"
+               f"#endif\n}}\n" for i in range(60))
+
+
+def _tree(root: Path, files: int) -> Path:
+    for n in range(files):
+        path = root / f"d{n % 20}" / f"k{n}.cu"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(BODY + f"__global__ void k{n}() {{}}\n")
+        os.utime(path, (1e9, 1e9))  # older than the racy window: the workers may store their facts
+    return root
+
+
+def _alive_in_group(group: int) -> list[int]:
+    """The processes of the group that still run (a zombie has ended; reaping it is its parent's job)."""
+    alive = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            alive.append(int(entry.name))
+    return alive
+
+
+def _interrupted_scan(tree: Path, cache: Path) -> subprocess.Popen | None:
+    """A cold scan, SIGINT sent to its process group once a worker has stored a file's facts; None
+    when the scan ended first (the tree was too small for this machine)."""
+    env = {**os.environ, "ARCHLINT_CACHE_DIR": str(cache)}
+    scan = subprocess.Popen([sys.executable, "-m", "archlint", "scan", str(tree), "--jobs", "2"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    while not any(cache.rglob("*.pkl")):
+        if scan.poll() is not None:
+            return None
+        time.sleep(0.02)
+    try:
+        os.killpg(scan.pid, signal.SIGINT)
+    except ProcessLookupError:
+        return None
+    return scan
+
+
+def test_ctrl_c_mid_scan_prints_one_line_and_exits_130(tmp_path):
+    for attempt, files in enumerate((400, 1600, 6400)):
+        tree = _tree(tmp_path / f"tree{attempt}", files)
+        scan = _interrupted_scan(tree, tmp_path / f"cache{attempt}")
+        if scan is None:
+            continue
+        out, err = scan.communicate(timeout=300)
+        if scan.returncode in (0, 1):  # it finished before the signal came: a bigger tree
+            continue
+        assert err == "archlint: interrupted\n"
+        assert scan.returncode == 130
+        assert out == ""
+        deadline = time.monotonic() + 30  # terminated workers take a moment to leave the process table
+        while _alive_in_group(scan.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _alive_in_group(scan.pid) == [], "a worker outlived the interrupted scan"
+        return
+    pytest.fail("every scan ended before it could be interrupted")
