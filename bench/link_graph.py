@@ -27,7 +27,7 @@ import networkx as nx
 
 from archlint.engine.linking import link
 from archlint.engine.steps import relative_dirs
-from archlint.judge.analysis import Judging, TargetView
+from archlint.judge.view import Judging, TargetView
 from archlint.link.cuda import CudaIndex, build_index
 from archlint.model.scan import ScanOptions
 

@@ -18,12 +18,24 @@ DEFERRED = "# deferred:"
 
 
 def test_no_import_cycle() -> None:
-    graph = grimp.build_graph("archlint", exclude_type_checking_imports=True)
+    """Imports under `TYPE_CHECKING` count: a type imported back from a module above is a cycle in
+    the design even where it is none at run time."""
+    graph = grimp.build_graph("archlint", exclude_type_checking_imports=False)
     imports = nx.DiGraph()
     for module in graph.modules:
         for imported in graph.find_modules_directly_imported_by(module):
             imports.add_edge(module, imported)
     assert list(nx.simple_cycles(imports)) == []
+
+
+def test_judge_helpers_stay_below_the_analysis() -> None:
+    """Within judge/, only the verdict ladder builds on judge.analysis; the helpers it calls take
+    the types they share from judge.view, even for annotations."""
+    graph = grimp.build_graph("archlint", exclude_type_checking_imports=False)
+    importers = {module for module in graph.find_modules_that_directly_import("archlint.judge.analysis")
+                 if module.startswith("archlint.judge.")}
+    assert importers == {"archlint.judge.verdicts"}
+    assert "archlint.judge.analysis" not in graph.find_upstream_modules("archlint.judge.view")
 
 
 def _local_imports(path: Path) -> list[tuple[int, int, str]]:

@@ -33,6 +33,7 @@ EXPECTED = {
     "AL900": "unused-suppression",
     "AL901": "unknown-suppression-id",
     "AL902": "unreadable-input",
+    "AL903": "noqa-comment",
 }
 RULES = load_rules()
 
@@ -94,8 +95,8 @@ def test_level_overrides_by_name_or_id():
 
 
 # Rules produced outside archlint.checks: runtime mode (AL301), the suppression pass (AL900,
-# AL901) and input diagnostics (AL902).
-NOT_CHECKS = {"AL301", "AL900", "AL901", "AL902"}
+# AL901, AL903) and input diagnostics (AL902).
+NOT_CHECKS = {"AL301", "AL900", "AL901", "AL902", "AL903"}
 
 
 def test_toml_rules_match_registered_checks_one_to_one():

@@ -197,3 +197,84 @@ def test_per_file_ignores_of_another_folder_leave_the_finding(repo):
     (repo / "pyproject.toml").write_text('[tool.archlint.per-file-ignores]\n"other/jit/**" = ["AL101"]\n')
     code, output = scan("mykern", "--format", "json")
     assert [f["rule"] for f in json.loads(output)["findings"]] == ["AL101"]
+
+
+# ---------------------------------------------------------------- every command, every format
+
+
+def command(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, [*args, "--no-cache"])
+    return result.exit_code, result.output
+
+
+def all_paths(node: object) -> set[str]:
+    """Every `path`, `source`, `units`/`sources` entry and gate `id` in a JSON document (a finding's
+    `properties` are not paths: runtime's `source` there is where the device was read)."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "properties":
+                continue
+            if key in ("path", "source", "id") and isinstance(value, str) and value:
+                found.add(value)
+            elif key in ("units", "sources") and isinstance(value, list):
+                found.update(v for v in value if isinstance(v, str))
+            else:
+                found |= all_paths(value)
+    elif isinstance(node, list):
+        for item in node:
+            found |= all_paths(item)
+    return found
+
+
+def test_gates_command_names_files_from_the_root(repo):
+    code, text = command("gates", "mykern", "--target", "sm_120a")
+    assert code == 0, text
+    assert text.startswith("`gen_comm_module` at mykern/jit/comm.py:7: get_nvcc_flags_list(")
+    code, output = command("gates", "mykern", "--target", "sm_120a", "--format", "json")
+    [gate] = json.loads(output)["gates"]
+    assert (gate["id"], gate["path"], gate["sources"]) == ("mykern/jit/comm.py:7:18", "mykern/jit/comm.py",
+                                                            ["mykern/csrc/comm.cu"])
+    paths = all_paths(json.loads(output))
+    assert paths and all(p.startswith("mykern/") for p in paths), paths
+
+
+def test_gates_command_in_pre_commit_mode_keeps_the_staged_gate(repo):
+    code, output = command("gates", "mykern/jit/comm.py", "--target", "sm_120a", "--format", "json")
+    assert [g["id"] for g in json.loads(output)["gates"]] == ["mykern/jit/comm.py:7:18"]
+
+
+def test_runtime_names_files_from_the_root(repo):
+    code, text = command("runtime", "mykern", "--device-profile", "sm_120")
+    assert code == 1, text
+    assert "\nmykern/jit/comm.py:7:18: POLICY `get_nvcc_flags_list(supported_major_versions=[9, 10])`\n" in text
+    assert "\nmykern/jit/comm.py:7:18: AL301 This machine's " in text
+    code, output = command("runtime", "mykern", "--device-profile", "sm_120", "--format", "json")
+    document = json.loads(output)
+    [gate] = document["gates"]
+    assert (gate["gate_id"], gate["location"]["path"], gate["units"]) == (
+        "mykern/jit/comm.py:7:18", "mykern/jit/comm.py", ["mykern/csrc/comm.cu"])
+    [finding] = document["findings"]
+    assert finding["rule"] == "AL301" and finding["location"]["path"] == "mykern/jit/comm.py"
+    paths = all_paths(document["gates"]) | all_paths(document["findings"])
+    assert all(p.startswith("mykern/") for p in paths), paths
+
+
+def test_runtime_per_file_ignores_from_the_scanned_folder_still_match(repo):
+    (repo / "pyproject.toml").write_text('[tool.archlint.per-file-ignores]\n"jit/**" = ["AL301"]\n')
+    code, output = command("runtime", "mykern", "--device-profile", "sm_120", "--format", "json")
+    assert code == 0 and json.loads(output)["findings"] == [], output
+
+
+def test_html_anchors_and_links_name_files_from_the_root(repo):
+    code, _ = scan("mykern", "-o", "matrix.html")
+    page = (repo / "matrix.html").read_text()
+    assert 'id="mykern/jit/comm.py:7:18@sm_120a"' in page  # `matrix.html#mykern/jit/comm.py:7:18@sm_120a` opens the cell
+    assert 'data-gate="mykern/jit/comm.py:7:18"' in page
+    assert 'href="mykern/jit/comm.py#L7"' in page
+    assert 'id="jit/' not in page and 'data-gate="jit/' not in page
+
+
+def test_scan_json_gate_id_names_the_file_from_the_root(repo):
+    code, output = scan("mykern", "--format", "json")
+    assert [g["id"] for g in json.loads(output)["gates"]] == ["mykern/jit/comm.py:7:18"]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import inside_fixture
 from test_runtime_driver import FakeLaunchDriver
 
 import archlint.engine as engine
@@ -74,7 +75,10 @@ def stub_scan(monkeypatch):
 
 
 def run(*args):
-    return CliRunner().invoke(runtime_command, [str(FIXTURE), *args])
+    """Paths are from the repository root; the fixture is read as a repository of its own, so they
+    are from its folder (`mylib/...`)."""
+    with inside_fixture(FIXTURE):
+        return CliRunner().invoke(runtime_command, [str(FIXTURE), *args])
 
 
 def test_profile_report_in_the_devices_terms(stub_scan):

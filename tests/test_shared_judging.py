@@ -10,7 +10,7 @@ import pytest
 
 from archlint.engine.linking import link
 from archlint.engine.steps import judge_gate, user_defines
-from archlint.judge.analysis import Judging
+from archlint.judge.view import Judging
 from archlint.judge.reach import Unreached
 from archlint.model.scan import ScanOptions
 

@@ -101,3 +101,78 @@ def test_meta_finding_can_be_suppressed():
     sups = {"k.cu": [_sup("AL201", "unused-suppression")]}
     _, meta = apply_suppressions([], sups, load_rules())
     assert [(m.rule, m.suppressed) for m in meta] == [("AL900", True)]
+
+
+# ---------------------------------------------------------------- Python: the lines a comment covers
+
+SPANS_PY = b'''@supported_compute_capability(
+    [90, 100]  # archlint: ignore[AL101]
+)
+def gen_module(
+    dtype,  # archlint: ignore[AL104]
+):
+    if (is_sm90a_supported(device)
+            and dtype == "fp8"):  # archlint: ignore[AL105]
+        return 1
+    # archlint: ignore[AL102] -- the statement below
+    flags = get_nvcc_flags_list(
+        supported_major_versions=[9, 10]
+    )
+    if major >= 9: return run(  # archlint: ignore[AL103]
+        "sm90")
+    url = "http://x/#frag"  # archlint: file-ignore[AL203]
+'''
+
+
+def test_python_suppression_covers_its_logical_line():
+    from archlint.extract.python.facts import extract_python
+
+    found = {s.ids[0]: (s.line, s.end_line, s.comment_line, s.file_level)
+             for s in extract_python("flashinfer/jit/x.py", SPANS_PY).suppressions}
+    assert found == {
+        "AL101": (1, 3, 2, False),  # the decorator, not the definition below it
+        "AL104": (4, 6, 5, False),  # the def's header, to its `:`
+        "AL105": (7, 8, 8, False),  # the if's header
+        "AL102": (11, 13, 10, False),  # the next statement, all three lines
+        "AL103": (14, 15, 14, False),  # a one-line `if` and the call it runs
+        "AL203": (16, 16, 16, True),
+    }
+
+
+@pytest.mark.parametrize("text, ids", [
+    ("# noqa: AL101", ("AL101",)),
+    ("# noqa: AL101,AL204", ("AL101", "AL204")),
+    ("# NOQA:E501 AL204", ("AL204",)),
+    ("# archlint: ignore[AL101]  # noqa: AL101", ("AL101",)),
+    ("# noqa", ()),
+    ("# noqa: E501", ()),
+    ("# noqa: E501, B950", ()),
+    ("# see AL101 in the docs", ()),
+])
+def test_noqa_ids(text, ids):
+    from archlint.extract.suppressions import noqa_ids
+
+    assert noqa_ids(text) == ids
+
+
+def test_noqa_covers_nothing_and_gets_one_hint():
+    noqa = Suppression(10, ("AL101", "AL204", "AL999"), False, 10, 10, noqa=True)
+    marked, meta = apply_suppressions([_finding()], {"pkg/jit.py": [noqa]}, load_rules())
+    assert not marked[0].suppressed
+    assert [(m.rule, m.level, m.location.line, m.message) for m in meta] == [
+        ("AL903", Level.NOTE, 10,
+         "`# noqa: AL101, AL204` is not read by archlint; write `# archlint: ignore[AL101, AL204]`")]
+
+
+def test_noqa_beside_the_same_suppression_gets_no_hint():
+    sups = [_sup("policy-gate"), Suppression(10, ("AL101",), False, 10, 10, noqa=True)]
+    marked, meta = apply_suppressions([_finding()], {"pkg/jit.py": sups}, load_rules())
+    assert marked[0].suppressed and meta == []
+
+
+def test_gate_text_keeps_a_hash_inside_a_string():
+    from archlint.extract.python.facts import extract_python
+
+    source = b'flags = build(\n    "-DTAG=#1",  # archlint: ignore[AL101]\n    f"{x}#y",\n)\n'
+    texts = [call.text for call in extract_python("x.py", source).calls]
+    assert texts == ['build( "-DTAG=#1", f"{x}#y", )']

@@ -6,7 +6,8 @@ from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from archlint.judge.analysis import Analysis, Judging, TargetView
+from archlint.judge.analysis import Analysis
+from archlint.judge.view import Judging, TargetView
 from archlint.knowledge.arch import Target, sorted_targets
 from archlint.knowledge.kb import KnowledgeBase
 from archlint.knowledge.rules import RuleInfo, effective_level, load_rules

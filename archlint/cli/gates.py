@@ -3,6 +3,7 @@
 The config is read as `archlint scan` reads it, and what it says about the scan itself (targets,
 exclude, include-dirs, max-file-bytes) holds here too. Rule selection, suppressions, levels and
 baselines decide which findings are reported; this command reports none, so none of it applies.
+Paths are from the repository root, as `archlint scan` gives them.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def gates_command(paths, targets, toolkit, fmt, output, include_dirs, no_cache, 
     """List the gates in PATHS (default: .) and the verdict for every target each one excludes."""
     # deferred: loaded only when the command runs
     from archlint.config import ConfigError, read_settings
+    from archlint.postprocess.paths import rebase  # deferred: as above
     from archlint.report import Report  # deferred: as above
     from archlint.report.json import render_gates as gates_json  # deferred: as above
     from archlint.report.text import render_gates as gates_text  # deferred: as above
@@ -42,7 +44,8 @@ def gates_command(paths, targets, toolkit, fmt, output, include_dirs, no_cache, 
                                  toolkit=toolkit)
     except ConfigError as error:
         raise UserError(str(error)) from None
-    result = _run_engine(settings.scan_options(plan.paths, use_cache=not no_cache, report_paths=plan.report_paths))
+    result = rebase(_run_engine(settings.scan_options(plan.paths, use_cache=not no_cache, report_paths=plan.report_paths)),
+                    plan.report_root)
     say_if_no_sources(result, paths or (".",))
     gates = tuple(g for g in result.gates if not plan.report_paths or g.location.path in plan.report_paths)
     report = Report(root=result.root, findings=(), gates=gates, targets=tuple(result.targets), version=__version__,

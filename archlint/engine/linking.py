@@ -27,7 +27,7 @@ from archlint.gates.conditions import load_condition_modules
 from archlint.gates.detect import find_gates
 from archlint.gates.units import guarded_units
 from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
-from archlint.judge.analysis import Judging
+from archlint.judge.view import Judging
 from archlint.knowledge.arch import parse_toolkit
 from archlint.knowledge.idioms import load_idioms
 from archlint.knowledge.kb import load_kb

@@ -32,7 +32,7 @@ from archlint.engine.steps import (
 from archlint.engine.store import ScanState
 from archlint.engine.timing import part_progress, plan, stage, stage_progress
 from archlint.extract.files import extract_all, extract_file
-from archlint.judge.analysis import Judging
+from archlint.judge.view import Judging
 from archlint.knowledge.kb import load_kb
 from archlint.link.cuda import file_links, resolver_for
 from archlint.model.files import FileFacts

@@ -11,7 +11,7 @@ from archlint.checks.context import Context, GateResult
 from archlint.engine.cache import FactsCache, Unusable
 from archlint.engine.store import ScanState
 from archlint.engine.timing import warn
-from archlint.judge.analysis import Analysis, Defines, Judging, analyze_units, hollow_kernels
+from archlint.judge.analysis import Analysis, analyze_units, hollow_kernels
 from archlint.judge.verdicts import (
     build_target,
     excluded_targets,
@@ -19,6 +19,7 @@ from archlint.judge.verdicts import (
     reference_targets,
     verdict_for,
 )
+from archlint.judge.view import Defines, Judging
 from archlint.knowledge.arch import Target, default_targets, parse_target
 from archlint.knowledge.rules import resolve_all
 from archlint.lang.cpp.evaluate import NOT_PASSED, PASSABLE, UNKNOWN_DEFINE

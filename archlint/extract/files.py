@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from archlint.extract.cuda.facts import extract_cuda, extract_cuda_directives
+from archlint.extract.suppressions import may_hold_notes
 from archlint.lang.cpp.jinja import stub_template
 from archlint.model.cuda import TemplateHole
 from archlint.model.files import FileFacts, SourceFile
@@ -92,11 +93,11 @@ def _extract_directives(file: SourceFile, data: bytes, notes: tuple[Diagnostic, 
 
 def _python_outline(file: SourceFile, data: bytes, notes: tuple[Diagnostic, ...]) -> FileFacts:
     """What a Python file no gate needs adds to the report: its diagnostics and suppressions. A file
-    with neither a suppression comment nor a syntax error adds only its reading notes, so it is
-    parsed, not walked; any other gets its full facts."""
+    with neither a suppression comment (nor a `noqa` naming archlint ids) nor a syntax error adds
+    only its reading notes, so it is parsed, not walked; any other gets its full facts."""
     from archlint.extract.python.facts import decode_source, has_syntax_error  # deferred: as in _extract
 
-    if b"\x00" in data[:8192] or b"archlint:" in data or has_syntax_error(data):
+    if b"\x00" in data[:8192] or may_hold_notes(data) or has_syntax_error(data):
         return _extract(file, data, notes)
     _, _, decoding = decode_source(file.path, data)
     return FileFacts(file, diagnostics=notes + decoding)

@@ -6,38 +6,26 @@ the file-level AL2xx checks. Works on linked facts only; never reads a file.
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TypeVar, cast
 
 from archlint.judge.asserts import assert_hits
-from archlint.judge.hits import Hit, HitKind, settle_by_define
-from archlint.judge.hollow import (
-    directive_text,
-    empty_kernel,
-    fallback_trap,
-    false_conjunct,
-)
+from archlint.judge.hits import Hit, HitKind
+from archlint.judge.hollow import empty_kernel, fallback_trap
 from archlint.judge.incomplete import code_holes, unresolved_includes
 from archlint.judge.pinned import runtime_builds
 from archlint.judge.prebuilt import prebuilt_hits
 from archlint.judge.scope import Site, unit_scope
+from archlint.judge.view import Judging, TargetView
 from archlint.knowledge.arch import Target
 from archlint.knowledge.kb import KnowledgeBase
-from archlint.knowledge.languages import SOURCE_SUFFIXES
-from archlint.lang.cpp.directives import guard_chain
-from archlint.lang.cpp.evaluate import Evaluator, Value
 from archlint.lang.cpp.expr import render
-from archlint.link.cuda import CudaIndex
-from archlint.model.cuda import Construct, CudaFacts, Function, Region, SmemRequest
+from archlint.model.cuda import Construct, CudaFacts, SmemRequest
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import CheckedConstruct
 from archlint.model.records import fast_pickling
 
 HOST_SMEM_KINDS = ("dynamic-attr", "launch")
-K = TypeVar("K", bound=Hashable)
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,205 +53,12 @@ class Analysis:
     prebuilt: tuple[Hit, ...] = ()
 
 
-Defines = Mapping[str, object]  # -D name -> int value, UNKNOWN_DEFINE or NOT_PASSED
-
-
-class Judging:
-    """What the judging of one scan shares, passed explicitly to every gate and check: the linked
-    index, the KB, one TargetView per (target, -D set), and what no build changes, made once
-    (`shared`): each file's sites, each unit's include closure (its declaration reach among it)."""
-
-    def __init__(self, index: CudaIndex, kb: KnowledgeBase) -> None:
-        self.index = index
-        self.kb = kb
-        self._views: dict[tuple[Target, tuple[tuple[str, object], ...]], TargetView] = {}
-        self._shared: dict[tuple[Callable, Hashable], object] = {}
-
-    def view(self, target: Target, defines: Defines | None = None) -> TargetView:
-        """The view for one build: made once, then shared by every gate and check of the scan."""
-        key = (target, tuple(sorted((k, v if isinstance(v, (int, frozenset)) else id(v)) for k, v in (defines or {}).items())))
-        view = self._views.get(key)
-        if view is None:
-            view = self._views[key] = TargetView(self, target, defines or {})
-        return view
-
-    def shared(self, compute: Callable[[Judging, K], T], key: K) -> T:
-        """`compute(self, key)`, made once per scan: what the linked facts say whatever the build."""
-        memo = (compute, key)
-        if memo not in self._shared:
-            self._shared[memo] = compute(self, key)
-        return cast(T, self._shared[memo])
-
-
-class TargetView:
-    """Evaluation of regions for one target over the linked facts (memoised)."""
-
-    def __init__(self, judging: Judging, target: Target, defines: Defines) -> None:
-        self.judging = judging
-        self.index = judging.index
-        self.kb = judging.kb
-        self.target = target
-        self.defines = dict(defines)
-        self.device = Evaluator(target, self.index.bindings, self.defines)
-        self.host = Evaluator(None, self.index.bindings, self.defines)
-        self._memo: dict[tuple[str, int, bool], Value] = {}
-        self._units: dict[tuple[str, tuple[Target, ...]], _UnitHits] = {}
-        self._guards: dict[tuple[str, int], Region | None] = {}
-        self._undecided: dict[tuple[str, int], tuple[str, ...]] = {}
-        self._checked: dict[tuple[str, int], CheckedConstruct] = {}
-        self._settle: dict[tuple[str, int], str] = {}
-
-    def truth(self, path: str, region: int, host: bool = False) -> Value:
-        key = (path, region, host)
-        if key not in self._memo:
-            facts = self.index.files[path]
-            evaluator = self.host if host else self.device
-            self._memo[key] = evaluator.all_true(guard_chain(facts.regions, region)) if region >= 0 else 1
-        return self._memo[key]
-
-    def unit_hits(self, source: str, references: tuple[TargetView, ...]) -> _UnitHits:
-        """Memoised per (source, reference builds): gates sharing units share the work."""
-        key = (source, tuple(ref.target for ref in references))
-        hits = self._units.get(key)
-        if hits is None:
-            hits = self._units[key] = _unit_hits(self, source, references)
-        return hits
-
-    def undecided_macros(self, path: str, region: int) -> tuple[str, ...]:
-        """The macros that leave a site's guard undecided for this target."""
-        if region < 0:
-            return ()
-        key = (path, region)
-        if key not in self._undecided:
-            self._undecided[key] = self.device.undecided_macros(guard_chain(self.index.files[path].regions, region))
-        return self._undecided[key]
-
-    def settle(self, path: str, region: int) -> str:
-        """What would decide a site's undecided guard, for a hit's reason (memoised per site)."""
-        key = (path, region)
-        if key not in self._settle:
-            self._settle[key] = settle_by_define(self.undecided_macros(path, region))
-        return self._settle[key]
-
-    def checked(self, path: str, site: Site) -> CheckedConstruct:
-        """A site the target has, with its arch guard (memoised: every unit including the file reads it)."""
-        key = (path, site.number)
-        if key not in self._checked:
-            self._checked[key] = _checked(self, path, site)
-        return self._checked[key]
-
-    def arch_guard(self, path: str, region: int) -> Region | None:
-        """The innermost region around a site whose condition depends on the target: it names
-        `__CUDA_ARCH__` (or a kin), or reads differently in device and host code."""
-        key = (path, region)
-        if key not in self._guards:
-            regions = self.index.files[path].regions
-            current, found = region, None
-            while current >= 0 and found is None:
-                cond = regions[current].cond
-                if "__CUDA_ARCH" in render(cond) or self.device.truth(cond) != self.host.truth(cond):
-                    found = regions[current]
-                current = regions[current].parent
-            self._guards[key] = found
-        return self._guards[key]
-
-    def why_false(self, path: str, region: int) -> str:
-        """The first enclosing condition that is false for this target, rendered for evidence."""
-        facts = self.index.files[path]
-        current = region
-        while current >= 0:
-            reg = facts.regions[current]
-            if self.device.truth(reg.cond) == 0:
-                return f"{directive_text(reg)}: {false_conjunct(self.device, reg.cond)} is false for {self.target} (__CUDA_ARCH__ = {self.target.cuda_arch})"
-            current = reg.parent
-        return f"compiled out for {self.target}"
-
-    # -------------------------------------------------------------- translation units
-
-    def closure(self, source: str) -> dict[str, tuple[str, int] | None]:
-        """Files a unit compiles for this target: path -> (including file, line), source -> None."""
-        parents: dict[str, tuple[str, int] | None] = {source: None}
-        queue = deque([source])
-        while queue:
-            path = queue.popleft()
-            for resolved in self.index.resolved(path):
-                if resolved.target is None or resolved.target in parents:
-                    continue
-                if self.truth(path, resolved.include.region) == 0 and self.truth(path, resolved.include.region, host=True) == 0:
-                    continue
-                parents[resolved.target] = (path, resolved.include.line)
-                queue.append(resolved.target)
-        return parents
-
-    def reachable(self, source: str, files: set[str], sure: bool = False) -> set[tuple[str, str]]:
-        """(path, qualname) of functions reachable by name from the unit's own functions; with `sure`,
-        only through calls whose condition surely holds for the target."""
-        unit = self.index.files[source]
-        # A non-template kernel is emitted wherever its header is included, called or not. Device
-        # functions are emitted only where live code calls them (whole-program compilation drops the
-        # rest), so they start nothing, even in the unit's own file.
-        device_code = _device_code(unit)
-        device_names = {qualname.rpartition("::")[2] for qualname in device_code}
-        # A template that instantiates a kernel named at render time may instantiate any of them.
-        any_kernel = any(hole.kind == "kernel" for hole in unit.template_holes)
-        # A source file included whole (a unit that is only `#include "other.cu"`) is compiled as
-        # the unit's own file is: its host code launches, and so instantiates, its template kernels.
-        whole = [path for path in sorted(files) if path != source and _is_source_file(path)]
-        own = {path: _device_code(self.index.files[path]) for path in (source, *whole)}
-        start = [(path, f) for path in own for f in self.index.files[path].functions if f.qualname not in own[path]] + [
-            (path, f) for path in sorted(files) if path != source and path not in whole
-            for f in self.index.files[path].functions if f.kind == "global" and (any_kernel or not f.template)
-        ]
-        seen = {(path, f.qualname) for path, f in start}
-        queue: deque[tuple[str, Function | None]] = deque([(source, None), *start])
-        while queue:
-            caller, function = queue.popleft()
-            calls = unit.calls if function is None else function.calls
-            live = tuple(name for name, region in calls if region < 0 or self._live(caller, region, sure))
-            if function is None:  # the file's own call list also holds each definition's name
-                live = tuple(name for name in live if name not in device_names)
-            for name in self.index.expand(live):
-                for path, callee in self.index.functions_by_name.get(name, ()):
-                    key = (path, callee.qualname)
-                    if path in files and key not in seen:
-                        seen.add(key)
-                        queue.append((path, callee))
-        return seen
-
-    def surely_called(self, source: str, surely: set[tuple[str, str]]) -> frozenset[str]:
-        """Names the unit calls whatever undecided conditions say (function-like macros it expands
-        among them): in its own file or in a function it surely compiles, or in the body of a macro
-        it surely expands."""
-        names = [name for name, region in self.index.files[source].calls if region < 0 or self._live(source, region, True)]
-        for path, qualname in surely:
-            for where, function in self.index.functions_by_name.get(qualname.rpartition("::")[2], ()):
-                if (where, function.qualname) == (path, qualname):
-                    names += [name for name, region in function.calls if region < 0 or self._live(path, region, True)]
-        return frozenset(self.index.expand(tuple(names)))
-
-    def _live(self, path: str, region: int, sure: bool) -> bool:
-        states = (self.truth(path, region), self.truth(path, region, host=True))
-        return 1 in states if sure else any(state != 0 for state in states)
-
-
 def _own_sure_names(facts: CudaFacts) -> frozenset[str]:
     """What the unit's own explicit instantiations spell, and what its non-template definitions name
     wherever they are compiled: they are compiled whether called or not, so what they name
     (`workspace_for<Tactic1Sm128Config>`'s argument) is instantiated."""
     declarations = facts.declarations
     return declarations.instantiated.union(*(item.sure_uses for item in declarations.items if not item.templated))
-
-
-def _is_source_file(path: str) -> bool:
-    return path.endswith(SOURCE_SUFFIXES)
-
-
-def _device_code(facts: CudaFacts) -> frozenset[str]:
-    """Functions that are device code and not kernels: declared `__device__`, or holding inline PTX
-    (which only device code can), as when the qualifier hides in a macro (SGLang's `SGL_DEVICE`)."""
-    with_ptx = {c.function for c in facts.constructs if c.kind == "ptx" and c.function}
-    return frozenset(f.qualname for f in facts.functions
-                     if f.kind == "device" or (f.kind == "host" and f.qualname in with_ptx))
 
 
 @dataclass(frozen=True)
@@ -286,7 +81,7 @@ class _UnitHits:
 
 def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[TargetView, ...], head: tuple[Evidence, ...]) -> Analysis:
     compiled = tuple(source for source in sources if source in view.index.files)
-    parts = [view.unit_hits(source, references) for source in compiled]
+    parts = [unit_hits(view, source, references) for source in compiled]
 
     def joined(of: Callable[[_UnitHits], tuple[Hit, ...]]) -> tuple[Hit, ...]:
         # Only the first hit of a kind becomes evidence, so only it gets the gate's hops.
@@ -311,6 +106,12 @@ def _place(key: tuple[Location, str]) -> tuple[str, int, int, int, int, str]:
     """A checked construct's sort key: the order of (Location, name), without comparing dataclasses."""
     location, name = key
     return location.path, location.line, location.col, location.end_line, location.end_col, name
+
+
+def unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]) -> _UnitHits:
+    """Memoised per build, source and reference builds: gates sharing units share the work."""
+    key = (_unit_hits, source, tuple(ref.target for ref in references))
+    return view.memo(key, lambda: _unit_hits(view, source, references))
 
 
 def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]) -> _UnitHits:
@@ -426,7 +227,7 @@ def _judge_construct(view, facts, site: Site, reach, source, chain, blockers, po
         return  # the unit's own function of that name (Site.namesakes)
     if requirement.supports(view.target):
         if view.truth(facts.path, construct.region) != 0:
-            checked.append(view.checked(facts.path, site))
+            checked.append(checked_site(view, facts.path, site))
         return
     state = view.truth(facts.path, construct.region)
     if state == 0:
@@ -463,6 +264,11 @@ def _judge_construct(view, facts, site: Site, reach, source, chain, blockers, po
     kind = HitKind.ARCH_TAG if construct.kind == "arch-tag" else HitKind.INSTRUCTION
     hit = Hit(kind, location, message, chain + (hop,), certain, settle)
     (blockers if certain else possible).append(hit)
+
+
+def checked_site(view: TargetView, path: str, site: Site) -> CheckedConstruct:
+    """A site the target has, with its arch guard (memoised per build: every unit including the file reads it)."""
+    return view.memo((_checked, path, site.number), lambda: _checked(view, path, site))
 
 
 def _checked(view: TargetView, path: str, site: Site) -> CheckedConstruct:

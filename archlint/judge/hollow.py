@@ -4,17 +4,14 @@ device function whose arch `#else` traps while an admitted build compiles its re
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from archlint.judge.hits import Hit, HitKind, settle_by_define
+from archlint.judge.view import TargetView
 from archlint.lang.cpp.evaluate import Evaluator
 from archlint.lang.cpp.expr import render
 from archlint.model.cexpr import Binary, Expr
 from archlint.model.cuda import CudaFacts, Function, Region
 from archlint.model.findings import Evidence, EvidenceKind, Location
-
-if TYPE_CHECKING:
-    from archlint.judge.analysis import TargetView
 
 
 def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, references: tuple[TargetView, ...] = (),
@@ -37,7 +34,7 @@ def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, referen
     region = facts.regions[dropped[0]] if dropped else facts.regions[twin.region] if twin else None
     kind = HitKind.TRAP_KERNEL if live else HitKind.EMPTY_KERNEL
     where = Location(facts.path, region.line if region else function.line)
-    reason = view.why_false(facts.path, region.index) if region else "no code left"
+    reason = _why_false(view, facts.path, region.index) if region else "no code left"
     what = "only traps" if live else "compiles to an empty body"
     message = f"kernel `{function.name}` (line {function.line}) {what} for {view.target}: {reason}"
     said = EvidenceKind.TRAP_KERNEL if live else EvidenceKind.EMPTY_KERNEL
@@ -119,6 +116,18 @@ def _arch_dependent(view: TargetView, text: str, depth: int = 0) -> bool:
             if _arch_dependent(view, " ".join(render(expr) for expr in binding.guard) + " " + binding.value, depth + 1):
                 return True
     return False
+
+
+def _why_false(view: TargetView, path: str, region: int) -> str:
+    """The first enclosing condition that is false for this target, rendered for evidence."""
+    facts = view.index.files[path]
+    current = region
+    while current >= 0:
+        reg = facts.regions[current]
+        if view.device.truth(reg.cond) == 0:
+            return f"{directive_text(reg)}: {false_conjunct(view.device, reg.cond)} is false for {view.target} (__CUDA_ARCH__ = {view.target.cuda_arch})"
+        current = reg.parent
+    return f"compiled out for {view.target}"
 
 
 def directive_text(region: Region) -> str:

@@ -4,19 +4,15 @@ that stand for code the JIT renders in. A host-only header fetched with prebuilt
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from archlint.judge.hits import SETTLE_BY_INCLUDE_DIR, Hit, HitKind
+from archlint.judge.view import Judging, TargetView
 from archlint.knowledge.prebuilt import load_prebuilt
 from archlint.link.cuda import ResolvedInclude
 from archlint.model.cuda import CudaFacts
 from archlint.model.findings import Evidence, EvidenceKind, Location
 
-if TYPE_CHECKING:
-    from archlint.judge.analysis import Judging, TargetView
 
-
-def lost_includes(judging: "Judging", path: str) -> tuple[ResolvedInclude, ...]:
+def lost_includes(judging: Judging, path: str) -> tuple[ResolvedInclude, ...]:
     """A file's includes found neither in the scanned trees nor among the toolkit's or framework
     headers, except host-only headers (what they mean for a unit is judged in judge/prebuilt.py)."""
     knowledge = load_prebuilt()
@@ -24,7 +20,7 @@ def lost_includes(judging: "Judging", path: str) -> tuple[ResolvedInclude, ...]:
                  and knowledge.host_header(resolved.include.target) is None)
 
 
-def unresolved_includes(view: "TargetView", facts: CudaFacts, chain: tuple[Evidence, ...], out: list[Hit]) -> None:
+def unresolved_includes(view: TargetView, facts: CudaFacts, chain: tuple[Evidence, ...], out: list[Hit]) -> None:
     for resolved in view.judging.shared(lost_includes, facts.path):
         include = resolved.include
         if view.truth(facts.path, include.region) == 0:

@@ -4,18 +4,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 from archlint.judge.hits import Hit, HitKind
+from archlint.judge.view import TargetView
 from archlint.knowledge.arch import Target, TargetError, parse_target
 from archlint.model.cuda import CudaFacts, RuntimeArch
 from archlint.model.findings import Evidence, EvidenceKind, Location
 
-if TYPE_CHECKING:
-    from archlint.judge.analysis import TargetView
 
-
-def runtime_builds(view: "TargetView", facts: CudaFacts, reach, chain: tuple[Evidence, ...],
+def runtime_builds(view: TargetView, facts: CudaFacts, reach, chain: tuple[Evidence, ...],
                    blockers: list[Hit], possible: list[Hit]) -> None:
     """Kernels built at run time for one arch the target cannot run: a blocker where the code that
     builds them surely compiles and its condition holds."""
@@ -26,7 +23,7 @@ def runtime_builds(view: "TargetView", facts: CudaFacts, reach, chain: tuple[Evi
         (blockers if certain else possible).append(Hit(HitKind.INSTRUCTION, location, message, chain + (hop,), certain))
 
 
-def pinned_runtime_builds(view: "TargetView", facts: CudaFacts,
+def pinned_runtime_builds(view: TargetView, facts: CudaFacts,
                           compiled: Callable[[RuntimeArch], bool]) -> Iterator[tuple[RuntimeArch, Location, str]]:
     """(pin, where, why) for each live run-time build pinned to an arch the target cannot run."""
     for pin in facts.runtime_archs:

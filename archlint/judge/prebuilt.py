@@ -16,17 +16,14 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from archlint.judge.hits import Hit, HitKind
+from archlint.judge.view import Judging, TargetView
 from archlint.knowledge.arch import cc_text
 from archlint.knowledge.prebuilt import HostHeader, load_prebuilt
 from archlint.link.cuda import ResolvedInclude
 from archlint.model.cuda import ArchCheck
 from archlint.model.findings import Evidence, EvidenceKind, Location
-
-if TYPE_CHECKING:
-    from archlint.judge.analysis import Judging, TargetView
 
 # SM versions as host code spells them (major * 10 + minor): 75 .. 121, and any later one.
 _SM_RANGE = range(10, 200)
@@ -56,7 +53,7 @@ IncludeChain = Callable[[str], tuple[Evidence, ...]]  # the hops from the unit t
 Reach = tuple[set[tuple[str, str]], set[tuple[str, str]], frozenset[str]]
 
 
-def prebuilt_hits(view: "TargetView", parents: dict[str, tuple[str, int] | None], reach: Reach,
+def prebuilt_hits(view: TargetView, parents: dict[str, tuple[str, int] | None], reach: Reach,
                   include_chain: IncludeChain) -> tuple[list[Hit], list[Hit]]:
     """(excluding, unknown): the checks that keep the target from the unit's prebuilt kernels (each a
     GENUINE reason), or else one UNKNOWN hit saying where the unit loads them; ([], []) for a unit
@@ -78,14 +75,14 @@ def prebuilt_hits(view: "TargetView", parents: dict[str, tuple[str, int] | None]
 PrebuiltInclude = tuple[ResolvedInclude, HostHeader]
 
 
-def prebuilt_includes(judging: "Judging", path: str) -> tuple[PrebuiltInclude, ...]:
+def prebuilt_includes(judging: Judging, path: str) -> tuple[PrebuiltInclude, ...]:
     """A file's includes of a header of prebuilt kernels' launch interface or kernel table, with its row."""
     knowledge = load_prebuilt()
     rows = ((resolved, knowledge.host_header(resolved.include.target)) for resolved in judging.index.resolved(path))
     return tuple((resolved, row) for resolved, row in rows if row is not None and row.runs_prebuilt)
 
 
-def _markers(view: "TargetView", files: list[str], reached: set[tuple[str, str]], include_chain: IncludeChain) -> list[_Marker]:
+def _markers(view: TargetView, files: list[str], reached: set[tuple[str, str]], include_chain: IncludeChain) -> list[_Marker]:
     found = []
     for path in files:
         facts = view.index.files[path]
@@ -106,11 +103,11 @@ def _markers(view: "TargetView", files: list[str], reached: set[tuple[str, str]]
     return sorted(found, key=lambda m: (len(m.chain), m.hop.location))  # the nearest to the unit first
 
 
-def _may_compile(view: "TargetView", path: str, region: int) -> bool:
+def _may_compile(view: TargetView, path: str, region: int) -> bool:
     return view.truth(path, region) != 0 or view.truth(path, region, host=True) != 0
 
 
-def _served(view: "TargetView", files: list[str], surely: set[tuple[str, str]], called: frozenset[str]) -> list[_Served]:
+def _served(view: TargetView, files: list[str], surely: set[tuple[str, str]], called: frozenset[str]) -> list[_Served]:
     """The checks and called predicates the unit surely runs, with the SMs each lets through."""
     constants: dict[str, set[int]] = {}
     for path in files:
@@ -133,7 +130,7 @@ def _served(view: "TargetView", files: list[str], surely: set[tuple[str, str]], 
     return found
 
 
-def _value(view: "TargetView", text: str, constants: dict[str, set[int]]) -> int | None:
+def _value(view: TargetView, text: str, constants: dict[str, set[int]]) -> int | None:
     """An SM value as written: a literal, a constant the unit's files define once, or a macro."""
     literal = _INTEGER_RE.fullmatch(text)
     if literal:
@@ -147,7 +144,7 @@ def _value(view: "TargetView", text: str, constants: dict[str, set[int]]) -> int
     return values.pop() if len(values) == 1 else None
 
 
-def _excluding(view: "TargetView", item: _Served, marker: _Marker, chain: tuple[Evidence, ...]) -> Hit:
+def _excluding(view: TargetView, item: _Served, marker: _Marker, chain: tuple[Evidence, ...]) -> Hit:
     check, target = item.check, view.target
     sms = sorted(item.sms or ())
     served = f"SM {_and(sms)} (compute capability {', '.join(cc_text(sm) for sm in sms)})"
@@ -158,7 +155,7 @@ def _excluding(view: "TargetView", item: _Served, marker: _Marker, chain: tuple[
     return Hit(HitKind.ARCH_CHECK, location, message, chain + (marker.hop, hop), True)
 
 
-def _unknown(view: "TargetView", marker: _Marker, served: list[_Served]) -> Hit:
+def _unknown(view: TargetView, marker: _Marker, served: list[_Served]) -> Hit:
     target = view.target
     head = f"the unit runs prebuilt kernels ({_marker_text(marker)}), which the scanned code does not hold"
     admitting = [item for item in served if item.sms is not None]

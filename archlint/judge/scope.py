@@ -1,20 +1,17 @@
 """What the linked facts say about a translation unit whatever the build: the constructs of each
 file the knowledge base has a row for, and what the unit's include closure holds. Made once per
-scan (judge.analysis.Judging.shared) and read by every build and gate that compiles the same files."""
+scan (judge.view.Judging.shared) and read by every build and gate that compiles the same files."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from archlint.judge.asserts import TestedAsserts, tested_asserts
 from archlint.judge.reach import Unreached, unreached_declarations
+from archlint.judge.view import Judging
 from archlint.knowledge.kb import Requirement
 from archlint.lang.cpp.directives import macro_at
 from archlint.model.cuda import Construct
-
-if TYPE_CHECKING:
-    from archlint.judge.analysis import Judging
 
 
 @dataclass(frozen=True)

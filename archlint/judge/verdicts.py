@@ -7,7 +7,8 @@ every include inside the scanned trees resolved, no blocker, no possible blocker
 
 from __future__ import annotations
 
-from archlint.judge.analysis import Analysis, Defines, Hit, Judging, analyze_units
+from archlint.judge.analysis import Analysis, Hit, analyze_units
+from archlint.judge.view import Defines, Judging
 from archlint.knowledge.arch import Target, known_ccs
 from archlint.model.findings import Evidence, EvidenceKind, Location, Verdict
 from archlint.model.gates import Gate, GuardedUnits, ProjectBuild, Reached, TargetVerdict, gate_location

@@ -58,10 +58,15 @@ class Diagnostic:
 
 @dataclass(frozen=True, slots=True)
 class Suppression:
-    line: int  # the line the suppression covers
+    line: int  # the (first) line the suppression covers
     ids: tuple[str, ...]  # ids or names, as written
     file_level: bool
     comment_line: int
+    end_line: int = 0  # the last line it covers (a Python statement's last); 0: `line` only
+    noqa: bool = False  # `# noqa: AL101`: covers nothing; the ids are those archlint would have read (AL903)
+
+    def covers(self, line: int) -> bool:
+        return self.file_level or self.line <= line <= max(self.line, self.end_line)
 
 
 # ---------------------------------------------------------------- findings

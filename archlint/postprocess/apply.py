@@ -3,10 +3,10 @@ graph` reports no findings; it shares only the config reading, `config.read_sett
 
 From a ScanResult and the settings, in this order: every path is made relative to the report root
 (the repository's top, see postprocess/paths.py); findings of rules that do not run are dropped;
-in-source suppressions are matched (AL900 for an unused one, AL901 for an unknown id); each
-finding takes its rule's level (`none` drops it); per-file ignores and the report paths
-(pre-commit: a finding stays when its location or any hop of its evidence is in one of them)
-leave findings out; a baseline sets aside the findings an earlier report had.
+in-source suppressions are matched (AL900 for an unused one, AL901 for an unknown id, AL903 for
+a `# noqa:` naming archlint rules); each finding takes its rule's level (`none` drops it);
+per-file ignores and the report paths (pre-commit: a finding stays when its location or any hop
+of its evidence is in one of them) leave findings out; a baseline sets aside the findings an earlier report had.
 The settings come in as values: the config file is read above this stage.
 """
 
@@ -37,7 +37,7 @@ class PostprocessSettings:
     active: frozenset[str]  # rules that run: select (or every rule) minus ignore
     levels: Mapping[str, Level] = field(default_factory=dict)  # rule id -> effective level
     per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()  # (glob, rule ids)
-    no_suppress: bool = False  # every `archlint: ignore[...]` comment is passed over; no AL900/AL901
+    no_suppress: bool = False  # every `archlint: ignore[...]` comment is passed over; no AL900/AL901/AL903
     show_suppressed: bool = False  # suppressed findings are listed too
     report_paths: tuple[str, ...] = ()  # report-root-relative files to report on; () = all
     report_root: str = ""  # absolute folder reported paths are relative to; "" = the scan root
@@ -90,7 +90,7 @@ def postprocess(
 
 
 def _settled(result: ScanResult, settings: PostprocessSettings, rules: Mapping[str, RuleInfo], prefix: str) -> list[Finding]:
-    """Select/ignore, suppressions (AL900/AL901), levels, per-file ignores, report paths; sorted.
+    """Select/ignore, suppressions (AL900/AL901/AL903), levels, per-file ignores, report paths; sorted.
     Per-file-ignore globs match a path from the report root or from the scan root (`prefix` below it)."""
     findings = [f for f in result.findings if f.rule in settings.active and f.rule not in META_RULES]
     if settings.no_suppress:

@@ -73,6 +73,7 @@ class _Mover:
     def gate(self, gate: GateReport) -> GateReport:
         return replace(
             gate,
+            gate_id=self.path(gate.gate_id),  # `path:line:col`: the HTML's anchors, the JSON's `id`
             location=self.location(gate.location),
             sources=tuple(self.path(p) for p in gate.sources),
             verdicts=tuple(self.verdict(v) for v in gate.verdicts),

@@ -6,7 +6,9 @@ Grammar (case-sensitive, ids required; any text after `]` is a free-form reason)
     archlint: file-ignore[AL205]
 
 The text may follow `#` or `//`, or sit inside `/* ... */`. The facts extractors find comment
-nodes with tree-sitter and call `parse_suppression_text` on each node's text.
+nodes with tree-sitter and call `parse_suppression_text` on each node's text. A suppression covers
+the lines the extractor gave it: in Python, every line of the statement its comment is on.
+A Python `# noqa: AL101` covers nothing; AL903 says what to write instead.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from archlint.model.findings import Finding, Level, Location, Suppression
 
 UNUSED = "AL900"
 UNKNOWN = "AL901"
-META_RULES = (UNUSED, UNKNOWN)
+NOQA = "AL903"
+META_RULES = (UNUSED, UNKNOWN, NOQA)
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,7 @@ class _Entry:
     def covers(self, finding: Finding) -> bool:
         if self.rule != finding.rule or self.path != finding.location.path:
             return False
-        return self.suppression.file_level or self.suppression.line == finding.location.line
+        return self.suppression.covers(finding.location.line)
 
 
 def apply_suppressions(
@@ -52,6 +55,7 @@ def apply_suppressions(
     silenced by a suppression naming them on the same line or file.
     """
     entries = _entries(suppressions_by_path, registry)
+    noqa = _noqa_hints(suppressions_by_path, entries, registry)
     used: set[int] = set()
     marked = [_mark(finding, entries, used) for finding in findings]
     active = set(active_rules) if active_rules is not None else set(registry)
@@ -61,7 +65,7 @@ def apply_suppressions(
             meta.append(_meta(UNKNOWN, entry, registry))
         elif index not in used and entry.rule in active and entry.rule not in META_RULES:
             meta.append(_meta(UNUSED, entry, registry))
-    meta = [_mark(finding, entries, set()) for finding in meta]
+    meta = [_mark(finding, entries, set()) for finding in meta + noqa]
     return marked, sorted(meta, key=Finding.sort_key)
 
 
@@ -71,6 +75,8 @@ def _entries(suppressions_by_path: Mapping[str, Sequence[Suppression]], registry
     for path in sorted(suppressions_by_path):
         ordered = sorted(suppressions_by_path[path], key=lambda s: (s.comment_line, s.line, s.file_level))
         for suppression in ordered:
+            if suppression.noqa:
+                continue
             for written in suppression.ids:
                 rule = written if written in registry else names.get(written)
                 entries.append(_Entry(path, suppression, written, rule))
@@ -101,4 +107,34 @@ def _meta(rule: str, entry: _Entry, registry: Mapping[str, RuleInfo]) -> Finding
         location=location,
         symbol=f"{kind}:{entry.written}",
         snippet=f"archlint: {kind}[{entry.written}]",
+    )
+
+
+def _noqa_hints(suppressions_by_path: Mapping[str, Sequence[Suppression]], entries: Sequence[_Entry],
+                registry: Mapping[str, RuleInfo]) -> list[Finding]:
+    """AL903 for each `# noqa:` naming archlint rules, less those an `archlint: ignore[...]` in the
+    same comment names too: ruff and flake8 read noqa, archlint does not."""
+    written_beside = {(entry.path, entry.suppression.comment_line, entry.rule) for entry in entries}
+    hints = []
+    for path in sorted(suppressions_by_path):
+        for suppression in suppressions_by_path[path]:
+            if not suppression.noqa:
+                continue
+            ids = [rule for rule in suppression.ids
+                   if rule in registry and (path, suppression.comment_line, rule) not in written_beside]
+            if ids:
+                hints.append(_noqa_hint(path, suppression.comment_line, ids, registry))
+    return hints
+
+
+def _noqa_hint(path: str, line: int, ids: Sequence[str], registry: Mapping[str, RuleInfo]) -> Finding:
+    info = registry.get(NOQA)
+    listed = ", ".join(ids)
+    return Finding(
+        rule=NOQA,
+        level=info.severity if info is not None else Level.NOTE,
+        message=f"`# noqa: {listed}` is not read by archlint; write `# archlint: ignore[{listed}]`",
+        location=Location(path, line),
+        symbol=f"noqa:{','.join(ids)}",
+        snippet=f"noqa: {listed}",
     )

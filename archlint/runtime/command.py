@@ -18,6 +18,7 @@ import click
 
 from archlint import engine
 from archlint.config import ConfigError, Settings, read_settings
+from archlint.discover import report_root
 from archlint.knowledge.arch import TargetError, parse_target
 from archlint.knowledge.languages import SOURCE_SUFFIXES
 from archlint.knowledge.rules import load_rules
@@ -32,6 +33,7 @@ from archlint.model.findings import (
 from archlint.model.gates import GateReport, TargetVerdict
 from archlint.model.scan import ScanOptions, ScanResult
 from archlint.postprocess import PostprocessSettings, postprocess
+from archlint.postprocess.paths import rebase
 from archlint.runtime import compile_probe, launch_probe
 from archlint.runtime.compile_probe import ProbeOptions, probe_units
 from archlint.runtime.device import (
@@ -146,8 +148,10 @@ def build_report(paths, device_index, device_profile, target_suffix, compile_pro
         raise UsageError("--launch-probe needs a real GPU; a --device-profile cannot launch kernels")
     target = target_for(info, target_suffix)
     settings = read_runtime_settings(paths, target, tuple(include_dirs), config_file, fail_on)
-    result = run_scan(settings.scan_options(tuple(str(p) for p in paths), use_cache=use_cache))
-    report = device_report(info, target, result, settings.postprocess_settings(), settings.fail_on)
+    scanned = tuple(str(p) for p in paths)
+    result = run_scan(settings.scan_options(scanned, use_cache=use_cache))
+    chosen = replace(settings.postprocess_settings(), report_root=str(report_root(scanned)))
+    report = device_report(info, target, result, chosen, settings.fail_on)
     if compile_probe or units:
         probes = run_compile_probes(report, paths, settings.include_dirs, defines, units, probe_timeout, use_cache)
         report = replace(report, probes=probes)
@@ -201,10 +205,14 @@ _DEVICE_RULES = ("AL204", "AL301")  # what runtime reports itself; the rest it o
 def device_report(info, target: str, result: ScanResult, chosen: PostprocessSettings,
                   fail_on: Level = Level.WARNING) -> RuntimeReport:
     """The scan in the device's terms. AL301 findings join the scan's before post-processing, so
-    suppressions, levels and per-file ignores treat them, and AL204, as `archlint scan` treats its own."""
-    gates = tuple(sorted(excluded_gates(result, target, info.cc), key=lambda g: (g.location, g.gate_id)))
-    al301 = tuple(policy_finding(gate, info) for gate in gates if gate.verdict == Verdict.POLICY)
+    suppressions, levels and per-file ignores treat them, and AL204, as `archlint scan` treats its own.
+    Paths are from `chosen.report_root` (the repository's top), as post-processing gives them."""
+    al301 = tuple(policy_finding(gate, info) for gate in excluded_gates(result, target, info.cc)
+                  if gate.verdict == Verdict.POLICY)
     processed = postprocess(replace(result, findings=result.findings + al301), chosen)
+    if chosen.report_root:
+        result = rebase(result, chosen.report_root)
+    gates = tuple(sorted(excluded_gates(result, target, info.cc), key=lambda g: (g.location, g.gate_id)))
     smem, al204 = recheck_smem(processed.new, info, target)
     kept_al301 = tuple(f for f in processed.new if f.rule == "AL301")
     others = sum(1 for f in processed.new if f.rule not in _DEVICE_RULES)

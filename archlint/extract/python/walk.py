@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -10,7 +9,7 @@ import tree_sitter
 
 from archlint.extract.python.flags import flag_lists, mutations
 from archlint.extract.python.queries import Interesting, language
-from archlint.extract.suppressions import suppression_of
+from archlint.extract.suppressions import may_hold_notes, python_suppressions
 from archlint.knowledge.idioms import Idioms
 from archlint.knowledge.languages import is_cuda_name
 from archlint.lang.python.expr import (
@@ -23,9 +22,9 @@ from archlint.lang.python.expr import (
     node_text,
     string_value,
 )
+from archlint.lang.python.lines import line_span, logical_lines
 from archlint.lang.python.strings import (
     ARCH_STRING_RE,
-    STATEMENTS,
     is_path_expr,
     is_probe,
     is_text_operand,
@@ -63,7 +62,6 @@ class _Out:
     returns: list = field(default_factory=list)
     arch_strings: list = field(default_factory=list)
     comments: list = field(default_factory=list)
-    statement_lines: list = field(default_factory=list)
     errors: list = field(default_factory=list)
 
 
@@ -75,8 +73,8 @@ class _Walker:
         self.path = path
         self.lines = data.split(b"\n")
         self.ascii = data.isascii()
-        # Comments and statement lines are read only for suppressions, which need this text.
-        self.notes = b"archlint:" in data
+        # Comments are read only for suppressions (and `noqa`s naming archlint ids), which need this text.
+        self.notes = may_hold_notes(data)
         self.idioms = idioms
         self.out = _Out()
         self.exprs = ExprBuilder(data)
@@ -102,8 +100,7 @@ class _Walker:
         self._wanted = wanted = Interesting(root, _INTERESTING_KINDS if self.notes else _FACT_KINDS)
         kinds, below = wanted.kinds, wanted.holds_below
         handlers = _HANDLERS
-        statements = STATEMENTS if self.notes else frozenset()
-        errors, statement_lines = self.out.errors, self.out.statement_lines
+        errors = self.out.errors
         broken = root.has_error  # else no node is an error, is missing or holds one
         stack: list[_Frame] = [(root, "", "", "", ())]
         pop, push = stack.pop, stack.append
@@ -113,8 +110,6 @@ class _Walker:
             kind = node.type
             if broken and (node.is_error or node.is_missing):
                 errors.append(node.start_point[0] + 1)
-            if kind in statements:
-                statement_lines.append(node.start_point[0] + 1)
             handler = handlers.get(kind)
             frames = handler(self, frame) if handler is not None else None
             if frames is None:
@@ -410,7 +405,7 @@ _HANDLERS = {
     "import_from_statement": _Walker.import_from_statement,
     "comment": _Walker.comment,
 }
-_INTERESTING_KINDS = frozenset(_HANDLERS) | STATEMENTS
+_INTERESTING_KINDS = frozenset(_HANDLERS)
 _FACT_KINDS = frozenset(_HANDLERS) - {"comment"}  # when no comment can hold a suppression
 
 
@@ -499,7 +494,7 @@ def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple, i
         tests=tuple(out.tests),
         returns=tuple(out.returns),
         arch_strings=tuple(out.arch_strings),
-        suppressions=_suppressions(out.comments, sorted(set(out.statement_lines))),
+        suppressions=_suppressions(out.comments, tree.root_node),
         diagnostics=tuple(diagnostics),
         partial_parse=bool(out.errors),
     )
@@ -540,12 +535,15 @@ def _conditional(node) -> bool:
     return False
 
 
-def _suppressions(comments, statement_lines) -> tuple:
+def _suppressions(comments, root) -> tuple:
+    """A suppression covers the logical line its comment sits on (any line of a statement, however
+    many its brackets take) or, on a line of its own between statements, the next one."""
+    spans: list | None = None
     found = []
     for text, line, trailing in comments:
-        index = bisect.bisect_right(statement_lines, line)
-        following = statement_lines[index] if index < len(statement_lines) else line
-        suppression = suppression_of(text, line, trailing, following)
-        if suppression is not None:
-            found.append(suppression)
+        if "archlint:" not in text and "noqa" not in text.lower():
+            continue
+        if spans is None:
+            spans = logical_lines(root)
+        found += python_suppressions(text, line, line_span(spans, line, own_line=not trailing))
     return tuple(found)

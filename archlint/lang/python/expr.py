@@ -155,15 +155,36 @@ class ExprBuilder:
         self._numbers: dict[bytes, PyExpr] = {}
 
     def short_text(self, node) -> str:
-        """`short(node_text(node))`, reading only the first bytes of a long node when they decide it:
-        the whitespace-collapsed text of a prefix is a prefix of the whole one."""
+        """`short(node_text(node))` with its comments left out (a call written over several lines
+        may carry a suppression on one), reading only the first bytes of a long node when they
+        decide it: the whitespace-collapsed text of a prefix is a prefix of the whole one."""
         start, end = node.start_byte, node.end_byte
-        if end - start > _HEAD and self._data:
+        if not self._data:
+            return short(node.text.decode("utf-8", "replace"))
+        if end - start > _HEAD:
             # A cut character decodes to one replacement character at the end: all before it is exact.
-            head = " ".join(self._data[start : start + _HEAD].decode("utf-8", "replace").split())
+            head = " ".join(self._code(node, start, start + _HEAD).split())
             if len(head) > MAX_TEXT + 1:
                 return head[: MAX_TEXT - 3] + "..."
-        return short(node.text.decode("utf-8", "replace"))
+        return short(self._code(node, start, end))
+
+    def _code(self, node, start: int, end: int) -> str:
+        """The source from `start` to `end` (bytes inside `node`), each comment replaced by a space."""
+        data = self._data
+        at = data.find(b"#", start, end)
+        if at == -1:
+            return data[start:end].decode("utf-8", "replace")
+        pieces, kept = [], start
+        while at != -1:
+            inner = node.descendant_for_byte_range(at, at + 1)
+            if inner is not None and inner.type == "comment" and inner.start_byte == at:
+                pieces.append(data[kept:at])
+                kept = min(inner.end_byte, end)
+                at = data.find(b"#", kept, end)
+            else:  # in a string
+                at = data.find(b"#", at + 1, end)
+        pieces.append(data[kept:end])
+        return b" ".join(pieces).decode("utf-8", "replace")
 
     def build(self, node, depth: int = 0) -> PyExpr:
         if depth > MAX_DEPTH:
