@@ -18,6 +18,8 @@ from archlint.model.python import PyExpr
 VALUE = "__archlint_value"
 _MAX_TEXTS = 16
 _MAX_DEPTH = 10
+_MAX_ELEMENTS = 256  # the files one sequence of sources can name
+_SEQUENCE_CALLS = frozenset({"tuple", "list", "sorted", "set", "frozenset"})
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,45 @@ class Reader:
         if expr.kind == "binop" and expr.text == "+":
             return self._union([self._elements(module, function, arg, depth + 1) for arg in expr.args])
         return _unknown(f"cannot read the list `{expr.text or expr.kind}`")
+
+    def elements(self, module: str, function: str, expr: PyExpr, depth: int = 0) -> Texts:
+        """Every text an element of a sequence can be, up to `_MAX_ELEMENTS`: a list, tuple or set
+        display (its `*xs` items included), a comprehension (its element, once), sequences joined by
+        `+`, `tuple(...)`, `list(...)`, `sorted(...)` of one, or a name bound to one of these."""
+        if depth > _MAX_DEPTH:
+            return _unknown("definition chain too deep")
+        kind = expr.kind
+        if kind == "seq":
+            return self._many([self.elements(module, function, item.args[0], depth + 1) if item.kind == "splat"
+                               else self.texts(module, function, item, depth + 1) for item in expr.args])
+        if kind == "comp":
+            return self.texts(module, function, expr.args[0], depth + 1)
+        if kind == "binop" and expr.text == "+":
+            return self._many([self.elements(module, function, arg, depth + 1) for arg in expr.args])
+        if kind == "call" and expr.text in _SEQUENCE_CALLS and len(expr.positional()) == 1 and len(expr.args) == 2:
+            return self.elements(module, function, expr.positional()[0], depth + 1)
+        if kind == "name":
+            return self._bound_elements(module, function, expr.text, depth)
+        return _unknown(f"cannot read the sequence `{expr.text or expr.kind}`")
+
+    def _bound_elements(self, module, function, name, depth) -> Texts:
+        facts = self.index.modules.get(module)
+        local = [a for a in facts.assigns if a.function == function and a.targets == (name,)] if facts else []
+        if local:
+            return self._many([self.elements(module, function, a.value, depth + 1) for a in local])
+        found = self.index.assign_of(module, name, function)
+        if found is None or found[1].unpack:
+            return _unknown(f"`{name}` has no definition in the scanned code")
+        return self.elements(found[0], found[1].function, found[1].value, depth + 1)
+
+    @staticmethod
+    def _many(results: list[Texts]) -> Texts:
+        """The union of element texts, up to `_MAX_ELEMENTS` (a source list may name dozens of files)."""
+        for result in results:
+            if not result.known:
+                return result
+        values = frozenset().union(*(r.values for r in results)) if results else frozenset()
+        return Texts(values) if len(values) <= _MAX_ELEMENTS else _unknown("too many elements")
 
     def _subscript(self, module, function, expr, depth) -> Texts:
         container, key = expr.args
