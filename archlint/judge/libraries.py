@@ -136,5 +136,5 @@ def _checked(target, place: _Place, support: list) -> CheckedConstruct:
     message = (f"`{place.construct.name}` ({rows[0].library}){place.where()} runs {kinds}, each documented for "
                f"{target} [{', '.join(row.id for row in rows)}]")
     hop = Evidence(place.location(), message, EvidenceKind.CHECKED, name=place.construct.name)
-    needs = "; ".join(row.describe() for row in rows)
+    needs = "; ".join(f"{row.summary}, documented for {row.coverage()}" for row in rows)
     return CheckedConstruct(hop, "", 0, "", ", ".join(row.id for row in rows), needs)

@@ -69,11 +69,15 @@ class LibraryCall:
 
     def describe(self) -> str:
         """What the documentation says, in words."""
+        return f"{self.library} documents for {self.coverage()}"
+
+    def coverage(self) -> str:
+        """The compute capabilities the documentation names."""
         if not self.documented:
-            return f"{self.library} documents for no GPU generation by itself (compute capability {cc_text(self.min_cc)} at least)"
+            return f"no GPU generation by itself (compute capability {cc_text(self.min_cc)} at least)"
         if self.ccs:
-            return f"{self.library} documents for compute capability {', '.join(cc_text(cc) for cc in self.ccs)}"
-        return f"{self.library} documents for compute capability {cc_text(self.min_cc)} and newer"
+            return f"compute capability {', '.join(cc_text(cc) for cc in self.ccs)}"
+        return f"compute capability {cc_text(self.min_cc)} and newer"
 
 
 @dataclass(frozen=True)
