@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from archlint.knowledge.headers import is_external_header
 from archlint.knowledge.idioms import Idioms
+from archlint.knowledge.languages import is_cuda_name
 from archlint.link.generated import output_pattern, renderings
 from archlint.link.values import VALUE, Reader
 from archlint.model.python import PyExpr, ResolvedSource, SourceRef
@@ -246,7 +247,7 @@ def each_source(index, module: str, ref: SourceRef, function: str) -> list[Resol
         return unresolved(names.why)
     out: list[ResolvedSource] = []
     why = f"an element of `{ref.each.text or ref.each.kind}`"
-    for name in sorted(names.values):
+    for name in sorted(n for n in names.values if is_cuda_name(n)):  # a list of other files names no source
         spelled = posixpath.normpath(posixpath.join(base, *ref.parts[:-1], name.replace(VALUE, "{}")))
         matches = _spelled_files(index.files, spelled) if "{}" in spelled else [spelled] if spelled in index.files else []
         out += [ResolvedSource(ref, function, path, "root", why) for path in matches]

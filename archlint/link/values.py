@@ -124,7 +124,62 @@ class Reader:
             return self.elements(module, function, expr.positional()[0], depth + 1)
         if kind == "name":
             return self._bound_elements(module, function, expr.text, depth)
+        if kind == "subscript" or (kind == "call" and expr.args[0].kind == "attr" and expr.args[0].text == "get"):
+            found = self._entries(module, function, expr, depth + 1)
+            if found is None:
+                return _unknown(f"cannot read `{expr.text or expr.kind}`")
+            return self._many([self.elements(owner, local, value, depth + 1) for owner, local, value in found])
         return _unknown(f"cannot read the sequence `{expr.text or expr.kind}`")
+
+    def _entries(self, module, function, expr, depth) -> list[tuple[str, str, PyExpr]] | None:
+        """What a subscript of dict literals can be: `record["sources"]` where `record = MODULES[name]`
+        is that entry of every record of the table (the key chosen at run time may be any of them);
+        None where a step is not a dict literal the scanned code spells."""
+        if depth > _MAX_DEPTH:
+            return None
+        if expr.kind == "subscript":
+            container, key = expr.args
+        elif expr.kind == "call" and len(expr.positional()) == 1:  # `MODULES.get(name)`
+            container, key = expr.args[0].args[0], PyExpr("other", "")
+        else:
+            return None
+        tables = self._dicts(module, function, container, depth + 1)
+        if tables is None:
+            return None
+        out = []
+        for owner, local, table in tables:
+            values = [item.args[0] for item in table.args if key.kind != "str" or item.text == key.text]
+            if key.kind == "str" and not values:
+                return None
+            out += [(owner, local, value) for value in values]
+        return out
+
+    def _dicts(self, module, function, expr, depth) -> list[tuple[str, str, PyExpr]] | None:
+        """The dict literals an expression can be: a literal, a name bound to one, an entry of one."""
+        if depth > _MAX_DEPTH:
+            return None
+        if expr.kind == "dict":
+            return [(module, function, expr)]
+        if expr.kind == "name":
+            facts = self.index.modules.get(module)
+            local = [a for a in facts.assigns if a.function == function and a.targets == (expr.text,)] if facts else []
+            bound = [(module, function, a.value) for a in local]
+            if not bound:
+                found = self.index.assign_of(module, expr.text, function)
+                if found is None or found[1].unpack:
+                    return None
+                bound = [(found[0], found[1].function, found[1].value)]
+            return self._all([self._dicts(owner, local_fn, value, depth + 1) for owner, local_fn, value in bound])
+        entries = self._entries(module, function, expr, depth + 1)
+        if entries is None:
+            return None
+        return self._all([self._dicts(owner, local_fn, value, depth + 1) for owner, local_fn, value in entries])
+
+    @staticmethod
+    def _all(parts: list[list[tuple[str, str, PyExpr]] | None]) -> list[tuple[str, str, PyExpr]] | None:
+        if any(part is None for part in parts):
+            return None
+        return [item for part in parts if part is not None for item in part]
 
     def _bound_elements(self, module, function, name, depth) -> Texts:
         facts = self.index.modules.get(module)
