@@ -75,7 +75,7 @@ def test_sources_beside_the_module(gates):
 
 def test_a_record_chosen_at_run_time_from_a_module_table_builds_every_record_s_sources(gates):
     # `[root / source for source in record["sources"]]` with `record = MODULES[module]`: any record
-    gate = gates["jit:36"]
+    gate = gates["jit:37"]
     folder = "fi/experimental/gqa_decode/csrc"
     assert set(gate.sources) == {f"{folder}/sm_110a/gqa_decode_short_kernel.cu", f"{folder}/sm_110a/gqa_decode_binding.cu",
                                  f"{folder}/prepared/gqa_decode_n32_b4_direct.cu"}
@@ -85,6 +85,12 @@ def test_a_record_chosen_at_run_time_from_a_module_table_builds_every_record_s_s
     assert verdicts["sm_120a"].reason == "nothing reachable from 3 guarded source(s) needs what sm_120a lacks"
     # the catalogs the same function joins to its folder are no sources
     assert all("could not be resolved" not in v.reason for v in gate.verdicts)
+
+
+def test_names_read_at_run_time_from_a_manifest_leave_the_sources_unresolved(gates):
+    gate = gates["jit:50"]
+    assert gate.sources == ()
+    assert {v.reason for v in gate.verdicts} == {"guarded sources could not be resolved (unresolved: root / name)"}
 
 
 def test_a_comprehension_over_names_is_one_reference_to_each_element():

@@ -114,8 +114,7 @@ class Reader:
             return _unknown("definition chain too deep")
         kind = expr.kind
         if kind == "seq":
-            return self._many([self.elements(module, function, item.args[0], depth + 1) if item.kind == "splat"
-                               else self.texts(module, function, item, depth + 1) for item in expr.args])
+            return self._many([self._item(module, function, item, depth + 1) for item in expr.args])
         if kind == "comp":
             return self.texts(module, function, expr.args[0], depth + 1)
         if kind == "binop" and expr.text == "+":
@@ -124,7 +123,7 @@ class Reader:
             return self.elements(module, function, expr.positional()[0], depth + 1)
         if kind == "name":
             return self._bound_elements(module, function, expr.text, depth)
-        if kind == "subscript" or (kind == "call" and expr.args[0].kind == "attr" and expr.args[0].text == "get"):
+        if kind in ("subscript", "call"):
             found = self._entries(module, function, expr, depth + 1)
             if found is None:
                 return _unknown(f"cannot read `{expr.text or expr.kind}`")
@@ -137,10 +136,11 @@ class Reader:
         None where a step is not a dict literal the scanned code spells."""
         if depth > _MAX_DEPTH:
             return None
+        callee = expr.args[0] if expr.kind == "call" else None
         if expr.kind == "subscript":
             container, key = expr.args
-        elif expr.kind == "call" and len(expr.positional()) == 1:  # `MODULES.get(name)`
-            container, key = expr.args[0].args[0], PyExpr("other", "")
+        elif callee is not None and callee.kind == "attr" and callee.text == "get" and callee.args and expr.positional():
+            container, key = callee.args[0], PyExpr("other", "")  # `MODULES.get(name)`
         else:
             return None
         tables = self._dicts(module, function, container, depth + 1)
@@ -180,6 +180,12 @@ class Reader:
         if any(part is None for part in parts):
             return None
         return [item for part in parts if part is not None for item in part]
+
+    def _item(self, module, function, item, depth) -> Texts:
+        """The texts one item of a display stands for: its own, or, for `*xs`, every element of `xs`."""
+        if item.kind != "splat":
+            return self.texts(module, function, item, depth)
+        return self.elements(module, function, item.args[0], depth) if item.args else _unknown(f"cannot read `{item.text}`")
 
     def _bound_elements(self, module, function, name, depth) -> Texts:
         facts = self.index.modules.get(module)
