@@ -42,7 +42,7 @@ def test_a_form_the_target_lacks_beside_one_it_has_is_unknown_naming_the_call(ga
     verdict = gates["gen_bmm_fp8_module"]["sm_80"]
     assert verdict.verdict.value == "UNKNOWN"
     assert verdict.reason.startswith("`cublasLtMatmul` (cuBLASLt) in `bmm_fp8_internal_cublaslt` may run an FP8 matmul "
-                                     "(`CUDA_R_8F_E4M3`, fi/data/include/fi/gemm/cublaslt_utils.cuh:57), which cuBLASLt "
+                                     "(`CUDA_R_8F_E4M3`, cublaslt_utils.cuh:57), which cuBLASLt "
                                      "documents for compute capability 8.9 and newer; sm_80 lacks it [cublaslt-matmul-fp8]")
     assert "-D flag" not in verdict.reason
     assert gates["gen_bmm_fp8_module"]["sm_89"].verdict.value == "POLICY"
@@ -67,7 +67,7 @@ def test_a_library_call_without_a_row_is_unknown_naming_it(gates):
 def test_kernels_under_a_macro_no_build_passes_keep_the_define_reason_and_name_it(gates):
     verdict = gates["gen_moe_fp8_module"]["sm_120a"]
     assert verdict.verdict.value == "UNKNOWN"
-    assert "`scale_experts_kernel` at fi/data/csrc/moe_fp8.cu:6 under `#ifdef FLASHINFER_ENABLE_FP8_MOE` (line 5)" in verdict.reason
+    assert "`scale_experts_kernel` at moe_fp8.cu:6 under `#ifdef FLASHINFER_ENABLE_FP8_MOE` (line 5)" in verdict.reason
     assert "(a -D flag it cannot read may select them)" in verdict.reason
     assert verdict.reason.endswith("settle with --define FLASHINFER_ENABLE_FP8_MOE=VALUE")
     settled, _ = _gates(defines=("FLASHINFER_ENABLE_FP8_MOE=1",))
@@ -92,3 +92,14 @@ def test_library_rows_say_has_lacks_or_undocumented_per_target():
     libraries = {library.name for library in load_libraries().libraries}
     assert all(row.source and row.library in libraries for row in rows.values())
     assert not load_libraries().does_work("cublasLtMatmulAlgoGetHeuristic") and load_libraries().does_work("cublasLtMatmul")
+
+
+def test_a_form_documented_only_above_the_target_is_unknown_naming_the_call_not_a_define():
+    # FlashInfer's cuBLASLt BF16 GEMM wrapper, excluded on sm_75: no kernel of its own, and no -D flag in play
+    gates, _ = _gates(targets=("sm_75",))
+    verdict = gates["gen_mm_bf16_cublaslt_module"]["sm_75"]
+    assert verdict.verdict.value == "UNKNOWN"
+    assert verdict.reason.startswith("`cublasLtMatmul` (cuBLASLt) in `mm_bf16_cublaslt` may run a BF16 matmul "
+                                     "(`CUDA_R_16BF`, mm_bf16_cublaslt.cu:14), which cuBLASLt documents for compute "
+                                     "capability 8.0 and newer, not for sm_75 [cublaslt-matmul-bf16]")
+    assert "-D flag" not in verdict.reason

@@ -11,6 +11,7 @@ with the call named.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
@@ -103,8 +104,8 @@ def _judge_call(target, libraries: LibraryKnowledge, place: _Place, forms: dict[
     row, form, state = next((item for item in missing if item[2] is Support.LACKS), missing[0])
     every = len(missing) == len(support) and all(item[2] is Support.LACKS for item in missing)
     verb = "runs" if every else "may run"
-    lacks = f"{target} lacks it" if state is Support.LACKS else f"not {target}"
-    message = f"{label} {verb} {row.summary}{_form_text(form)}, which {row.describe()}; {lacks} [{row.id}]"
+    lacks = f"; {target} lacks it" if state is Support.LACKS else f", not for {target}"
+    message = f"{label} {verb} {row.summary}{_form_text(form)}, which {row.describe()}{lacks} [{row.id}]"
     if len(missing) > 1:
         message += f" (+{len(missing) - 1} more form{'s' if len(missing) > 2 else ''})"
     certain = every and sure
@@ -121,7 +122,7 @@ def _made(row: LibraryCall, forms: dict[str, _Place]) -> list[_Place | None]:
 
 
 def _form_text(form: _Place | None) -> str:
-    return f" (`{form.construct.name}`, {form.path}:{form.construct.line})" if form is not None else ""
+    return f" (`{form.construct.name}`, {posixpath.basename(form.path)}:{form.construct.line})" if form is not None else ""
 
 
 def _hit(place: _Place, message: str, chain: tuple[Evidence, ...], certain: bool, settle: str) -> Hit:

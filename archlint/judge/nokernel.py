@@ -8,6 +8,8 @@ the target's own arch macros, kernel templates nothing it follows instantiates, 
 
 from __future__ import annotations
 
+import posixpath
+
 from archlint.judge.hits import settle_by_define
 from archlint.knowledge.arch import ARCH_MACRO_RE
 from archlint.lang.cpp.evaluate import TOOLKIT_MACROS
@@ -42,7 +44,7 @@ def why_no_kernel(view, sources: tuple[str, ...], reached: frozenset[tuple[str, 
 
 
 def _kernel(path: str, function: Function) -> str:
-    return f"`{function.name}` at {path}:{function.line}"
+    return f"`{function.name}` at {posixpath.basename(path)}:{function.line}"
 
 
 def _condition(view, path: str, region: int) -> str:
