@@ -74,21 +74,22 @@ def test_sources_beside_the_module(gates):
 
 
 def test_a_record_chosen_at_run_time_from_a_module_table_builds_every_record_s_sources(gates):
-    # `[root / source for source in record["sources"]]` with `record = MODULES[module]`: any record
-    gate = gates["jit:37"]
+    # `[root / source for source in record["sources"]]` with `record = MODULES[module] if module in
+    # MODULES else FROZEN[module]`: any record of either table
+    gate = gates["jit:46"]
     folder = "fi/experimental/gqa_decode/csrc"
     assert set(gate.sources) == {f"{folder}/sm_110a/gqa_decode_short_kernel.cu", f"{folder}/sm_110a/gqa_decode_binding.cu",
-                                 f"{folder}/prepared/gqa_decode_n32_b4_direct.cu"}
+                                 f"{folder}/prepared/gqa_decode_n32_b4_direct.cu", f"{folder}/sm_110a/gqa_decode_long_kernel.cu"}
     verdicts = _verdicts(gate)
     assert verdicts["sm_89"].verdict.value == "GENUINE"
     assert verdicts["sm_89"].evidence[-1].location.path == f"{folder}/prepared/gqa_decode_n32_b4_direct.cu"
-    assert verdicts["sm_120a"].reason == "nothing reachable from 3 guarded source(s) needs what sm_120a lacks"
+    assert verdicts["sm_120a"].reason == "nothing reachable from 4 guarded source(s) needs what sm_120a lacks"
     # the catalogs the same function joins to its folder are no sources
     assert all("could not be resolved" not in v.reason for v in gate.verdicts)
 
 
 def test_names_read_at_run_time_from_a_manifest_leave_the_sources_unresolved(gates):
-    gate = gates["jit:50"]
+    gate = gates["jit:59"]
     assert gate.sources == ()
     assert {v.reason for v in gate.verdicts} == {"guarded sources could not be resolved (unresolved: root / name)"}
 

@@ -155,11 +155,14 @@ class Reader:
         return out
 
     def _dicts(self, module, function, expr, depth) -> list[tuple[str, str, PyExpr]] | None:
-        """The dict literals an expression can be: a literal, a name bound to one, an entry of one."""
+        """The dict literals an expression can be: a literal, a name bound to one, an entry of one,
+        either arm of a conditional expression."""
         if depth > _MAX_DEPTH:
             return None
         if expr.kind == "dict":
             return [(module, function, expr)]
+        if expr.kind == "cond":  # `MODULES[name] if name in MODULES else FROZEN[name]`: either
+            return self._all([self._dicts(module, function, expr.args[i], depth + 1) for i in (0, 2)])
         if expr.kind == "name":
             facts = self.index.modules.get(module)
             local = [a for a in facts.assigns if a.function == function and a.targets == (expr.text,)] if facts else []
