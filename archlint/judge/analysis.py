@@ -13,6 +13,8 @@ from archlint.judge.asserts import assert_hits
 from archlint.judge.hits import Hit, HitKind
 from archlint.judge.hollow import empty_kernel, fallback_trap
 from archlint.judge.incomplete import code_holes, unresolved_includes
+from archlint.judge.libraries import LibraryHits, library_hits
+from archlint.judge.nokernel import why_no_kernel
 from archlint.judge.pinned import runtime_builds
 from archlint.judge.prebuilt import prebuilt_hits
 from archlint.judge.scope import Site, unit_scope
@@ -51,6 +53,13 @@ class Analysis:
     # that run them with nothing to say which GPUs they serve.
     arch_checks: tuple[Hit, ...] = ()
     prebuilt: tuple[Hit, ...] = ()
+    # Vendor library calls (judge/libraries.py): those whose needs on the target are not known, and
+    # how many calls that do device work the units compile (a blocker among them is in `blockers`).
+    library: tuple[Hit, ...] = ()
+    library_calls: tuple[str, ...] = ()
+    # Where no kernel compiles and no library call does the work: what the walk found instead, and what
+    # would settle it (judge/nokernel.py).
+    no_kernel: tuple[str, str] = ("", "")
 
 
 def _own_sure_names(facts: CudaFacts) -> frozenset[str]:
@@ -77,6 +86,7 @@ class _UnitHits:
     checked: dict[tuple[Location, str], CheckedConstruct] = field(default_factory=dict)  # by (place, name); the last of each
     arch_checks: tuple[Hit, ...] = ()
     prebuilt: tuple[Hit, ...] = ()
+    library: LibraryHits = LibraryHits()
 
 
 def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[TargetView, ...], head: tuple[Evidence, ...]) -> Analysis:
@@ -95,11 +105,16 @@ def analyze_units(view: TargetView, sources: tuple[str, ...], references: tuple[
     checked: dict[tuple[Location, str], CheckedConstruct] = {}
     for part in parts:
         checked.update(part.checked)
+        checked.update({(item.hop.location, item.hop.name): item for item in part.library.checked})
+    kernels = sum(part.kernels for part in parts)
+    library_calls = tuple(sorted({name for part in parts for name in part.library.calls}))
+    no_kernel = why_no_kernel(view, sources, frozenset(reached)) if not kernels and not library_calls and parts else ("", "")
     return Analysis(view.target, joined(lambda p: p.blockers), joined(lambda p: p.possible), joined(lambda p: p.empty),
-                    joined(lambda p: p.unresolved), len(sources), reached, sum(part.kernels for part in parts),
+                    joined(lambda p: p.unresolved), len(sources), reached, kernels,
                     joined(lambda p: p.assumed), tuple(headers), tuple(kernel_hops),
                     tuple(checked[key] for key in sorted(checked, key=_place)), compiled,
-                    joined(lambda p: p.arch_checks), joined(lambda p: p.prebuilt))
+                    joined(lambda p: p.arch_checks), joined(lambda p: p.prebuilt),
+                    joined(lambda p: p.library.possible), library_calls, no_kernel)
 
 
 def _place(key: tuple[Location, str]) -> tuple[str, int, int, int, int, str]:
@@ -139,6 +154,8 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
                              else not unreached.covers(path, site.line, site.col))
 
     arch_checks, prebuilt = prebuilt_hits(view, parents, (reached, surely, called), chains.__getitem__)
+    library = library_hits(view, files, compiled_in, surely, source, chains.__getitem__)
+    blockers += library.blockers
     kernels = 0
     for path in sorted(files):
         facts = view.index.files[path]
@@ -178,7 +195,8 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     return _UnitHits(_dedupe(blockers), _dedupe(possible), _dedupe(empty), _dedupe(unresolved),
                      frozenset(reached) | {(path, "") for path in files}, kernels, _dedupe(assumed),
                      tuple(sorted(files - {source})), tuple(kernel_hops),
-                     {(item.hop.location, item.hop.name): item for item in checked}, _dedupe(arch_checks), _dedupe(prebuilt))
+                     {(item.hop.location, item.hop.name): item for item in checked}, _dedupe(arch_checks), _dedupe(prebuilt),
+                     library)
 
 
 def hollow_kernels(analysis: Analysis) -> tuple[Hit, ...]:

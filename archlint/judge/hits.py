@@ -23,6 +23,7 @@ class HitKind(Enum):
     ASSUMED = "assumed"
     ARCH_CHECK = "arch-check"  # host code keeps the target from the unit's prebuilt kernels
     PREBUILT = "prebuilt"  # the unit runs prebuilt kernels archlint cannot judge
+    LIBRARY = "library"  # a vendor library call: what the library documents for it (judge/libraries.py)
 
 
 @dataclass(frozen=True, slots=True)

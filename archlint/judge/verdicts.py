@@ -99,8 +99,15 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
         return Verdict.UNKNOWN, f"{first.message}{_settle(first)}", first.chain
     if units.python_kernels:
         return Verdict.UNKNOWN, f"the gate's code {units.python_kernels[-1].message}", units.python_kernels
+    if analysis.library:
+        message, chain = _first(analysis.library)
+        return Verdict.UNKNOWN, message + _settle(analysis.library[0]), chain
+    if analysis.kernels == 0 and analysis.library_calls:
+        calls = ", ".join(f"`{name}`" for name in analysis.library_calls)
+        return Verdict.POLICY, f"the guarded units launch no kernel of their own: their device work is library calls ({calls}), each documented for {target}", ()
     if analysis.kernels == 0:
-        return Verdict.UNKNOWN, f"no kernel of the guarded units compiles for {target} as archlint reads them (a -D flag it cannot read may select them)", ()
+        found, settle = analysis.no_kernel
+        return Verdict.UNKNOWN, f"no kernel of the guarded units compiles for {target} as archlint reads them: {found}" + (f"; {settle}" if settle else ""), ()
     reason = f"nothing reachable from {len(units.sources)} guarded source(s) needs what {target} lacks"
     if analysis.assumed:
         first = analysis.assumed[0]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from archlint.knowledge.arch import Target, cc_text
+from archlint.knowledge.libraries import LibraryKnowledge, load_libraries
 from archlint.knowledge.resources import load_toml
 
 __all__ = ["Requirement", "DeviceProfile", "KnowledgeBase", "load_kb"]
@@ -88,9 +89,11 @@ _IDENTIFIER_KINDS = ("intrinsic", "arch-tag")
 class KnowledgeBase:
     """Requirement rows in match order, plus device profiles by compute capability."""
 
-    def __init__(self, requirements: tuple[Requirement, ...], profiles: tuple[DeviceProfile, ...]):
+    def __init__(self, requirements: tuple[Requirement, ...], profiles: tuple[DeviceProfile, ...],
+                 libraries: LibraryKnowledge | None = None):
         self.requirements = requirements
         self.profiles = profiles
+        self.libraries = libraries or LibraryKnowledge((), ())
         self._ptx = tuple((re.compile(r.match), r) for r in requirements if r.kind == "ptx")
         self._intrinsic = tuple((re.compile(r.match), r) for r in requirements if r.kind in _IDENTIFIER_KINDS)
         self._by_id = {r.id: r for r in requirements}
@@ -109,6 +112,8 @@ class KnowledgeBase:
         """The row a construct of this kind ('ptx' or an identifier's) and name needs (memoised: the
         same opcodes recur millions of times in CUTLASS)."""
         key = (kind, name)
+        if kind == "library":
+            return None  # a library call or form: knowledge/libraries.py says what it needs
         if key not in self._requirements:
             self._requirements[key] = self.match_ptx(name) if kind == "ptx" else self.match_identifier(name)
         return self._requirements[key]
@@ -116,11 +121,26 @@ class KnowledgeBase:
     @cached_property
     def identifier_pattern(self) -> re.Pattern[bytes] | None:
         """One pattern for every intrinsic name and tag prefix, to find them in masked source bytes."""
-        names = sorted(self.intrinsic_names, key=len, reverse=True)
+        names = sorted(self.intrinsic_names | self.libraries.form_names, key=len, reverse=True)
         alternatives = [re.escape(n) for n in names] + [re.escape(p) + r"\w+" for p in self.intrinsic_prefixes]
+        # a library's calls: any name it exports, followed by its argument list
+        alternatives += [re.escape(p) + r"[A-Z]\w*(?=\s*\()" for p in self.libraries.prefixes]
         if not alternatives:
             return None
         return re.compile(rb"(?<![\w.])(?:" + "|".join(alternatives).encode() + rb")\b")
+
+    @cached_property
+    def _library_call(self) -> re.Pattern[bytes] | None:
+        prefixes = self.libraries.prefixes
+        return re.compile(rb"\b(?:" + "|".join(map(re.escape, prefixes)).encode() + rb")[A-Z]\w*\s*\(") if prefixes else None
+
+    def calls_library(self, masked: bytes) -> bool:
+        """Source text (comments and strings masked) that calls a vendor library."""
+        return self._library_call is not None and self._library_call.search(masked) is not None
+
+    def library_name(self, name: str) -> bool:
+        """A library call that does device work, or a name that tells a library call's form."""
+        return name in self.libraries.form_names or self.libraries.does_work(name)
 
     def match_ptx(self, opcode: str) -> Requirement | None:
         return next((req for regex, req in self._ptx if regex.search(opcode)), None)
@@ -188,4 +208,4 @@ def load_kb() -> KnowledgeBase:
     rows += [_requirement(r, "intrinsic") for r in intrinsics.get("intrinsic", [])]
     rows += [_requirement(r, "arch-tag") for r in intrinsics.get("arch_tag", [])]
     profiles = sorted((_profile(d) for d in load_toml("kb/devices.toml")["device"]), key=lambda p: p.cc)
-    return KnowledgeBase(tuple(rows), tuple(profiles))
+    return KnowledgeBase(tuple(rows), tuple(profiles), load_libraries())

@@ -6,10 +6,13 @@ import posixpath
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 
 from archlint.knowledge.headers import is_external_header
 from archlint.knowledge.idioms import Idioms
+from archlint.knowledge.languages import is_cuda_name
 from archlint.link.generated import output_pattern, renderings
+from archlint.link.values import VALUE, Reader
 from archlint.model.python import PyExpr, ResolvedSource, SourceRef
 
 _MAX_DEPTH = 12
@@ -92,7 +95,40 @@ def _fold_call(index, module, expr, function, line, depth) -> str:
         return path
     if last in index.idioms.identity_calls and len(args) == 1:
         return fold_path(index, module, args[0], function, line, depth + 1)
+    if callee:
+        return _fold_returned(index, module, callee, function, depth)
     raise _Unresolved(f"cannot fold call `{callee or 'expression'}(...)`")
+
+
+def _fold_returned(index, module: str, callee: str, function: str, depth: int) -> str:
+    """The folder a scanned function returns (`csrc = _csrc_dir()`): of what its `return`s fold to,
+    the one path the scan holds (the packaged folder, where a fallback names a source checkout)."""
+    binding = index.resolve(module, callee, function)
+    if binding is None or binding.kind != "function":
+        raise _Unresolved(f"cannot fold call `{callee}(...)`")
+    facts = index.modules.get(binding.module)
+    returns = [r for r in facts.returns if r.function == binding.name and r.value is not None] if facts else []
+    folded = set()
+    for returned in returns:
+        try:
+            folded.add(fold_path(index, binding.module, returned.value, binding.name, returned.line, depth + 1))
+        except _Unresolved:
+            continue
+    scanned = sorted(path for path in folded if _scanned(index.files, path))
+    if len(scanned) != 1:
+        raise _Unresolved(f"`{callee}(...)` returns {'no' if not scanned else len(scanned)} scanned path(s)")
+    return scanned[0]
+
+
+@lru_cache(maxsize=4)
+def _folders(files: frozenset[str]) -> frozenset[str]:
+    return frozenset(posixpath.dirname(path)[: end] for path in files
+                     for end in [i for i, c in enumerate(posixpath.dirname(path) + "/") if c == "/"])
+
+
+def _scanned(files: frozenset[str], path: str) -> bool:
+    """A scanned file, or a folder holding one."""
+    return path in files or path in _folders(files)
 
 
 def resolve_ref(index, module: str, ref: SourceRef, by_suffix) -> tuple[str | None, str, str]:
@@ -151,6 +187,9 @@ def resolve_sources(index) -> tuple[dict, dict, tuple]:
                 generated[output].update(templates)
         for ref in facts.sources:
             qualname = index.qualify(module, ref.function)
+            if ref.each is not None:  # `[csrc / name for name in DEVICE_SOURCES]`
+                found[qualname].extend(each_source(index, module, ref, qualname if ref.function else ""))
+                continue
             rendered_from = outputs.get((ref.function, output_pattern(written_name(ref))))
             if rendered_from and None not in rendered_from:
                 for template in sorted(rendered_from):
@@ -189,10 +228,43 @@ def formatted_matches(index, module: str, ref: SourceRef) -> list[str]:
         base = fold_path(index, module, ref.root_expr, ref.function, ref.line)
     except _Unresolved:
         return []
-    spelled = posixpath.normpath(posixpath.join(base, tail))
+    return _spelled_files(index.files, posixpath.normpath(posixpath.join(base, tail)))
+
+
+def each_source(index, module: str, ref: SourceRef, function: str) -> list[ResolvedSource]:
+    """The files a comprehension over a sequence of names builds (`ref.each`): each element joined to
+    the folder its root folds to; an element formatted at run time is every file there it can spell."""
+    def unresolved(reason: str) -> list[ResolvedSource]:
+        return [ResolvedSource(ref, function, None, "unresolved", reason)]
+
+    assert ref.each is not None and ref.root_expr is not None  # as `each_source_ref` makes them
+    try:
+        base = fold_path(index, module, ref.root_expr, ref.function, ref.line)
+    except _Unresolved as error:
+        return unresolved(str(error))
+    names = Reader(index).elements(module, ref.function, ref.each)
+    if not names.known:
+        return unresolved(names.why)
+    out: list[ResolvedSource] = []
+    why = f"an element of `{ref.each.text or ref.each.kind}`"
+    for name in sorted(n for n in names.values if is_cuda_name(n)):  # a list of other files names no source
+        spelled = posixpath.normpath(posixpath.join(base, *ref.parts[:-1], name.replace(VALUE, "{}")))
+        matches = _spelled_files(index.files, spelled) if "{}" in spelled else [spelled] if spelled in index.files else []
+        out += [ResolvedSource(ref, function, path, "root", why) for path in matches]
+        if not matches:
+            out += unresolved(f"`{spelled}` ({why}) is not among the scanned files")
+    return out
+
+
+def _spelled_files(files: frozenset[str], spelled: str) -> list[str]:
+    """The scanned files a name formatted at run time can spell (`{}` for each formatted part), where
+    the name keeps enough literal characters to say which."""
+    stem = posixpath.splitext(posixpath.basename(spelled))[0].replace("{}", "")
+    if "{}" in posixpath.dirname(spelled) or len(stem) < _MIN_FORMATTED_STEM:
+        return []
     parts = spelled.split("{}")
     pattern = re.compile("[^/]*".join(re.escape(part) for part in parts))
-    return sorted(path for path in index.files if path.startswith(parts[0]) and pattern.fullmatch(path))
+    return sorted(path for path in files if path.startswith(parts[0]) and pattern.fullmatch(path))
 
 
 _FSTRING_RE = re.compile(r"""^[rR]?[fF][rR]?(['"])(.*)\1$""", re.S)

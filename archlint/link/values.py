@@ -18,6 +18,8 @@ from archlint.model.python import PyExpr
 VALUE = "__archlint_value"
 _MAX_TEXTS = 16
 _MAX_DEPTH = 10
+_MAX_ELEMENTS = 256  # the files one sequence of sources can name
+_SEQUENCE_CALLS = frozenset({"tuple", "list", "sorted", "set", "frozenset"})
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,109 @@ class Reader:
         if expr.kind == "binop" and expr.text == "+":
             return self._union([self._elements(module, function, arg, depth + 1) for arg in expr.args])
         return _unknown(f"cannot read the list `{expr.text or expr.kind}`")
+
+    def elements(self, module: str, function: str, expr: PyExpr, depth: int = 0) -> Texts:
+        """Every text an element of a sequence can be, up to `_MAX_ELEMENTS`: a list, tuple or set
+        display (its `*xs` items included), a comprehension (its element, once), sequences joined by
+        `+`, `tuple(...)`, `list(...)`, `sorted(...)` of one, or a name bound to one of these."""
+        if depth > _MAX_DEPTH:
+            return _unknown("definition chain too deep")
+        kind = expr.kind
+        if kind == "seq":
+            return self._many([self._item(module, function, item, depth + 1) for item in expr.args])
+        if kind == "comp":
+            return self.texts(module, function, expr.args[0], depth + 1)
+        if kind == "binop" and expr.text == "+":
+            return self._many([self.elements(module, function, arg, depth + 1) for arg in expr.args])
+        if kind == "call" and expr.text in _SEQUENCE_CALLS and len(expr.positional()) == 1 and len(expr.args) == 2:
+            return self.elements(module, function, expr.positional()[0], depth + 1)
+        if kind == "name":
+            return self._bound_elements(module, function, expr.text, depth)
+        if kind in ("subscript", "call"):
+            found = self._entries(module, function, expr, depth + 1)
+            if found is None:
+                return _unknown(f"cannot read `{expr.text or expr.kind}`")
+            return self._many([self.elements(owner, local, value, depth + 1) for owner, local, value in found])
+        return _unknown(f"cannot read the sequence `{expr.text or expr.kind}`")
+
+    def _entries(self, module, function, expr, depth) -> list[tuple[str, str, PyExpr]] | None:
+        """What a subscript of dict literals can be: `record["sources"]` where `record = MODULES[name]`
+        is that entry of every record of the table (the key chosen at run time may be any of them);
+        None where a step is not a dict literal the scanned code spells."""
+        if depth > _MAX_DEPTH:
+            return None
+        callee = expr.args[0] if expr.kind == "call" else None
+        if expr.kind == "subscript":
+            container, key = expr.args
+        elif callee is not None and callee.kind == "attr" and callee.text == "get" and callee.args and expr.positional():
+            container, key = callee.args[0], PyExpr("other", "")  # `MODULES.get(name)`
+        else:
+            return None
+        tables = self._dicts(module, function, container, depth + 1)
+        if tables is None:
+            return None
+        out = []
+        for owner, local, table in tables:
+            values = [item.args[0] for item in table.args if key.kind != "str" or item.text == key.text]
+            if key.kind == "str" and not values:
+                return None
+            out += [(owner, local, value) for value in values]
+        return out
+
+    def _dicts(self, module, function, expr, depth) -> list[tuple[str, str, PyExpr]] | None:
+        """The dict literals an expression can be: a literal, a name bound to one, an entry of one,
+        either arm of a conditional expression."""
+        if depth > _MAX_DEPTH:
+            return None
+        if expr.kind == "dict":
+            return [(module, function, expr)]
+        if expr.kind == "cond":  # `MODULES[name] if name in MODULES else FROZEN[name]`: either
+            return self._all([self._dicts(module, function, expr.args[i], depth + 1) for i in (0, 2)])
+        if expr.kind == "name":
+            facts = self.index.modules.get(module)
+            local = [a for a in facts.assigns if a.function == function and a.targets == (expr.text,)] if facts else []
+            bound = [(module, function, a.value) for a in local]
+            if not bound:
+                found = self.index.assign_of(module, expr.text, function)
+                if found is None or found[1].unpack:
+                    return None
+                bound = [(found[0], found[1].function, found[1].value)]
+            return self._all([self._dicts(owner, local_fn, value, depth + 1) for owner, local_fn, value in bound])
+        entries = self._entries(module, function, expr, depth + 1)
+        if entries is None:
+            return None
+        return self._all([self._dicts(owner, local_fn, value, depth + 1) for owner, local_fn, value in entries])
+
+    @staticmethod
+    def _all(parts: list[list[tuple[str, str, PyExpr]] | None]) -> list[tuple[str, str, PyExpr]] | None:
+        if any(part is None for part in parts):
+            return None
+        return [item for part in parts if part is not None for item in part]
+
+    def _item(self, module, function, item, depth) -> Texts:
+        """The texts one item of a display stands for: its own, or, for `*xs`, every element of `xs`."""
+        if item.kind != "splat":
+            return self.texts(module, function, item, depth)
+        return self.elements(module, function, item.args[0], depth) if item.args else _unknown(f"cannot read `{item.text}`")
+
+    def _bound_elements(self, module, function, name, depth) -> Texts:
+        facts = self.index.modules.get(module)
+        local = [a for a in facts.assigns if a.function == function and a.targets == (name,)] if facts else []
+        if local:
+            return self._many([self.elements(module, function, a.value, depth + 1) for a in local])
+        found = self.index.assign_of(module, name, function)
+        if found is None or found[1].unpack:
+            return _unknown(f"`{name}` has no definition in the scanned code")
+        return self.elements(found[0], found[1].function, found[1].value, depth + 1)
+
+    @staticmethod
+    def _many(results: list[Texts]) -> Texts:
+        """The union of element texts, up to `_MAX_ELEMENTS` (a source list may name dozens of files)."""
+        for result in results:
+            if not result.known:
+                return result
+        values = frozenset().union(*(r.values for r in results)) if results else frozenset()
+        return Texts(values) if len(values) <= _MAX_ELEMENTS else _unknown("too many elements")
 
     def _subscript(self, module, function, expr, depth) -> Texts:
         container, key = expr.args

@@ -109,6 +109,7 @@ class Construct:
     """An arch-sensitive use: a PTX instruction, an intrinsic/API call, an arch tag, an attribute."""
 
     kind: str  # 'ptx' | 'intrinsic' | 'tag' (a CuTe atom) | 'arch-tag' (CUTLASS's `arch::Sm100`) | 'attribute'
+    # | 'library': a vendor library call that does device work, or a name telling its form (CUDA_R_8F_E4M3)
     name: str  # PTX opcode with modifiers ('wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16'), or identifier
     line: int
     col: int

@@ -183,6 +183,8 @@ class SourceRef:
     root_expr: PyExpr | None = None
     template: bool = False  # a jinja template that renders into a generated source
     dynamic: bool = False  # the file name is formatted at run time (an f-string)
+    # `[csrc / name for name in DEVICE_SOURCES]`: the sequence whose elements the last part takes
+    each: PyExpr | None = None
 
     @property
     def name(self) -> str:

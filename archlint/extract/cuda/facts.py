@@ -41,7 +41,8 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
     structure = scan_directives(path, data)
     calls = FileCalls(structure)
     prebuilt = PrebuiltScan(structure, load_prebuilt())
-    host_code = prebuilt.wanted or _RUNTIME_ARCH_RE.search(data) is not None
+    # host code is parsed where it hands work to a run-time compiler or a vendor library
+    host_code = prebuilt.wanted or _RUNTIME_ARCH_RE.search(data) is not None or kb.calls_library(structure.masked)
     functions, partial = find_functions(data, structure, calls, parse_limit, host_code=host_code)
     spans = _FunctionSpans(functions)
     text = data.decode("utf-8", "replace")
@@ -163,6 +164,8 @@ def _ptx_constructs(data: bytes, text: str, structure: Structure, spans: _Functi
 def _identifier_kind(kb: KnowledgeBase, name: str) -> str:
     if name.startswith("__cluster_dims__"):
         return "attribute"
+    if name.startswith(kb.libraries.prefixes) or name in kb.libraries.form_names:
+        return "library"
     if name.startswith(kb.intrinsic_prefixes):
         return "tag"
     return "arch-tag" if name in kb.arch_tag_names else "intrinsic"
@@ -183,7 +186,10 @@ def _identifier_constructs(kb: KnowledgeBase, structure: Structure, around: "_Ar
         line = structure.line_of(match.start())
         col = match.start() - structure.line_starts[line - 1] + 1
         kind = _identifier_kind(kb, name)
-        if kb.requirement(kind, name) is None:
+        if kind == "library":
+            if not kb.library_name(name):
+                continue  # a library's helper: a handle, a descriptor, a query
+        elif kb.requirement(kind, name) is None:
             continue  # a tag prefix's other names (`MMA_Atom` beside `MMA_64x8x16_F16F16F16_SS`)
         if kind == "arch-tag" and not around.spells(kb.arch_tag_context[name], match.start(), line):
             continue

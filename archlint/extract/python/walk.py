@@ -27,6 +27,7 @@ from archlint.lang.python.strings import (
     ARCH_STRING_RE,
     is_path_expr,
     is_probe,
+    each_source_ref,
     is_text_operand,
     same_node,
     source_ref,
@@ -300,6 +301,14 @@ class _Walker:
                                         frame[4]))
         return None
 
+    def comprehension(self, frame: _Frame):
+        """`[csrc / name for name in DEVICE_SOURCES]`: a source per element of the sequence."""
+        node = frame[0]
+        ref = each_source_ref(self.exprs, node, frame[1], self.col(node.start_point), self.idioms.join_calls)
+        if ref is not None:
+            self.out.sources.append(ref)
+        return None
+
     def list_spans(self, arguments) -> tuple:
         spans, index = [], 0
         for child in arguments.named_children if arguments is not None else ():
@@ -399,6 +408,9 @@ _HANDLERS = {
     "as_pattern": _Walker.as_pattern,
     "augmented_assignment": _Walker.augmented_assignment,
     "call": _Walker.call,
+    "list_comprehension": _Walker.comprehension,
+    "generator_expression": _Walker.comprehension,
+    "set_comprehension": _Walker.comprehension,
     "string": _Walker.string,
     "concatenated_string": _Walker.string,
     "import_statement": _Walker.import_statement,

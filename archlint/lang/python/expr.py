@@ -269,6 +269,9 @@ class ExprBuilder:
         build = self.build
         args = [build(function, depth)]
         shallow = depth <= MAX_DEPTH
+        if arguments is not None and arguments.type == "generator_expression":
+            args.append(build(arguments, depth))  # `tuple(f"x_{m}.cu" for m in MS)`: its one argument
+            arguments = None
         for child in arguments.named_children if arguments is not None else ():
             kind = child.type
             if kind == "identifier" and shallow:

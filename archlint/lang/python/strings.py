@@ -51,6 +51,34 @@ def source_ref(exprs: ExprBuilder, node, value: str, dynamic: bool, function: st
     )
 
 
+_COMPREHENSIONS = frozenset({"list_comprehension", "generator_expression", "set_comprehension"})
+
+
+def each_source_ref(exprs: ExprBuilder, node, function: str, col: int,
+                    join_calls: tuple[str, ...]) -> pf.SourceRef | None:
+    """A comprehension that builds one path per element of a sequence, `[csrc / name for name in
+    DEVICE_SOURCES]`: its path hangs off a root and ends in the loop variable. The reference keeps the
+    root and the sequence (`each`); linking reads the file names from the sequence's elements."""
+    if node.type not in _COMPREHENSIONS:
+        return None
+    body = node.child_by_field_name("body")
+    clauses = [child for child in node.named_children if child.type == "for_in_clause"]
+    if body is None or len(clauses) != 1 or any(child.type == "if_clause" for child in node.named_children):
+        return None
+    variable, sequence = clauses[0].child_by_field_name("left"), clauses[0].child_by_field_name("right")
+    if variable is None or sequence is None or variable.type != "identifier":
+        return None
+    is_path = (body.type == "binary_operator" and _op(body) == "/") or (body.type == "call" and _is_join_call(body, join_calls))
+    if not is_path:
+        return None
+    root, parts, root_node = _flatten_path(body, join_calls)
+    loop_part = "{" + node_text(variable) + "}"
+    if root_node is None or not parts or parts[-1] != loop_part or any("{" in part for part in parts[:-1]):
+        return None
+    return pf.SourceRef(function, node.start_point[0] + 1, col, root, parts, exprs.short_text(body),
+                        exprs.build(root_node), dynamic=True, each=exprs.build(sequence))
+
+
 def _path_expression(node, join_calls: tuple[str, ...]):
     """The whole path expression a string ends: the `/`-chain above it, or the join call around that."""
     top = node
