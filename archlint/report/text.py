@@ -15,6 +15,7 @@ from archlint.report import Report
 _COLOURS = {"error": "31", "warning": "33", "note": "36", "POLICY": "33", "GENUINE": "32", "EMPTY": "35"}
 _VERDICT_ORDER = (Verdict.POLICY, Verdict.EMPTY, Verdict.GENUINE, Verdict.UNKNOWN)
 _SHOWN = 3  # kernels, constructs, and checked hops under a finding, before "+N more"
+WIDTH = 400  # no line of the report is longer: a longer one goes on below (fitted)
 _LISTED = (EvidenceKind.KERNEL, EvidenceKind.CHECKED)
 _ARCH_VALUE_RE = re.compile(r"(__CUDA_ARCH__ = )(\d+)")
 
@@ -28,13 +29,13 @@ def render(report: Report) -> str:
         lines.extend(_diagnostic_lines(report))
         lines.extend(_gate_lines(report, paint))
         lines.extend(_summary_lines(report))
-    return "\n".join(lines) + "\n" if lines else ""
+    return "\n".join(fitted(lines)) + "\n" if lines else ""
 
 
 def render_gates(report: Report) -> str:
     """`archlint gates`: the gate block and the verdict table, nothing else."""
     lines = _gate_lines(report, _painter(report.colour))[2:]  # without the blank line and heading
-    return "\n".join(lines) + "\n" if lines else "no gates found\n"
+    return "\n".join(fitted(lines)) + "\n" if lines else "no gates found\n"
 
 
 def _painter(enabled: bool):
@@ -157,33 +158,79 @@ def _checked_lines(reached: Reached) -> list[str]:
             f"{_plural(len(kernels), 'kernel')}")
     if kernels:
         walk += ": " + _capped(kernels)
+    return [walk, _constructs_line(reached)]
+
+
+def _constructs_line(reached: Reached) -> str:
+    """The first three arch-sensitive constructs checked, each at its first place, grouped by the arch
+    guard they compile under and what they need, then how many more (`--format json` has them all)."""
     groups: dict[tuple[str, str, str], dict[str, list[Location]]] = {}
     for item in reached.constructs:
         places = groups.setdefault((item.guard, item.holds, item.needs), {})
         places.setdefault(item.hop.name, []).append(item.hop.location)
-    constructs = []
+    total = sum(len(places) for places in groups.values())
+    if not total:
+        return "no arch-sensitive construct reached"
+    shown, room, last = [], _SHOWN, ""
     for (guard, holds, needs), places in groups.items():
+        if room <= 0:
+            break
         under = f"under `{guard}` ({holds}; {needs})" if guard else f"with no arch guard ({needs})"
-        constructs.append(f"{_construct_places(places)} {under}")
-    said = "constructs: " + _capped(constructs) if constructs else "no arch-sensitive construct reached"
-    return [walk, said]
+        names = dict(list(places.items())[:room])
+        said, last = _construct_places(names, last)
+        shown.append(f"{said} {under}")
+        room -= len(names)
+    more = f" (+{total - _SHOWN} more)" if total > _SHOWN else ""
+    return "constructs: " + ", ".join(shown) + more
 
 
-def _construct_places(places: dict[str, list[Location]]) -> str:
-    """`a` x.cuh:10, `b` :15 (x2): each construct at its first place, the file named when it changes."""
-    shown, last = [], ""
+def _construct_places(places: dict[str, list[Location]], last: str = "") -> tuple[str, str]:
+    """`a` x.cuh:10, `b` :15 (x2): each construct at its first place, the file named when it changes;
+    and the last file named."""
+    shown = []
     for name, where in places.items():
         first = where[0]
         place = f":{first.line}" if first.path == last else _where(first, col=False)
         times = f" (x{len(where)})" if len(where) > 1 else ""
         shown.append(f"`{name}` {place}{times}")
         last = first.path
-    return ", ".join(shown)
+    return ", ".join(shown), last
 
 
 def _capped(items: list[str]) -> str:
     more = f" (+{len(items) - _SHOWN} more)" if len(items) > _SHOWN else ""
     return ", ".join(items[:_SHOWN]) + more
+
+
+def fitted(lines: Iterable[str], width: int = WIDTH) -> list[str]:
+    """Each line at most `width` characters: a longer one is broken before the last ` -> ` (an
+    evidence chain), or after the last `; `, `, ` or space that fits, and goes on below, indented
+    six more than the line itself. Nothing is cut."""
+    out: list[str] = []
+    for line in lines:
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 6)
+        while len(line) > width:
+            cut = _break_at(line, width, len(indent))
+            if cut <= 0:
+                break
+            out.append(line[:cut].rstrip())
+            line = indent + line[cut:].lstrip()
+        out.append(line)
+    return out
+
+
+def _break_at(line: str, width: int, floor: int) -> int:
+    """Where to break a line that is too long: before ` -> `, else after `; ` or `, `, else at a
+    space, the first of these found in the second half of `width`; else the latest found past
+    `floor`; -1 for none."""
+    found = []
+    for mark, keep in ((" -> ", 0), ("; ", 1), (", ", 1), (" ", 0)):
+        at = line.rfind(mark, floor + 1, width)
+        if at >= width // 2:
+            return at + keep
+        if at > floor:
+            found.append(at + keep)
+    return max(found, default=-1)
 
 
 def _verdict_table(gates) -> list[str]:
