@@ -43,6 +43,10 @@ class Gate:
     local_function: str = ""  # the enclosing function as written in its module ('Class.method'); '' at module level
     maybe_defines: tuple[str, ...] = ()  # -D flags its spec passes on some paths only
     versioned_defines: tuple[VersionedFlag, ...] = ()  # -D flags its spec passes as the CUDA toolkit's version decides
+    # For a condition whose own text names no architecture (`backend == "cake"`): the comparison that
+    # read the capability, in a helper it calls or the assignment of a name it reads (CONDITION;
+    # name: that comparison as written). None when the condition names one itself.
+    arch_test: Evidence | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +97,7 @@ class GateReport:
     verdicts: tuple[TargetVerdict, ...]
     sources: tuple[str, ...] = ()  # root-relative translation units the gate's builds compile
     function: str = ""  # the enclosing function, local to its module ('gen_module', 'Class.method'); '' at module level
+    arch_test: Evidence | None = None  # Gate.arch_test: the arch test behind a condition that names none
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from archlint.knowledge.arch import arch_order, sorted_targets
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Level, Location, Verdict
-from archlint.model.gates import Reached, TargetVerdict
+from archlint.model.gates import GateReport, Reached, TargetVerdict
 from archlint.report import Report
 
 _COLOURS = {"error": "31", "warning": "33", "note": "36", "POLICY": "33", "GENUINE": "32", "EMPTY": "35"}
@@ -88,13 +88,24 @@ def _gate_lines(report: Report, paint) -> list[str]:
     lines = ["", "Gates"]
     for gate in gates:
         admits = ", ".join(sorted_targets(gate.admits)) or "nothing"
-        lines.append(f"`{gate.function or '<module>'}` at {_where(gate.location, col=False)}: {gate.text} (admits {admits})")
+        lines.append(f"`{gate.function or '<module>'}` at {_where(gate.location, col=False)}: {gate.text}"
+                     f"{arch_test_note(gate)} (admits {admits})")
         for group in _verdict_groups(gate.verdicts):
             label = paint(group.verdict.value, group.verdict.value)
             lines.append(f"  {', '.join(group.targets)}  {label}  {group.reason}")
             lines.extend(f"      {line}" for line in group.details)
     lines.extend(_verdict_table(gates))
     return lines
+
+
+def arch_test_note(gate: GateReport) -> str:
+    """` (arch test `major == 10`, line 12)` for a gate whose own text names no architecture: the
+    comparison it rests on, in its file (`line N`) or another (`path:N`); '' for any other gate."""
+    test = gate.arch_test
+    if test is None:
+        return ""
+    place = f"line {test.location.line}" if test.location.path == gate.location.path else _where(test.location, col=False)
+    return f" (arch test `{test.name}`, {place})"
 
 
 @dataclass(frozen=True)
