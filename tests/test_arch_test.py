@@ -121,3 +121,43 @@ def test_reports_show_the_arch_test_beside_the_gate():
     [gate] = [g for g in document["gates"] if g["text"] == 'backend == "cake"']
     assert gate["arch_test"] == {"path": "flashinfer/decode.py", "line": 12, "col": 1, "text": "major == 10"}
     assert not any("arch_test" in g for g in document["gates"] if g["text"].startswith("current_compilation_context"))
+
+
+def test_a_predicate_named_for_the_sm_version_names_an_architecture(gates):
+    sources = {"fi/__init__.py": "", "fi/utils.py": UTILS, "fi/gemm.py": '''from .utils import get_compute_capability
+
+
+def _match_sm_version(device, sm_version):
+    major, minor = get_compute_capability(device)
+    device_arch = f"{major * 10 + minor}"
+    return device_arch in sm_version
+
+
+def tgv_gemm_sm100(a):
+    if not _match_sm_version(a.device, ["100", "103", "107"]):
+        raise ValueError("TGV GEMM requires SM100, SM103 or SM107")
+    return a
+'''}
+    facts = [extract_python(path, text.encode()) for path, text in sources.items()]
+    found = {g.text: g for g in find_gates(link_python(facts, ["fi"], list(sources)))}
+    gate = found['not _match_sm_version(a.device, ["100", "103", "107"])']
+    assert gate.admits == (100, 103) and gate.arch_test is None
+
+
+def test_a_dtype_named_compute_names_no_architecture():
+    sources = {"fi/__init__.py": "", "fi/utils.py": UTILS, "fi/kda.py": '''from .utils import get_compute_capability
+
+
+def _supports_affine_split_launch(device):
+    return get_compute_capability(device) in ((10, 0), (10, 3))
+
+
+def prepare(compute_dtype, device):
+    if compute_dtype == "tf32" and _supports_affine_split_launch(device):
+        return 1
+    return 0
+'''}
+    facts = [extract_python(path, text.encode()) for path, text in sources.items()]
+    found = {g.text: g for g in find_gates(link_python(facts, ["fi"], list(sources)))}
+    test = found['compute_dtype == "tf32" and _supports_affine_split_launch(device)'].arch_test
+    assert test is not None and test.name == "get_compute_capability(device) in ((10, 0), (10, 3))"

@@ -365,19 +365,19 @@ def _merge(candidates, trace: Trace):
 def names_arch(expr: PyExpr, idioms) -> bool:
     """Whether a condition's own text names an architecture: a call that reads the capability or the
     device properties, or a name, attribute or callee that looks like an arch (`major`, `cc`,
-    `is_sm90a_supported`, `device_arch`)."""
+    `device_arch`, `is_sm90a_supported`, `_match_sm_version`)."""
     for sub in walk(expr):
         if sub.kind == "call":
             last = sub.text.rpartition(".")[2]
             if last in idioms.capability_calls or last in idioms.properties_calls:
                 return True
         if sub.kind in ("name", "attr", "call") and any(
-                part in _CAPABILITY_PARTS or _ARCHY.search(part) for part in sub.text.split(".")):
+                _ARCHY.search(part) or not _ARCH_WORDS.isdisjoint(part.lower().split("_")) for part in sub.text.split(".")):
             return True
     return False
 
 
-_CAPABILITY_PARTS = frozenset(("major", "minor", "cc", "sm", "sm_version", "compute_capability"))
+_ARCH_WORDS = frozenset(("major", "minor", "cc", "sm", "arch", "capability"))
 
 
 def is_dunder(qualname: str) -> bool:
