@@ -11,10 +11,15 @@ from click.testing import CliRunner
 from conftest import inside_fixture
 
 from archlint.cli import cli
+from archlint.model.findings import Evidence, EvidenceKind, Finding, Level, Location
+from archlint.model.gates import GateReport
+from archlint.report import Report, render
+from archlint.report.matrix import build_matrix
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FLASHINFER = FIXTURES / "gate-flashinfer"
 ROUTES = FIXTURES / "gate-backend-routes"
+ARCH_ORDER = ("sm_80", "sm_89", "sm_90a", "sm_100a", "sm_103a", "sm_110a", "sm_120a", "sm_121a")
 VEC_DEQUANT = ("  flashinfer/jit/comm.py:19  gen_vec_dequant_module  "
                "current_compilation_context.get_nvcc_flags_list(supported_major_versions=[9, 10])")
 
@@ -99,3 +104,32 @@ def test_without_targets_the_report_ends_with_a_line_per_target_and_how_to_lead_
     assert ("  sm_120a: 1 gate could be widened, 1 genuine, 1 empty, 1 unknown, 1 admitted, "
             "2 admitted but cannot work") in lines[at:]
     assert lines[0].startswith("flashinfer/")  # the findings first, as before
+
+
+def _use_cub_report(**options) -> Report:
+    """FlashInfer 0.7.2.post1's `top_k` gate `use_cub` (topk.py:997): it admits every target, and on
+    sm_120a the clusters kernel it guards asks for more shared memory than the GPU has (AL105)."""
+    where = Location("flashinfer/topk.py", 997, 8, 997, 15)
+    gate = GateReport("flashinfer/topk.py:997:8", "use_cub", where, ARCH_ORDER, (), function="top_k")
+    smem = Location("flashinfer/data/include/flashinfer/fast_topk_clusters_exact.cuh", 557, 3)
+    problem = "`shared memory request of 232,448 bytes (MAX_SMEM_CARVEOUT) exceeds sm_120a's limit of 101,376 bytes`"
+    finding = Finding("AL105", Level.ERROR,
+                      f"Gate `use_cub` admits sm_120a, sm_121a, but {problem} in the code it guards is not available there",
+                      where, ("sm_120a", "sm_121a"),
+                      (Evidence(smem, f"{problem[1:-1]}", EvidenceKind.SMEM),), symbol="flashinfer.topk.top_k")
+    return Report(root="/nowhere", findings=(finding,), gates=(gate,), targets=ARCH_ORDER, **options)
+
+
+def test_a_gate_that_excludes_nothing_but_cannot_work_somewhere_is_said_where_it_matters():
+    default = render("text", _use_cub_report()).splitlines()
+    assert not any(line.startswith("`top_k` at flashinfer/topk.py:997") for line in default)  # no block of its own
+    assert "(1 more gate excludes none of the targets; -v lists them)" in default
+    assert default[0].startswith("flashinfer/topk.py:997:8: AL105 ")  # its finding says it
+    asked = render("text", _use_cub_report(targets_asked=True)).splitlines()
+    at = asked.index("Admitted, but cannot work: 1 gate; the gate lets the target through, but the code it guards "
+                     "needs what the target lacks or compiles to nothing (AL105)")
+    assert asked[at + 1] == "  flashinfer/topk.py:997  top_k  use_cub"
+    assert asked[at + 2].startswith("      sm_120a, sm_121a: `shared memory request of 232,448 bytes")
+    assert asked[at + 2].endswith("(flashinfer/data/include/flashinfer/fast_topk_clusters_exact.cuh:557)")
+    [row] = build_matrix(_use_cub_report()).rows  # the matrix keeps its row, for the ! cells
+    assert [cell.state for cell in row.cells][-3:] == ["admitted", "cannot work", "cannot work"]

@@ -11,7 +11,7 @@ from archlint.model.findings import Evidence, EvidenceKind, Finding, Level, Loca
 from archlint.model.gates import Reached, TargetVerdict
 from archlint.report import Report
 from archlint.report.focus import focus_lines
-from archlint.report.matrix import build_matrix, listed, summary_line, unworkable
+from archlint.report.matrix import build_matrix, summary_line
 from archlint.report.textparts import (SHOWN, Paint, arch_test_note, capped, fitted, painter, plural,
                                        verdict_groups, where)
 
@@ -77,12 +77,12 @@ def _diagnostic_lines(report: Report) -> list[str]:
 
 def _gate_lines(report: Report, paint: Paint, every: bool = False) -> list[str]:
     """Each gate with a line per group of excluded targets; without `every` (or -v), only the gates
-    that exclude one of the targets or admit one where their code cannot work (AL105)."""
+    that exclude one of the targets (one admitting a target where its code cannot work has its
+    AL105 finding, and its own group when targets are asked for)."""
     gates = sorted(report.gates, key=lambda g: (g.location, g.gate_id))
     if not gates:
         return []
-    broken = unworkable(report)
-    shown = [gate for gate in gates if every or report.verbose or listed(gate, broken)]
+    shown = [gate for gate in gates if every or report.verbose or gate.verdicts]
     lines = ["", "Gates"]
     for gate in shown:
         admits = ", ".join(sorted_targets(gate.admits)) or "nothing"
