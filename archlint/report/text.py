@@ -180,7 +180,7 @@ def _verdict_table(gates) -> list[str]:
 def _target_lines(report: Report) -> list[str]:
     """Per target, the gates that could be widened and the rest (the HTML matrix's lines), and how
     to see one target's first."""
-    summaries = build_matrix(report).summaries
+    summaries = build_matrix(report).summaries if report.gates else ()
     if not summaries:
         return []
     return ["", "Per target (`--target T` leads with T's gates that could be widened)",
