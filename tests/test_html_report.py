@@ -162,8 +162,7 @@ def test_an_admitted_target_where_the_code_cannot_work_has_its_own_cell_and_reas
 
 def test_each_target_line_names_the_gates_that_could_be_widened(flashinfer_page):
     page = flashinfer_page.read_text()
-    line = re.search(r'<li data-target="sm_110a">(.*?)</li>', page, re.S).group(1)
-    widen = re.search(r'<div class="widen">could be widened: (.*?)</div>', line, re.S).group(1)
+    widen = re.search(r'<li data-target="sm_110a">.*?<div class="widen">could be widened:(.*?)</div></li>', page, re.S).group(1)
     names = re.findall(r'<code>(\w+)</code> flashinfer/jit/comm.py:(\d+)</a>', widen)
     assert names == [("gen_trtllm_comm_module", "7"), ("gen_vec_dequant_module", "19"), ("gen_xqa_mha_module", "56")]
     assert f'href="#{quote(TRTLLM_GATE)}%40sm_110a"' in widen  # each a link to its cell
@@ -181,7 +180,11 @@ def test_a_gate_excluding_no_target_gets_no_row_unless_verbose():
     route = "flashinfer/sampling.py:27:"
     page = scan(["gate-backend-routes", "--format", "html"], FIXTURES)
     assert route not in page and "2 gates listed (1 more exclude none of the targets: -v lists them)" in page
-    assert route in scan(["gate-backend-routes", "--format", "html", "-v"], FIXTURES)
+    verbose = scan(["gate-backend-routes", "--format", "html", "-v"], FIXTURES)
+    assert route in verbose
+    # a condition naming no architecture shows the comparison it rests on, linked
+    assert ('<div class="archtest">arch test <code>major &gt;= 9</code> at '
+            '<a href="flashinfer/sampling.py#L13">flashinfer/sampling.py:13</a></div>') in verbose
     table = scan(["gate-backend-routes", "--format", "markdown"], FIXTURES)
     assert "sampling.py:27" not in table and "(2 gates; 1 more exclude none of the targets," in table
 
@@ -320,3 +323,4 @@ def test_the_target_filter_shows_one_targets_column_and_lines_in_chromium(flashi
     assert rows["flashinfer/jit/comm.py:56:18"] is True  # admits sm_120a and works there: hidden
     lines = {target: bool(hidden) for target, hidden in re.findall(r'<li data-target="(sm_\w+)"( class="hidden")?', dom)}
     assert lines["sm_120a"] is False and lines["sm_110a"] is True
+    assert re.search(r'<body class="filtered"', dom)  # a cell's chain opens rightwards from the one column

@@ -64,17 +64,21 @@ td.v-admitted, .swatch.v-admitted { background: var(--admitted); color: #24527a;
 td.v-cannot-work, .swatch.v-cannot-work { background: var(--broken); color: #fff; }
 .filter { margin: .4em 0 .8em; }
 .filter select { font: inherit; }
-.widen { margin: .1em 0 .4em; color: #57606a; }
+.widen { margin: .1em 0 .5em; color: #57606a; }
+.widen ul { margin: .1em 0; padding-left: 1.2em; columns: 34em auto; column-gap: 2em; }
+.widen li { break-inside: avoid; }
 .widen a { color: inherit; }
+.archtest { color: #57606a; font-size: .85em; }
 .hidden { display: none; }
 td.v-none { color: #8c959f; }
 summary { cursor: pointer; font-weight: 600; list-style: none; }
 summary::-webkit-details-marker { display: none; }
 details[open] > summary { text-decoration: underline; }
 .chain { position: absolute; top: 100%; left: 0; z-index: 10; width: min(70ch, 90vw); text-align: left;
-  background: #fff; border: 1px solid #8c959f; border-radius: 6px; padding: .6em .8em; box-shadow: 0 4px 14px rgba(0,0,0,.18);
+  background: #fff; color: #1f2328; border: 1px solid #8c959f; border-radius: 6px; padding: .6em .8em; box-shadow: 0 4px 14px rgba(0,0,0,.18);
   font-weight: normal; overflow-wrap: anywhere; }
 td.right .chain { left: auto; right: 0; }
+body.filtered td.right .chain { left: 0; right: auto; }
 .chain ol, .chain ul { margin: .3em 0; padding-left: 1.4em; }
 .chain p { margin: .3em 0; }
 """
@@ -98,6 +102,7 @@ document.addEventListener('keydown', function (event) {
 // The target filter: one target's column and line; gates that merely admit it stay hidden unless asked.
 function showTarget() {
   var chosen = document.getElementById('target').value, admitted = document.getElementById('admitted').checked;
+  document.body.classList.toggle('filtered', chosen !== '');
   document.querySelectorAll('[data-target]').forEach(function (element) {
     element.classList.toggle('hidden', chosen !== '' && element.dataset.target !== chosen);
   });
@@ -219,9 +224,9 @@ def _widenable(summary: TargetSummary) -> str:
     names = []
     for row in summary.widenable:
         name = escape(row.function) if row.function else "module level"
-        names.append(f'<a href="#{escape(quote(_anchor(row.gate.gate_id, summary.target)))}"><code>{name}</code> '
-                     f"{escape(row.where)}</a>")
-    return f'<div class="widen">could be widened: {", ".join(names)}</div>'
+        names.append(f'<li><a href="#{escape(quote(_anchor(row.gate.gate_id, summary.target)))}"><code>{name}</code> '
+                     f"{escape(row.where)}</a></li>")
+    return f'<div class="widen">could be widened:<ul>{"".join(names)}</ul></div>'
 
 
 def summary_html(summary: TargetSummary) -> str:
@@ -251,9 +256,17 @@ def _table(matrix: Matrix, links: _Links) -> str:
 def _row_html(row: Row, links: _Links, width: int) -> str:
     name = escape(row.function) if row.function else "<i>module level</i>"
     gate = (f'<th class="gate" scope="row"><code class="fn">{name}</code> {links.place(row.gate.location)}'
-            f'<div class="gatetext mono">{escape(row.gate.text)}</div></th>')
+            f'<div class="gatetext mono">{escape(row.gate.text)}</div>{_arch_test(row, links)}</th>')
     cells = "".join(_cell_html(cell, row, links, index >= width // 2) for index, cell in enumerate(row.cells))
     return f'<tr class="gate" id="{escape(_anchor(row.gate.gate_id))}" data-gate="{escape(row.gate.gate_id)}">{gate}{cells}</tr>'
+
+
+def _arch_test(row: Row, links: _Links) -> str:
+    """Under a condition that names no architecture, the comparison it rests on and a link to it."""
+    test = row.gate.arch_test
+    if test is None:
+        return ""
+    return f'<div class="archtest">arch test <code>{escape(test.name)}</code> at {links.place(test.location)}</div>'
 
 
 def _cell_html(cell: Cell, row: Row, links: _Links, right: bool) -> str:
