@@ -133,3 +133,12 @@ def test_a_gate_that_excludes_nothing_but_cannot_work_somewhere_is_said_where_it
     assert asked[at + 2].endswith("(flashinfer/data/include/flashinfer/fast_topk_clusters_exact.cuh:557)")
     [row] = build_matrix(_use_cub_report()).rows  # the matrix keeps its row, for the ! cells
     assert [cell.state for cell in row.cells][-3:] == ["admitted", "cannot work", "cannot work"]
+
+
+def test_a_target_asked_without_its_suffix_is_one_target_named_as_its_build():
+    lines = scan(FLASHINFER, "--target", "sm_120")
+    assert lines[0] == ("sm_120a: 1 gate could be widened, 1 genuine, 1 empty, 1 unknown, 3 admitted, "
+                        "0 admitted but cannot work")
+    assert lines[1] == "" and lines[2].startswith("Can be widened on sm_120a: 1 gate;")
+    # the verdict's note on the other build is said once, in its own parentheses
+    assert lines[4].startswith("      checked 1 unit, 1 kernel; no arch-sensitive construct (assumes a sm_120a build; ")

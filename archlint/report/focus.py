@@ -129,7 +129,8 @@ def _checked(verdict: TargetVerdict) -> str:
     else:
         said += "no arch-sensitive construct"
     _, lacks, rest = verdict.reason.partition(" lacks")
-    return said + (f" ({rest.lstrip(', ')})" if lacks and rest.strip() else "")
+    extra = rest.strip().lstrip(", ") if lacks else ""
+    return said + (f" {extra}" if extra.startswith("(") else f" ({extra})" if extra else "")
 
 
 def settle_hint(reason: str) -> str:
@@ -148,19 +149,15 @@ def _fixes(findings: Iterable[Finding]) -> dict[Location, str]:
 def _unworkable_lines(report: Report, gates: list[GateReport], target: str, several: bool, paint: Paint) -> list[str]:
     """The gates that admit a target where the code they guard cannot work (AL105), and why."""
     broken = unworkable(report)
-    entries: list[str] = []
-    for gate in gates:
-        finding = broken.get(gate.location)
-        if finding is None:
-            continue
-        entries.append(gate_entry(gate))
-        entries.append(f"      {_targets(sorted_targets(finding.targets), several)}{_problem(finding)}")
-    if not entries:
+    found = [(gate, broken[gate.location]) for gate in gates if gate.location in broken]
+    if not found:
         return []
-    title = paint(f"Admitted, but cannot work on {target}" if target != "the target" else "Admitted, but cannot work",
-                  "error")
+    title = f"Admitted, but cannot work on {target}" if target != "the target" else "Admitted, but cannot work"
     meaning = "the gate lets the target through, but the code it guards needs what the target lacks or compiles to nothing (AL105)"
-    return ["", f"{title}: {plural(len(entries) // 2, 'gate')}; {meaning}", *entries]
+    lines = ["", f"{paint(title, 'error')}: {plural(len(found), 'gate')}; {meaning}"]
+    for gate, finding in found:
+        lines += [gate_entry(gate), f"      {_targets(sorted_targets(finding.targets), several)}{_problem(finding)}"]
+    return lines
 
 
 def _problem(finding: Finding) -> str:

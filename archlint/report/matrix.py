@@ -63,12 +63,35 @@ class Matrix:
 
 
 def build_matrix(report: Report, reasons_shown: int = 3) -> Matrix:
-    targets = arch_sorted({*report.targets, *_named_targets(report.gates)})
+    named = _named_targets(report.gates)
+    aliases = _build_names(report.targets, named)
+    targets = arch_sorted({*(aliases.get(t, t) for t in report.targets), *named})
     broken = unworkable(report)
-    rows = _grouped(tuple(_row(gate, targets, broken.get(gate.location)) for gate in report.gates))
+    rows = _grouped(tuple(_row(gate, targets, broken.get(gate.location), aliases) for gate in report.gates))
     summaries = tuple(_summary(rows, index, target, reasons_shown) for index, target in enumerate(targets))
     shown = tuple(row for row in rows if report.verbose or listed(row.gate, broken))
     return Matrix(targets, shown, summaries, len(rows) - len(shown))
+
+
+def _build_names(asked: Iterable[str], named: set[str]) -> dict[str, str]:
+    """A target asked for without a suffix (`sm_120`) whose builds the verdicts name with one
+    (`sm_120a`): one column, under the build's name."""
+    builds: dict[int, set[str]] = {}
+    for name in named:
+        builds.setdefault(_cc(name), set()).add(name)
+    aliases = {}
+    for name in asked:
+        found = builds.get(_cc(name), set()) - {name}
+        if len(found) == 1 and name not in named:
+            aliases[name] = found.pop()
+    return aliases
+
+
+def _cc(name: str) -> int:
+    try:
+        return parse_target(name).cc
+    except TargetError:
+        return -1
 
 
 def unworkable(report: Report) -> dict[Location, Finding]:
@@ -104,10 +127,10 @@ def _named_targets(gates: Iterable[GateReport]) -> set[str]:
     return {verdict.target for gate in gates for verdict in gate.verdicts}
 
 
-def _row(gate: GateReport, targets: tuple[str, ...], broken: Finding | None) -> Row:
+def _row(gate: GateReport, targets: tuple[str, ...], broken: Finding | None, aliases: dict[str, str]) -> Row:
     verdicts = {verdict.target: verdict for verdict in gate.verdicts}
-    admitted = set(gate.admits)
-    failing = set(broken.targets) if broken is not None else set()
+    admitted = {aliases.get(name, name) for name in gate.admits}
+    failing = {aliases.get(name, name) for name in broken.targets} if broken is not None else set()
     cells = []
     for target in targets:
         verdict = verdicts.get(target)
