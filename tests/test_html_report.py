@@ -162,7 +162,7 @@ def test_an_admitted_target_where_the_code_cannot_work_has_its_own_cell_and_reas
 
 def test_each_target_line_names_the_gates_that_could_be_widened(flashinfer_page):
     page = flashinfer_page.read_text()
-    widen = re.search(r'<li data-target="sm_110a">.*?<div class="widen">could be widened:(.*?)</div></li>', page, re.S).group(1)
+    widen = re.search(r'<li data-target="sm_110a">.*?<div class="widen">could be widened: (.*?)</div></li>', page, re.S).group(1)
     names = re.findall(r'<code>(\w+)</code> flashinfer/jit/comm.py:(\d+)</a>', widen)
     assert names == [("gen_trtllm_comm_module", "7"), ("gen_vec_dequant_module", "19"), ("gen_xqa_mha_module", "56")]
     assert f'href="#{quote(TRTLLM_GATE)}%40sm_110a"' in widen  # each a link to its cell

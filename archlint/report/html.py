@@ -22,6 +22,7 @@ from archlint.report.matrix import (ADMITTED, CANNOT_WORK, NOT_EVALUATED, VERDIC
                                     build_matrix, summary_line)
 
 _LISTED = 12  # units, headers, kernels and constructs listed under a POLICY cell, before "+N more"
+_INLINE = 3  # widenable gates named on a target's line; more get a list
 _LETTER = {"POLICY": "P", "GENUINE": "G", "EMPTY": "E", "UNKNOWN": "?", ADMITTED: "\u2713", CANNOT_WORK: "!",
            NOT_EVALUATED: "\u00b7"}
 _MEANING = {
@@ -218,15 +219,18 @@ def _summaries(matrix: Matrix) -> str:
 
 
 def _widenable(summary: TargetSummary) -> str:
-    """The gates that could be widened for the target, each a link to its cell."""
+    """The gates that could be widened for the target, each a link to its cell: on the line for up to
+    three, else a list in columns."""
     if not summary.widenable:
         return ""
-    names = []
+    links = []
     for row in summary.widenable:
         name = escape(row.function) if row.function else "module level"
-        names.append(f'<li><a href="#{escape(quote(_anchor(row.gate.gate_id, summary.target)))}"><code>{name}</code> '
-                     f"{escape(row.where)}</a></li>")
-    return f'<div class="widen">could be widened:<ul>{"".join(names)}</ul></div>'
+        links.append(f'<a href="#{escape(quote(_anchor(row.gate.gate_id, summary.target)))}"><code>{name}</code> '
+                     f"{escape(row.where)}</a>")
+    if len(links) <= _INLINE:
+        return f'<div class="widen">could be widened: {", ".join(links)}</div>'
+    return f'<div class="widen">could be widened:<ul>{"".join(f"<li>{link}</li>" for link in links)}</ul></div>'
 
 
 def summary_html(summary: TargetSummary) -> str:
