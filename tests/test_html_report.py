@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import pytest
 from click.testing import CliRunner
@@ -24,6 +24,7 @@ from archlint.report.matrix import arch_sorted, build_matrix, local_function, re
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TRTLLM_GATE = "flashinfer/jit/comm.py:7:18"  # gen_trtllm_comm_module's gate: EMPTY on sm_120a
+XQA_GATE = "flashinfer/jit/comm.py:39:18"  # gen_xqa_module's gate: admits sm_120a, whose only kernel is empty there
 ARCH_ORDER = ("sm_80", "sm_89", "sm_90a", "sm_100a", "sm_103a", "sm_110a", "sm_120a", "sm_121a")
 
 HOSTILE_FOLDER = "we`ird|<b>pkg"
@@ -139,10 +140,53 @@ def test_page_holds_the_matrix(flashinfer_page):
     assert cells["flashinfer/jit/comm.py:25:18@sm_120a"]["data-verdict"] == "GENUINE"
     assert cells["flashinfer/jit/comm.py:31:18@sm_120a"]["data-verdict"] == "UNKNOWN"
     header = re.search(r"<thead>(.*?)</thead>", page, re.S).group(1)
-    assert re.findall(r"sm_\d+a?", header) == list(ARCH_ORDER)
+    assert re.findall(r">(sm_\d+a?)<", header) == list(ARCH_ORDER)
     assert "<code class=\"fn\">gen_trtllm_comm_module</code>" in page
-    assert "sm_120a</b>: 1 gate could be widened, 1 genuine, 1 empty, 1 unknown, 3 admitted" in page
+    assert ("sm_120a</b>: 1 gate could be widened, 1 genuine, 1 empty, 1 unknown, 1 admitted, "
+            "2 admitted but cannot work") in page
     assert "1 \u00d7 guarded sources could not be resolved" in page
+
+
+def test_an_admitted_target_where_the_code_cannot_work_has_its_own_cell_and_reason(flashinfer_page):
+    page = flashinfer_page.read_text()
+    cells = parse(page).cells
+    xqa = cells[f"{XQA_GATE}@sm_120a"]
+    assert xqa["data-verdict"] == "cannot work" and "v-cannot-work" in xqa["class"].split()
+    assert cells[f"{XQA_GATE}@sm_90a"]["data-verdict"] == "admitted"  # the build that works stays a plain tick
+    cell = re.search(rf'<td id="{re.escape(XQA_GATE)}@sm_120a".*?</td>', page, re.S).group(0)
+    assert "<summary" in cell and ">!</summary>" in cell
+    assert "kernel <code>xqa_sm90_kernel</code>, the only kernel it guards, compiles to an empty body there" in cell
+    assert "[AL105]" in cell and "xqa_sm90.cu#L5" in cell
+    assert "the gate admits the target, but the code it guards cannot work there (AL105)" in page  # the legend
+
+
+def test_each_target_line_names_the_gates_that_could_be_widened(flashinfer_page):
+    page = flashinfer_page.read_text()
+    widen = re.search(r'<li data-target="sm_110a">.*?<div class="widen">could be widened: (.*?)</div></li>', page, re.S).group(1)
+    names = re.findall(r'<code>(\w+)</code> flashinfer/jit/comm.py:(\d+)</a>', widen)
+    assert names == [("gen_trtllm_comm_module", "7"), ("gen_vec_dequant_module", "19"), ("gen_xqa_mha_module", "56")]
+    assert f'href="#{quote(TRTLLM_GATE)}%40sm_110a"' in widen  # each a link to its cell
+
+
+def test_the_page_has_a_target_filter(flashinfer_page):
+    page = flashinfer_page.read_text()
+    options = re.findall(r'<option value="(sm_\w+)">', re.search(r'<select id="target">(.*?)</select>', page, re.S).group(1))
+    assert options == list(ARCH_ORDER)
+    header = re.search(r"<thead>(.*?)</thead>", page, re.S).group(1)
+    assert re.findall(r'data-target="(sm_\w+)"', header) == list(ARCH_ORDER)
+
+
+def test_a_gate_excluding_no_target_gets_no_row_unless_verbose():
+    route = "flashinfer/sampling.py:27:"
+    page = scan(["gate-backend-routes", "--format", "html"], FIXTURES)
+    assert route not in page and "2 gates listed (1 more exclude none of the targets: -v lists them)" in page
+    verbose = scan(["gate-backend-routes", "--format", "html", "-v"], FIXTURES)
+    assert route in verbose
+    # a condition naming no architecture shows the comparison it rests on, linked
+    assert ('<div class="archtest">arch test <code>major &gt;= 9</code> at '
+            '<a href="flashinfer/sampling.py#L13">flashinfer/sampling.py:13</a></div>') in verbose
+    table = scan(["gate-backend-routes", "--format", "markdown"], FIXTURES)
+    assert "sampling.py:27" not in table and "(2 gates; 1 more exclude none of the targets," in table
 
 
 def test_cell_opens_its_evidence_chain_with_links_that_resolve(flashinfer_page):
@@ -180,7 +224,7 @@ def test_names_from_the_scanned_tree_are_escaped(tmp_path):
 
 def test_markdown_matrix(tmp_path):
     table = scan(["gate-flashinfer", "--format", "markdown"], FIXTURES)
-    assert "- sm_120a: 1 gate could be widened, 1 genuine, 1 empty, 1 unknown, 3 admitted" in table
+    assert "- sm_120a: 1 gate could be widened, 1 genuine, 1 empty, 1 unknown, 1 admitted, 2 admitted but cannot work" in table
     header = next(line for line in table.splitlines() if line.startswith("| gate |"))
     assert header == "| gate | where | " + " | ".join(ARCH_ORDER) + " |"
     row = next(line for line in table.splitlines() if line.startswith("| `gen_trtllm_comm_module`"))
@@ -189,6 +233,15 @@ def test_markdown_matrix(tmp_path):
     assert dict(zip(ARCH_ORDER, cells[2:])) == {
         "sm_80": "\U0001f7ea E", "sm_89": "\U0001f7ea E", "sm_90a": "\u2713", "sm_100a": "\u2713", "sm_103a": "\u2713",
         "sm_110a": "\U0001f7e8 P", "sm_120a": "\U0001f7ea E", "sm_121a": "\U0001f7ea E"}
+
+
+def test_markdown_marks_an_admitted_target_that_cannot_work_and_says_why(tmp_path):
+    table = scan(["gate-flashinfer", "--format", "markdown"], FIXTURES)
+    row = next(line for line in table.splitlines() if line.startswith("| `gen_xqa_module`"))
+    cells = dict(zip(ARCH_ORDER, [cell.strip() for cell in row.strip("|").split("|")][2:]))
+    assert cells["sm_120a"] == "\U0001f7e5 !" and cells["sm_90a"] == "\u2713"
+    assert ("- `gen_xqa_module` `flashinfer/jit/comm.py:39` on sm_100a, sm_103a, sm_120a, sm_121a: kernel "
+            "\\`xqa\\_sm90\\_kernel\\`, the only kernel it guards, compiles to an empty body there") in table
 
 
 def _many_gates(count: int) -> Report:
@@ -251,3 +304,23 @@ def test_page_renders_in_chromium(flashinfer_page, tmp_path):
     data = screenshot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(data) > 20_000  # a blank 1300x1000 page compresses to a few kilobytes
+
+
+@pytest.mark.skipif(_chromium() is None, reason="Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)")
+def test_the_target_filter_shows_one_targets_column_and_lines_in_chromium(flashinfer_page, tmp_path):
+    """`?target=sm_120a` (or choosing it in the select) leaves sm_120a's column and line, and hides the
+    gates that merely admit it; a gate admitting it where its code cannot work stays."""
+    browser = _chromium()
+    assert browser is not None
+    dumped = _browse(browser, f"{flashinfer_page.as_uri()}?target=sm_120a", tmp_path / "profile", "--dump-dom")
+    assert dumped.returncode == 0, dumped.stderr[-2000:]
+    dom = dumped.stdout
+    cells = parse(dom).cells
+    assert "hidden" not in cells[f"{TRTLLM_GATE}@sm_120a"]["class"].split()
+    assert "hidden" in cells[f"{TRTLLM_GATE}@sm_110a"]["class"].split()
+    rows = {row: bool(hidden) for hidden, row in re.findall(r'<tr class="gate( hidden)?" id="([^"]+)"', dom)}
+    assert rows[XQA_GATE] is False  # admitted, but cannot work: shown
+    assert rows["flashinfer/jit/comm.py:56:18"] is True  # admits sm_120a and works there: hidden
+    lines = {target: bool(hidden) for target, hidden in re.findall(r'<li data-target="(sm_\w+)"( class="hidden")?', dom)}
+    assert lines["sm_120a"] is False and lines["sm_110a"] is True
+    assert re.search(r'<body class="filtered"', dom)  # a cell's chain opens rightwards from the one column

@@ -39,11 +39,9 @@ def test_policy_line_names_the_constructs_and_their_guards():
     assert constructs.startswith(
         f"constructs: `griddepcontrol.wait` {PDL_HEADER}:7, `griddepcontrol.launch_dependents` :13 "
         "under `__CUDA_ARCH__ >= 900` (true; needs sm_90 or newer), ")
-    # constructs sharing a guard share one mention of it; each file is named once in a run
-    assert "`cp.async.cg.shared.global` flashinfer/data/include/flashinfer/vec.cuh:13, `cp.async.commit_group` :17, " \
-           "`cp.async.wait_group` :18 with no arch guard (needs sm_80 or newer)" in constructs
-    assert constructs.endswith("`cvt.rn.bf16x2.f32` flashinfer/data/include/flashinfer/vec.cuh:24 under `__CUDA_ARCH__ >= 800` "
-                               "(true; needs sm_80 or newer)")
+    # the first three constructs, those sharing a guard with one mention of it, then how many more
+    assert constructs.endswith("`cp.async.cg.shared.global` flashinfer/data/include/flashinfer/vec.cuh:13 "
+                               "with no arch guard (needs sm_80 or newer) (+3 more)")
     # compiled out for sm_80: PDL is not among what its verdict checked
     at = next(i for i, line in enumerate(lines) if line.startswith("  sm_80, sm_89  POLICY  "))
     assert "griddepcontrol" not in lines[at + 2]

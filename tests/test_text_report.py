@@ -20,7 +20,11 @@ GEMM = "`gen_gemm_sm90_module` at flashinfer/jit/comm.py:25: " \
 
 
 def scan_text(*args: str) -> list[str]:
-    with inside_fixture(FLASHINFER):
+    return scan_text_in(FLASHINFER, *args)
+
+
+def scan_text_in(fixture: Path, *args: str) -> list[str]:
+    with inside_fixture(fixture):
         result = CliRunner().invoke(cli, ["scan", ".", "--no-cache", *args])
     assert result.exit_code in (0, 1), result.output
     return result.output.splitlines()
@@ -47,7 +51,7 @@ def test_a_reason_that_differs_by_target_splits_the_group_and_lists_each_arch_va
 
 
 def test_target_filter_keeps_the_gates_real_admits():
-    lines = scan_text("--target", "sm_120a")
+    lines = scan_text("--target", "sm_120a", "-v")  # the gate block: with targets asked for, only under -v
     assert GEMM in lines
     assert not any("(admits nothing)" in line for line in lines)
 
@@ -72,3 +76,46 @@ def test_targets_given_out_of_order_are_reported_in_arch_order():
     assert document["targets"] == ["sm_80", "sm_110a", "sm_121a"]
     [al102] = [f for f in document["findings"] if f["rule"] == "AL102"]
     assert al102["targets"] == ["sm_80", "sm_110a", "sm_121a"]
+
+
+ROUTES = Path(__file__).resolve().parents[1] / "fixtures" / "gate-backend-routes"
+SPARSE_MLA_CHAIN = (
+    ("flashinfer/mla/_sparse_mla_sm120/_api.py", 1421, "gate `_sparse_mla_sm120_supported(q.device)` excludes sm_100a"),
+    ("flashinfer/mla/_sparse_mla_sm120/_api.py", 566, "calls `_run_dsv32_decode`"),
+    ("flashinfer/mla/_sparse_mla_sm120/_execution.py", 38, "calls `get_sparse_mla_sm120_module`"),
+    ("flashinfer/jit/mla.py", 64, "calls `gen_sparse_mla_sm120_module`"),
+    ("flashinfer/jit/mla.py", 78, "builds flashinfer/data/csrc/sparse_mla_sm120/dsv32_decode_dispatch.cu"),
+    ("flashinfer/data/csrc/sparse_mla_sm120/dsv32_decode_dispatch.cu", 1, "compiles it"),
+    ("flashinfer/data/csrc/sparse_mla_sm120/dsv32_decode_dispatch.cu", 18, "includes decode.cuh"),
+    ("flashinfer/data/include/flashinfer/attention/sparse_mla_sm120/kernels/dsv32_fp8/decode.cuh", 16, "includes q_stage.cuh"),
+    ("flashinfer/data/include/flashinfer/attention/sparse_mla_sm120/compute/q_stage.cuh", 31, "includes barrier.cuh"),
+    ("flashinfer/data/include/flashinfer/attention/sparse_mla_sm120/arch/barrier.cuh", 84,
+     "`mbarrier.try_wait.parity.shared::cta.b64` in `wait` needs sm_90 or newer; sm_89 lacks it"),
+)
+
+
+def test_a_policy_verdict_lists_three_constructs_and_counts_the_rest():
+    lines = scan_text_in(ROUTES, "--target", "sm_120a", "-v")
+    [constructs] = [line for line in lines if line.strip().startswith("constructs:")]
+    assert constructs.count("`") == 6  # three constructs named, not six
+    assert constructs.endswith("with no arch guard (needs sm_90 or newer) (+3 more)")
+
+
+def test_no_line_is_longer_than_400_and_a_long_chain_goes_on_below():
+    hops = tuple(Evidence(Location(path, line), message, EvidenceKind.INCLUDE) for path, line, message in SPARSE_MLA_CHAIN)
+    reason = ("the unit runs prebuilt kernels (`#include \"flashInferMetaInfo.h\"`, fmhaKernels.cuh:34), and "
+              "`FLASHINFER_CHECK(mSM == kSM_100 || mSM == kSM_103 || mSM == kSM_107, \"Unsupported architecture\")` in "
+              "`TllmGenFmhaRunner` lets them run only on SM 100, 103 and 107 (compute capability 10.0, 10.3, 10.7); "
+              "sm_89 is compute capability 8.9 " + "and it is long " * 12)
+    gate = GateReport("g", "_sparse_mla_sm120_supported(q.device)", Location(SPARSE_MLA_CHAIN[0][0], 1421, 8),
+                      ("sm_120a",), (TargetVerdict("sm_89", Verdict.GENUINE, reason, hops),))
+    lines = render("text", Report(root="/nowhere", findings=(), gates=(gate,))).splitlines()
+    assert max(len(line) for line in lines) <= 400
+    at = next(i for i, line in enumerate(lines) if line.startswith("  sm_89  GENUINE  the unit runs"))
+    assert lines[at + 1].startswith("        ") and lines[at + 1].strip()  # the reason goes on, indented
+    chain = [line for line in lines if "->" in line]
+    assert len(chain) == 2 and chain[1].lstrip().startswith("-> ")
+    # nothing is cut: the pieces put together are the whole chain
+    joined = " ".join(line.strip() for line in chain)
+    assert joined.endswith("flashinfer/data/include/flashinfer/attention/sparse_mla_sm120/arch/barrier.cuh:84")
+    assert joined.count(" -> ") == len(SPARSE_MLA_CHAIN) - 1

@@ -187,7 +187,8 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--fix", "apply_fix", is_flag=True, help="Apply the available fixes (git work trees only), then rescan.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Use this config file.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only.")
-@click.option("-v", "--verbose", is_flag=True, help="Print each stage's time on standard error.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="List every gate (also those that exclude no target); print each stage's time on standard error.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 def scan(paths, targets, toolkit, fmt, output, fail_on, select, ignore, baseline, write_baseline, no_suppress,
          show_suppressed, no_cache, jobs, include_dirs, category, show_diff, apply_fix, config_file, quiet, verbose,
@@ -428,6 +429,8 @@ def _report(result: ScanResult, options: ScanOptions, settings: Settings, chosen
         baselined=processed.baselined,
         colour=use_colour(view.output, view.fmt),
         quiet=view.quiet,
+        verbose=view.verbose,
+        targets_asked=bool(settings.targets),
         version=__version__,
         output_dir=str(view.output.resolve().parent) if view.output else "",
     )
@@ -450,9 +453,9 @@ def _finish(outcome: _Outcome, view: _View, paths: tuple[str, ...], write_baseli
     _emit(outcome.rendered, view.output)
     if view.output is not None and not view.quiet:
         # deferred: keeps `archlint --version` light
-        from archlint.report.text import summary_line
+        from archlint.report.text import report_summary_line
 
-        click.echo(f"archlint: {summary_line(outcome.report)}", err=True)
+        click.echo(f"archlint: {report_summary_line(outcome.report)}", err=True)
         click.echo(f"archlint: wrote {view.output}", err=True)
     return outcome.exit_code
 

@@ -184,7 +184,7 @@ def run_checks(ctx: Context, options: ScanOptions, *, file_rules: bool) -> list[
 def _gate_report(result: GateResult, targets: tuple[Target, ...]) -> GateReport:
     gate = result.gate
     return GateReport(gate.id, gate.text, gate_location(gate), admitted_targets(gate, targets), result.excluded,
-                      result.sources, gate.local_function)
+                      result.sources, gate.local_function, gate.arch_test)
 
 
 def admitted_targets(gate: Gate, targets: tuple[Target, ...]) -> tuple[str, ...]:

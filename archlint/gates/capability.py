@@ -13,6 +13,7 @@ import operator
 import re
 from dataclasses import dataclass, field
 
+from archlint.lang.python.expr import walk
 from archlint.model.python import PyExpr, version_tuple
 
 
@@ -45,6 +46,16 @@ class FuncRef:
     bound: tuple[tuple[str, object], ...] = ()
 
 
+@dataclass(frozen=True)
+class ArchTest:
+    """A comparison that read the capability, where it is written: `get_compute_capability(d)[0] == 10`
+    in the return statement of a scanned helper, the assignment of a name, or the condition itself."""
+
+    module: str
+    line: int  # the statement's first line
+    expr: PyExpr
+
+
 @dataclass
 class Trace:
     """What an evaluation touched: decides whether a condition is a gate and how exact it is."""
@@ -53,6 +64,17 @@ class Trace:
     predicate: bool = False  # ... inside a scanned function returning a boolean
     opaque: list[str] = field(default_factory=list)  # arch-looking things that could not be evaluated
     toolkit_tests: list[str] = field(default_factory=list)  # versions toolkit-version calls compared with
+    # The innermost comparisons that read the capability, in the order evaluated (repeats kept):
+    # what a condition naming no architecture itself rests on.
+    tests: list[ArchTest] = field(default_factory=list)
+
+    def take(self, arch: bool, predicate: bool, opaque, tests, toolkit_tests) -> None:
+        """Add what a nested evaluation (an assignment's value, a call's returns) touched."""
+        self.arch |= arch
+        self.predicate |= predicate
+        self.opaque.extend(opaque)
+        self.tests.extend(tests)
+        self.toolkit_tests.extend(toolkit_tests)
 
 
 @dataclass(frozen=True)
@@ -166,15 +188,13 @@ class Evaluator:
         if known is None:
             unfinished, inner = self._unfinished, Trace()
             value = self.value(assign.value, Scope(owner, assign.function, assign.line), cc, inner, depth)
-            known = (value, inner.arch, inner.predicate, tuple(inner.opaque), tuple(inner.toolkit_tests),
-                     assign)  # assign: keeps its id taken
+            # assign: keeps its id taken
+            known = (value, inner.arch, inner.predicate, tuple(inner.opaque), tuple(inner.tests),
+                     tuple(inner.toolkit_tests), assign)
             if self._unfinished == unfinished:
                 self._assigned_memo[key] = known
-        value, arch, predicate, opaque, tests, _ = known
-        trace.arch |= arch
-        trace.predicate |= predicate
-        trace.opaque.extend(opaque)
-        trace.toolkit_tests.extend(tests)
+        value, arch, predicate, opaque, tests, toolkit_tests, _ = known
+        trace.take(arch, predicate, opaque, tests, toolkit_tests)
         return value
 
     def _attr(self, expr, scope, cc, trace, depth):
@@ -192,7 +212,12 @@ class Evaluator:
         return UNKNOWN
 
     def _compare(self, expr, scope, cc, trace, depth):
+        was, known = trace.arch, len(trace.tests)
+        trace.arch = False
         values = [self.value(item, scope, cc, trace, depth) for item in expr.args]
+        if trace.arch and len(trace.tests) == known and scope.line is not None:
+            trace.tests.append(ArchTest(scope.module, scope.line, expr))  # the innermost that read it
+        trace.arch |= was
         result = True
         for op, left, right in zip(expr.text.split(","), values, values[1:]):
             step = _compare(op, left, right)
@@ -295,20 +320,18 @@ class Evaluator:
         bound.update(kwargs)
         key = (ref.qualname, cc, _freeze(bound))
         if key in self._memo:
-            value, arch, predicate, opaque, tests = self._memo[key]
+            value, arch, predicate, opaque, tests, toolkit_tests = self._memo[key]
             self._unfinished += opaque is _RECURSION
         else:
-            self._memo[key] = (UNKNOWN, False, False, _RECURSION, ())
+            self._memo[key] = (UNKNOWN, False, False, _RECURSION, (), ())
             inner = Trace()
             value = self._returns(ref.qualname, fn, tuple(sorted(bound.items(), key=str)), params, cc, inner, depth)
-            arch, predicate, opaque, tests = inner.arch, inner.predicate, tuple(inner.opaque), tuple(inner.toolkit_tests)
+            arch, predicate, opaque, tests = inner.arch, inner.predicate, tuple(inner.opaque), tuple(inner.tests)
+            toolkit_tests = tuple(inner.toolkit_tests)
             if arch and (isinstance(value, bool) or value is UNKNOWN):
                 predicate = True
-            self._memo[key] = (value, arch, predicate, opaque, tests)
-        trace.arch |= arch
-        trace.predicate |= predicate
-        trace.opaque.extend(opaque)
-        trace.toolkit_tests.extend(tests)
+            self._memo[key] = (value, arch, predicate, opaque, tests, toolkit_tests)
+        trace.take(arch, predicate, opaque, tests, toolkit_tests)
         return value
 
     def _returns(self, qualname, fn, bound, params, cc, trace, depth):
@@ -350,6 +373,7 @@ def _merge(candidates, trace: Trace):
         trace.arch = True
     for _, _, sub in candidates:
         trace.predicate |= sub.predicate
+        trace.tests.extend(sub.tests)
     values = [value for _, value, _ in candidates]
     first = values[0]
     if all(value == first and type(value) is type(first) for value in values):
@@ -357,6 +381,24 @@ def _merge(candidates, trace: Trace):
     if all(isinstance(v, bool) or v is UNKNOWN for v in values):
         return UNKNOWN
     return UNKNOWN
+
+
+def names_arch(expr: PyExpr, idioms) -> bool:
+    """Whether a condition's own text names an architecture: a call that reads the capability or the
+    device properties, or a name, attribute or callee that looks like an arch (`major`, `cc`,
+    `device_arch`, `is_sm90a_supported`, `_match_sm_version`)."""
+    for sub in walk(expr):
+        if sub.kind == "call":
+            last = sub.text.rpartition(".")[2]
+            if last in idioms.capability_calls or last in idioms.properties_calls:
+                return True
+        if sub.kind in ("name", "attr", "call") and any(
+                _ARCHY.search(part) or not _ARCH_WORDS.isdisjoint(part.lower().split("_")) for part in sub.text.split(".")):
+            return True
+    return False
+
+
+_ARCH_WORDS = frozenset(("major", "minor", "cc", "sm", "arch", "capability"))
 
 
 def is_dunder(qualname: str) -> bool:

@@ -9,14 +9,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from archlint.gates.capability import UNKNOWN, Evaluator, Scope, Trace
+from archlint.gates.capability import UNKNOWN, Evaluator, Scope, Trace, names_arch
 from archlint.gates.flagrefs import with_constants
 from archlint.gates.builds import project_builds
 from archlint.knowledge.arch import known_ccs, newest_toolkit
 from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.lang.python.expr import int_values, walk
+from archlint.lang.python.unparse import unparse
+from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import Gate
-from archlint.model.python import PyExpr, ResolvedSource, SourceRef, Span, VersionedFlag
+from archlint.model.python import PyExpr, ResolvedSource, SourceRef, Span, Test, VersionedFlag
 
 _TARGET_RE = re.compile(r"(?:compute|sm)_(\d{2,3})([af]?)")
 _BARE_RE = re.compile(r"^(\d{2,3})([af]?)$")
@@ -247,8 +249,25 @@ def _test_gates(index, evaluator, module, facts, ccs):
         yield _gate(
             kind, test.text, facts.path, test.span, _qual(index, module, test.function), admits,
             not trace.opaque, guards=guards, unit="cc", suffix="?", local_function=test.function,
-            sources=tuple(s.ref for s in own), resolved_sources=own,
+            sources=tuple(s.ref for s in own), resolved_sources=own, arch_test=_arch_test(index, module, test, trace),
         )
+
+
+def _arch_test(index, module: str, test: Test, trace: Trace) -> Evidence | None:
+    """The comparison behind a condition that names no architecture (`backend == "cake"`, where
+    `backend` is chosen from the capability in a helper): the first innermost comparison that read
+    the capability, unless it is written in the condition itself or the condition names an arch
+    (a capability call, `major`, `is_sm90a_supported`)."""
+    if not trace.tests or names_arch(test.expr, index.idioms):
+        return None
+    first = trace.tests[0]
+    if first.module == module and test.span.line <= first.line <= test.span.end_line:
+        return None
+    facts = index.modules.get(first.module)
+    if facts is None:
+        return None
+    text = unparse(first.expr)
+    return Evidence(Location(facts.path, first.line), f"arch test `{text}`", EvidenceKind.CONDITION, name=text)
 
 
 def _sources_after(index, module, test) -> tuple:

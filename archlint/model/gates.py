@@ -61,6 +61,10 @@ class Gate:
     # How the project's flag code builds each compute capability it answers for (its normaliser, read
     # for the scan's toolkit): the build an excluded capability would get if the gate admitted it.
     project_builds: tuple[ProjectBuild, ...] = ()
+    # For a condition whose own text names no architecture (`backend == "cake"`): the comparison that
+    # read the capability, in a helper it calls or the assignment of a name it reads (CONDITION;
+    # name: that comparison as written). None when the condition names one itself.
+    arch_test: Evidence | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +116,7 @@ class GateReport:
     verdicts: tuple[TargetVerdict, ...]
     sources: tuple[str, ...] = ()  # root-relative translation units the gate's builds compile
     function: str = ""  # the enclosing function, local to its module ('gen_module', 'Class.method'); '' at module level
+    arch_test: Evidence | None = None  # Gate.arch_test: the arch test behind a condition that names none
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,6 +77,7 @@ class _Mover:
             location=self.location(gate.location),
             sources=tuple(self.path(p) for p in gate.sources),
             verdicts=tuple(self.verdict(v) for v in gate.verdicts),
+            arch_test=self.hop(gate.arch_test) if gate.arch_test is not None else None,
         )
 
     def verdict(self, verdict: TargetVerdict) -> TargetVerdict:

@@ -29,6 +29,8 @@ class Report:
     baselined: int = 0  # findings matched by --baseline and left out
     colour: bool = False
     quiet: bool = False
+    verbose: bool = False  # -v: list every gate, also those that exclude none of the targets
+    targets_asked: bool = False  # the targets were asked for (--target or the config): lead with them
     version: str = ""
     output_dir: str = ""  # absolute folder the report is written to, for the HTML's relative links; '' = the working directory
 

@@ -18,22 +18,26 @@ from urllib.parse import quote
 from archlint.model.findings import Evidence, Location
 from archlint.model.gates import Reached
 from archlint.report import Report
-from archlint.report.matrix import (ADMITTED, NOT_EVALUATED, VERDICTS, Cell, Matrix, Row, TargetSummary, build_matrix,
-                                    summary_line)
+from archlint.report.matrix import (ADMITTED, CANNOT_WORK, NOT_EVALUATED, VERDICTS, Cell, Matrix, Row, TargetSummary,
+                                    build_matrix, summary_line)
 
 _LISTED = 12  # units, headers, kernels and constructs listed under a POLICY cell, before "+N more"
-_LETTER = {"POLICY": "P", "GENUINE": "G", "EMPTY": "E", "UNKNOWN": "?", ADMITTED: "\u2713", NOT_EVALUATED: "\u00b7"}
+_INLINE = 3  # widenable gates named on a target's line; more get a list
+_LETTER = {"POLICY": "P", "GENUINE": "G", "EMPTY": "E", "UNKNOWN": "?", ADMITTED: "\u2713", CANNOT_WORK: "!",
+           NOT_EVALUATED: "\u00b7"}
 _MEANING = {
     "POLICY": "could be widened: nothing it guards needs what the target lacks",
     "GENUINE": "a real reason: something it guards needs what the target lacks",
     "EMPTY": "without the gate, a kernel would compile to an empty body (or only trap)",
     "UNKNOWN": "archlint could not decide",
     ADMITTED: "the gate admits the target",
+    CANNOT_WORK: "the gate admits the target, but the code it guards cannot work there (AL105)",
     NOT_EVALUATED: "not evaluated for this gate",
 }
 
 _CSS = """
-:root { --policy:#f2c14e; --genuine:#5cb85c; --empty:#b07cc6; --unknown:#c8c8c8; --admitted:#dbe9f7; --line:#d0d7de; }
+:root { --policy:#f2c14e; --genuine:#5cb85c; --empty:#b07cc6; --unknown:#c8c8c8; --admitted:#dbe9f7; --broken:#e5534b;
+  --line:#d0d7de; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5em; color: #1f2328; }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.92em; }
@@ -58,14 +62,24 @@ td.v-genuine, .swatch.v-genuine { background: var(--genuine); }
 td.v-empty, .swatch.v-empty { background: var(--empty); }
 td.v-unknown, .swatch.v-unknown { background: var(--unknown); }
 td.v-admitted, .swatch.v-admitted { background: var(--admitted); color: #24527a; }
+td.v-cannot-work, .swatch.v-cannot-work { background: var(--broken); color: #fff; }
+.filter { margin: .4em 0 .8em; }
+.filter select { font: inherit; }
+.widen { margin: .1em 0 .5em; color: #57606a; }
+.widen ul { margin: .1em 0; padding-left: 1.2em; columns: 34em auto; column-gap: 2em; }
+.widen li { break-inside: avoid; }
+.widen a { color: inherit; }
+.archtest { color: #57606a; font-size: .85em; }
+.hidden { display: none; }
 td.v-none { color: #8c959f; }
 summary { cursor: pointer; font-weight: 600; list-style: none; }
 summary::-webkit-details-marker { display: none; }
 details[open] > summary { text-decoration: underline; }
 .chain { position: absolute; top: 100%; left: 0; z-index: 10; width: min(70ch, 90vw); text-align: left;
-  background: #fff; border: 1px solid #8c959f; border-radius: 6px; padding: .6em .8em; box-shadow: 0 4px 14px rgba(0,0,0,.18);
+  background: #fff; color: #1f2328; border: 1px solid #8c959f; border-radius: 6px; padding: .6em .8em; box-shadow: 0 4px 14px rgba(0,0,0,.18);
   font-weight: normal; overflow-wrap: anywhere; }
 td.right .chain { left: auto; right: 0; }
+body.filtered td.right .chain { left: 0; right: auto; }
 .chain ol, .chain ul { margin: .3em 0; padding-left: 1.4em; }
 .chain p { margin: .3em 0; }
 """
@@ -75,7 +89,7 @@ document.addEventListener('toggle', function (event) {
   var opened = event.target;
   if (!opened.open || opened.tagName !== 'DETAILS') return;
   document.querySelectorAll('td.cell details[open]').forEach(function (other) { if (other !== opened) other.open = false; });
-  history.replaceState(null, '', '#' + encodeURIComponent(opened.parentNode.id));
+  history.replaceState(null, '', location.search + '#' + encodeURIComponent(opened.parentNode.id));
 }, true);
 function openFromHash() {
   var cell = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
@@ -83,10 +97,41 @@ function openFromHash() {
   if (details) { details.open = true; cell.scrollIntoView({block: 'nearest', inline: 'nearest'}); }
 }
 window.addEventListener('hashchange', openFromHash);
-openFromHash();
 document.addEventListener('keydown', function (event) {
   if (event.key === 'Escape') document.querySelectorAll('td.cell details[open]').forEach(function (d) { d.open = false; });
 });
+// The target filter: one target's column and line; gates that merely admit it stay hidden unless asked.
+function showTarget() {
+  var chosen = document.getElementById('target').value, admitted = document.getElementById('admitted').checked;
+  document.body.classList.toggle('filtered', chosen !== '');
+  document.querySelectorAll('[data-target]').forEach(function (element) {
+    element.classList.toggle('hidden', chosen !== '' && element.dataset.target !== chosen);
+  });
+  var module = null, shown = 0;
+  document.querySelectorAll('table.matrix tbody tr').forEach(function (row) {
+    if (row.classList.contains('module')) {
+      if (module) module.classList.toggle('hidden', shown === 0);
+      module = row; shown = 0; return;
+    }
+    var cell = chosen && row.querySelector('td[data-target="' + chosen + '"]');
+    var quiet = cell && !admitted && (cell.dataset.verdict === 'admitted' || cell.dataset.verdict === '');
+    row.classList.toggle('hidden', Boolean(quiet));
+    if (!quiet) shown += 1;
+  });
+  if (module) module.classList.toggle('hidden', shown === 0);
+  var query = chosen ? '?target=' + encodeURIComponent(chosen) : '';
+  history.replaceState(null, '', location.pathname + query + location.hash);
+}
+(function () {
+  var select = document.getElementById('target');
+  if (!select) return;
+  var asked = new URLSearchParams(location.search).get('target');
+  if (asked && select.querySelector('option[value="' + CSS.escape(asked) + '"]')) select.value = asked;
+  select.addEventListener('change', showTarget);
+  document.getElementById('admitted').addEventListener('change', showTarget);
+  showTarget();
+})();
+openFromHash();
 """
 
 _QUOTED = re.compile(r"`([^`]+)`")
@@ -106,6 +151,7 @@ def render(report: Report) -> str:
         "<h1>GPU support matrix</h1>",
         f'<p class="meta">{_meta(report, matrix)}</p>',
         _legend(),
+        _filter(matrix),
         _summaries(matrix),
         _table(matrix, links),
         f"<script>{_JS}</script>",
@@ -141,7 +187,8 @@ def _meta(report: Report, matrix: Matrix) -> str:
     by_level = ", ".join(f"{levels[level]} {level}" for level in ("error", "warning", "note") if levels[level])
     pieces = [
         f"archlint {escape(report.version)}" if report.version else "archlint",
-        _plural(len(matrix.rows), "gate"),
+        _plural(len(matrix.rows), "gate") + (f" listed ({matrix.unlisted} more exclude none of the targets: -v lists them)"
+                                             if matrix.unlisted else ""),
         _plural(report.files_scanned, "file") + " scanned",
         _plural(len(shown), "finding") + (f" ({by_level})" if by_level else ""),
     ]
@@ -150,15 +197,40 @@ def _meta(report: Report, matrix: Matrix) -> str:
 
 def _legend() -> str:
     items = [f'<span><span class="swatch {_css_class(state)}">{escape(_LETTER[state])}</span>'
-             f"<b>{escape(state)}</b>: {escape(_MEANING[state])}</span>" for state in (*VERDICTS, ADMITTED)]
+             f"<b>{escape(state)}</b>: {escape(_MEANING[state])}</span>" for state in (*VERDICTS, ADMITTED, CANNOT_WORK)]
     return f'<p class="legend">{"".join(items)}</p>'
+
+
+def _filter(matrix: Matrix) -> str:
+    """The target filter: all targets, or one target's column and line (`?target=sm_120a` sets it)."""
+    if len(matrix.targets) < 2:
+        return ""
+    options = "".join(f'<option value="{escape(target)}">{escape(target)}</option>' for target in matrix.targets)
+    return ('<p class="filter"><label>Show <select id="target"><option value="">every target</option>'
+            f'{options}</select></label> <label><input type="checkbox" id="admitted"> with the gates that admit it'
+            "</label></p>")
 
 
 def _summaries(matrix: Matrix) -> str:
     if not matrix.targets:
         return "<p>No target evaluated.</p>"
-    lines = [f'<li data-target="{escape(s.target)}">{summary_html(s)}</li>' for s in matrix.summaries]
+    lines = [f'<li data-target="{escape(s.target)}">{summary_html(s)}{_widenable(s)}</li>' for s in matrix.summaries]
     return '<h2>Per target</h2>\n<ul class="summary">\n' + "\n".join(lines) + "\n</ul>"
+
+
+def _widenable(summary: TargetSummary) -> str:
+    """The gates that could be widened for the target, each a link to its cell: on the line for up to
+    three, else a list in columns."""
+    if not summary.widenable:
+        return ""
+    links = []
+    for row in summary.widenable:
+        name = escape(row.function) if row.function else "module level"
+        links.append(f'<a href="#{escape(quote(_anchor(row.gate.gate_id, summary.target)))}"><code>{name}</code> '
+                     f"{escape(row.where)}</a>")
+    if len(links) <= _INLINE:
+        return f'<div class="widen">could be widened: {", ".join(links)}</div>'
+    return f'<div class="widen">could be widened:<ul>{"".join(f"<li>{link}</li>" for link in links)}</ul></div>'
 
 
 def summary_html(summary: TargetSummary) -> str:
@@ -172,7 +244,8 @@ def summary_html(summary: TargetSummary) -> str:
 def _table(matrix: Matrix, links: _Links) -> str:
     if not matrix.rows:
         return "<p>No gate found.</p>"
-    head = "".join(f'<th scope="col" class="mono">{escape(target)}</th>' for target in matrix.targets)
+    head = "".join(f'<th scope="col" class="mono" data-target="{escape(target)}">{escape(target)}</th>'
+                   for target in matrix.targets)
     lines = ['<table class="matrix">', f'<thead><tr><th class="gate" scope="col">gate</th>{head}</tr></thead>', "<tbody>"]
     module = None
     for row in matrix.rows:
@@ -187,9 +260,17 @@ def _table(matrix: Matrix, links: _Links) -> str:
 def _row_html(row: Row, links: _Links, width: int) -> str:
     name = escape(row.function) if row.function else "<i>module level</i>"
     gate = (f'<th class="gate" scope="row"><code class="fn">{name}</code> {links.place(row.gate.location)}'
-            f'<div class="gatetext mono">{escape(row.gate.text)}</div></th>')
+            f'<div class="gatetext mono">{escape(row.gate.text)}</div>{_arch_test(row, links)}</th>')
     cells = "".join(_cell_html(cell, row, links, index >= width // 2) for index, cell in enumerate(row.cells))
     return f'<tr class="gate" id="{escape(_anchor(row.gate.gate_id))}" data-gate="{escape(row.gate.gate_id)}">{gate}{cells}</tr>'
+
+
+def _arch_test(row: Row, links: _Links) -> str:
+    """Under a condition that names no architecture, the comparison it rests on and a link to it."""
+    test = row.gate.arch_test
+    if test is None:
+        return ""
+    return f'<div class="archtest">arch test <code>{escape(test.name)}</code> at {links.place(test.location)}</div>'
 
 
 def _cell_html(cell: Cell, row: Row, links: _Links, right: bool) -> str:
@@ -197,22 +278,32 @@ def _cell_html(cell: Cell, row: Row, links: _Links, right: bool) -> str:
     attributes = (f'id="{escape(_anchor(row.gate.gate_id, cell.target))}" class="{classes}" '
                   f'data-target="{escape(cell.target)}" data-verdict="{escape(cell.state)}"')
     letter = escape(_LETTER[cell.state])
-    if cell.verdict is None:
+    if cell.verdict is None and cell.finding is None:
         return f'<td {attributes} title="{escape(cell.target)}: {escape(_MEANING[cell.state])}">{letter}</td>'
     title = f"{cell.target}: {cell.state}"
-    return (f'<td {attributes}><details><summary title="{escape(title)}">{letter}</summary>'
-            f"{_chain(cell, row, links)}</details></td>")
+    chain = _chain(cell, row, links) if cell.verdict is not None else _broken(cell, row, links)
+    return f'<td {attributes}><details><summary title="{escape(title)}">{letter}</summary>{chain}</details></td>'
+
+
+def _broken(cell: Cell, row: Row, links: _Links) -> str:
+    """An admitted target where the code the gate guards cannot work: the AL105 finding and its chain."""
+    finding = cell.finding
+    assert finding is not None
+    return (f"{_chain_head('admitted, but cannot work', cell, row, links)}"
+            f'<p class="reason">{_prose(finding.message)} [AL105]</p>'
+            f"<ol>{''.join(_hop(hop, links) for hop in finding.evidence)}</ol></div>")
+
+
+def _chain_head(state: str, cell: Cell, row: Row, links: _Links) -> str:
+    name = escape(row.function) if row.function else "module level"
+    return (f'<div class="chain"><p><b>{escape(state)}</b> on <b>{escape(cell.target)}</b> for <code>{name}</code> '
+            f"{links.place(row.gate.location)}</p>")
 
 
 def _chain(cell: Cell, row: Row, links: _Links) -> str:
     verdict = cell.verdict
     assert verdict is not None
-    name = escape(row.function) if row.function else "module level"
-    parts = [
-        f'<div class="chain"><p><b>{escape(cell.state)}</b> on <b>{escape(cell.target)}</b> for <code>{name}</code> '
-        f"{links.place(row.gate.location)}</p>",
-        f'<p class="reason">{_prose(verdict.reason)}</p>',
-    ]
+    parts = [_chain_head(cell.state, cell, row, links), f'<p class="reason">{_prose(verdict.reason)}</p>']
     if verdict.evidence:
         parts.append("<ol>" + "".join(_hop(hop, links) for hop in verdict.evidence) + "</ol>")
     others = [hop for hop in verdict.empty_kernels if hop not in verdict.evidence]
@@ -253,7 +344,7 @@ def _anchor(gate_id: str, target: str = "") -> str:
 
 
 def _css_class(state: str) -> str:
-    return f"v-{state.lower()}" if state else "v-none"
+    return "v-" + state.lower().replace(" ", "-") if state else "v-none"
 
 
 def _plural(count: int, noun: str) -> str:

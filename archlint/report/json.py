@@ -116,6 +116,8 @@ def gate_dict(gate: GateReport) -> dict:
         "admits": list(gate.admits),
         "sources": list(gate.sources),
         "verdicts": [verdict_dict(v) for v in sorted(gate.verdicts, key=lambda v: arch_order(v.target))],
+        **({"arch_test": {**location_dict(gate.arch_test.location), "text": gate.arch_test.name}}
+           if gate.arch_test is not None else {}),
     }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from archlint.report import Report
-from archlint.report.matrix import ADMITTED, NOT_EVALUATED, Matrix, Row, build_matrix, summary_line
+from archlint.report.matrix import ADMITTED, CANNOT_WORK, NOT_EVALUATED, Matrix, Row, build_matrix, summary_line
 
 MAX_ROWS = 300
 MAX_BYTES = 900 * 1024  # under GitHub's 1 MiB job summary limit, with room for what else a job writes
@@ -21,15 +21,18 @@ _SYMBOL = {
     "EMPTY": "\U0001f7ea E",  # purple square
     "UNKNOWN": "\u2b1c ?",  # white square
     ADMITTED: "\u2713",
+    CANNOT_WORK: "\U0001f7e5 !",  # red square: admitted, but the code it guards cannot work there
     NOT_EVALUATED: "",
 }
 _LEGEND = ("\U0001f7e8 P policy: could be widened \u00b7 \U0001f7e9 G genuine \u00b7 \U0001f7ea E empty kernel \u00b7 "
-           "\u2b1c ? unknown \u00b7 \u2713 admitted")
+           "\u2b1c ? unknown \u00b7 \u2713 admitted \u00b7 \U0001f7e5 ! admitted, but the code it guards cannot work "
+           "there (AL105)")
 
 
 def render(report: Report, max_rows: int = MAX_ROWS, max_bytes: int = MAX_BYTES) -> str:
     matrix = build_matrix(report)
-    head = [f"### archlint: GPU support matrix ({_plural(len(matrix.rows), 'gate')}, "
+    unlisted = f"; {matrix.unlisted} more exclude none of the targets" if matrix.unlisted else ""
+    head = [f"### archlint: GPU support matrix ({_plural(len(matrix.rows), 'gate')}{unlisted}, "
             f"{_plural(report.files_scanned, 'file')} scanned)", ""]
     if not matrix.rows:
         return "\n".join([*head, "No gate found.", ""])
@@ -45,7 +48,22 @@ def render(report: Report, max_rows: int = MAX_ROWS, max_bytes: int = MAX_BYTES)
         shown += 1
     if shown < len(matrix.rows):
         lines += ["", f"... {len(matrix.rows) - shown} more gates (`--format html` or `--format json` lists them all)"]
+    lines += _cannot_work(matrix.rows[:shown])
     return "\n".join(lines) + "\n"
+
+
+def _cannot_work(rows: tuple[Row, ...]) -> list[str]:
+    """Below the table, why each \U0001f7e5 cell cannot work: the AL105 finding of its gate."""
+    lines = []
+    for row in rows:
+        broken = [cell for cell in row.cells if cell.state == CANNOT_WORK]
+        if not broken or broken[0].finding is None:
+            continue
+        _, but, problem = broken[0].finding.message.partition(", but ")
+        name = _code(row.function) if row.function else "*module level*"
+        targets = ", ".join(cell.target for cell in broken)
+        lines.append(f"- {name} {_code(row.where)} on {targets}: {_inline(problem if but else broken[0].finding.message)}")
+    return ["", "\U0001f7e5 admitted, but the code it guards cannot work there (AL105):", "", *lines] if lines else []
 
 
 def _summary_lines(matrix: Matrix) -> list[str]:

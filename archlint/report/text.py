@@ -1,57 +1,52 @@
-"""Human-readable report: `path:line:col: AL101 message`, evidence, then the gate verdicts."""
+"""Human-readable report: `path:line:col: AL101 message`, evidence, then the gate verdicts. With the
+targets asked for (`--target`, or `targets` in the config), the report leads with them
+(`report.focus`): the gates that could be widened first."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
 
-from archlint.knowledge.arch import arch_order, sorted_targets
+from archlint.knowledge.arch import sorted_targets
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Level, Location, Verdict
 from archlint.model.gates import Reached, TargetVerdict
 from archlint.report import Report
+from archlint.report.focus import focus_lines
+from archlint.report.matrix import build_matrix, summary_line
+from archlint.report.textparts import (SHOWN, Paint, arch_test_note, build_lines, capped, fitted, painter, plural,
+                                       verdict_groups, where)
 
-_COLOURS = {"error": "31", "warning": "33", "note": "36", "POLICY": "33", "GENUINE": "32", "EMPTY": "35"}
 _VERDICT_ORDER = (Verdict.POLICY, Verdict.EMPTY, Verdict.GENUINE, Verdict.UNKNOWN)
-_SHOWN = 3  # kernels, constructs, and checked hops under a finding, before "+N more"
 _LISTED = (EvidenceKind.KERNEL, EvidenceKind.CHECKED)
-_ARCH_VALUE_RE = re.compile(r"(__CUDA_ARCH__ = )(\d+)")
 
 
 def render(report: Report) -> str:
-    paint = _painter(report.colour)
-    lines: list[str] = []
-    for finding in report.findings:
-        lines.extend(_finding_lines(finding, paint))
-    if not report.quiet:
-        lines.extend(_diagnostic_lines(report))
-        lines.extend(_gate_lines(report, paint))
-        lines.extend(_summary_lines(report))
-    return "\n".join(lines) + "\n" if lines else ""
+    paint = painter(report.colour)
+    findings = [line for finding in report.findings for line in _finding_lines(finding, paint)]
+    if report.quiet:
+        lines = findings
+    elif report.targets_asked:
+        lines = focus_lines(report, paint)
+        if findings:
+            lines += ["", "Findings", *findings]
+        lines += _diagnostic_lines(report)
+        if report.verbose:
+            lines += _gate_lines(report, paint)
+        lines += _summary_lines(report)
+    else:
+        lines = [*findings, *_diagnostic_lines(report), *_gate_lines(report, paint), *_target_lines(report),
+                 *_summary_lines(report)]
+    return "\n".join(fitted(lines)) + "\n" if lines else ""
 
 
 def render_gates(report: Report) -> str:
-    """`archlint gates`: the gate block and the verdict table, nothing else."""
-    lines = _gate_lines(report, _painter(report.colour))[2:]  # without the blank line and heading
-    return "\n".join(lines) + "\n" if lines else "no gates found\n"
+    """`archlint gates`: the gate block (every gate) and the verdict table, nothing else."""
+    lines = _gate_lines(report, painter(report.colour), every=True)[2:]  # without the blank line and heading
+    return "\n".join(fitted(lines)) + "\n" if lines else "no gates found\n"
 
 
-def _painter(enabled: bool):
-    def paint(text: str, key: str) -> str:
-        code = _COLOURS.get(key)
-        return f"\x1b[{code}m{text}\x1b[0m" if enabled and code else text
-
-    return paint
-
-
-def _where(location: Location, col: bool = True) -> str:
-    return f"{location.path}:{location.line}:{location.col}" if col else f"{location.path}:{location.line}"
-
-
-def _finding_lines(finding: Finding, paint) -> list[str]:
+def _finding_lines(finding: Finding, paint: Paint) -> list[str]:
     tag = " [suppressed]" if finding.suppressed else ""
-    head = f"{_where(finding.location)}: {paint(finding.rule, finding.level.value)} {finding.message}{tag}"
+    head = f"{where(finding.location)}: {paint(finding.rule, finding.level.value)} {finding.message}{tag}"
     hops = tuple(dict.fromkeys(finding.evidence))  # each hop once
     if len(hops) == 1 and hops[0].kind is EvidenceKind.GATE and hops[0].location == finding.location:
         hops = ()  # the gate alone: the head line says it
@@ -61,7 +56,7 @@ def _finding_lines(finding: Finding, paint) -> list[str]:
     for hop in hops:
         if hop.kind in _LISTED:
             seen[hop.kind] += 1
-            if seen[hop.kind] > _SHOWN:
+            if seen[hop.kind] > SHOWN:
                 left[hop.kind] += 1
                 continue
         lines.append(f"    {_evidence(hop)}")
@@ -72,7 +67,7 @@ def _finding_lines(finding: Finding, paint) -> list[str]:
 
 
 def _evidence(hop: Evidence) -> str:
-    return f"{_where(hop.location, col=False)}: {hop.message}"
+    return f"{where(hop.location, col=False)}: {hop.message}"
 
 
 def _diagnostic_lines(report: Report) -> list[str]:
@@ -80,62 +75,29 @@ def _diagnostic_lines(report: Report) -> list[str]:
     return [f"{d.path}:{d.line}: {d.rule} {d.message}" for d in ordered]
 
 
-def _gate_lines(report: Report, paint) -> list[str]:
+def _gate_lines(report: Report, paint: Paint, every: bool = False) -> list[str]:
+    """Each gate with a line per group of excluded targets; without `every` (or -v), only the gates
+    that exclude one of the targets (one admitting a target where its code cannot work has its
+    AL105 finding, and its own group when targets are asked for)."""
     gates = sorted(report.gates, key=lambda g: (g.location, g.gate_id))
     if not gates:
         return []
-    lines = ["", "Gates", *_build_lines(gates)]
-    for gate in gates:
+    shown = [gate for gate in gates if every or report.verbose or gate.verdicts]
+    lines = ["", "Gates", *build_lines(gates)]
+    for gate in shown:
         admits = ", ".join(sorted_targets(gate.admits)) or "nothing"
-        lines.append(f"`{gate.function or '<module>'}` at {_where(gate.location, col=False)}: {gate.text} (admits {admits})")
-        for group in _verdict_groups(gate.verdicts):
+        lines.append(f"`{gate.function or '<module>'}` at {where(gate.location, col=False)}: {gate.text}"
+                     f"{arch_test_note(gate)} (admits {admits})")
+        for group in verdict_groups(gate.verdicts, _details):
             label = paint(group.verdict.value, group.verdict.value)
             lines.append(f"  {', '.join(group.targets)}  {label}  {group.reason}")
             lines.extend(f"      {line}" for line in group.details)
+    if len(shown) < len(gates):
+        left = len(gates) - len(shown)
+        lines.append(f"({plural(left, 'more gate')} {'excludes' if left == 1 else 'exclude'} none of the targets; "
+                     "-v lists them)")
     lines.extend(_verdict_table(gates))
     return lines
-
-
-def _build_lines(gates) -> list[str]:
-    """Once per target named without a suffix: the build it is judged as, and why."""
-    builds = sorted({(v.target, v.build) for gate in gates for v in gate.verdicts if v.build}, key=lambda b: arch_order(b[0]))
-    return [f"{target}: {note} (--toolkit X.Y for another toolkit)" for target, note in builds]
-
-
-@dataclass(frozen=True)
-class _Group:
-    """Targets of one gate that share a verdict, a reason (up to the target's own name and
-    __CUDA_ARCH__ value) and what backs it: one line in the report."""
-
-    verdict: Verdict
-    targets: tuple[str, ...]  # arch order
-    reason: str
-    details: tuple[str, ...]  # the evidence chain, or what a POLICY verdict checked
-
-
-def _verdict_groups(verdicts: Iterable[TargetVerdict]) -> list[_Group]:
-    members: dict[tuple, list[TargetVerdict]] = {}
-    for verdict in sorted(verdicts, key=lambda v: arch_order(v.target)):
-        template = _reason_template(verdict)
-        members.setdefault((verdict.verdict, template, _details(verdict)), []).append(verdict)
-    return [_Group(kind, tuple(v.target for v in group), _group_reason(template, group), details)
-            for (kind, template, details), group in members.items()]
-
-
-def _reason_template(verdict: TargetVerdict) -> str:
-    said = re.sub(rf"(?<![\w.]){re.escape(verdict.target)}(?!\w)", "\0T", verdict.reason)
-    return _ARCH_VALUE_RE.sub(r"\1\0A", said)
-
-
-def _group_reason(template: str, group: list[TargetVerdict]) -> str:
-    """The shared reason: the target's name said once as 'each target', the __CUDA_ARCH__ values
-    listed side by side."""
-    if len(group) == 1:
-        return group[0].reason
-    values = [[match.group(2) for match in _ARCH_VALUE_RE.finditer(v.reason)] for v in group]
-    slots = iter(", ".join(dict.fromkeys(column)) for column in zip(*values))
-    filled = re.sub("\0A", lambda _: next(slots, "?"), template)
-    return filled.replace("\0T", "each target")
 
 
 def _details(verdict: TargetVerdict) -> tuple[str, ...]:
@@ -159,37 +121,47 @@ def _chain(hops: tuple[Evidence, ...]) -> str:
 def _checked_lines(reached: Reached) -> list[str]:
     """What a POLICY verdict checked, in two lines: the walk, then the constructs and their guards."""
     kernels = [f"`{hop.name}`" for hop in reached.kernels]
-    walk = (f"checked {_plural(len(reached.units), 'unit')}, {_plural(len(reached.headers), 'header')} followed, "
-            f"{_plural(len(kernels), 'kernel')}")
+    walk = (f"checked {plural(len(reached.units), 'unit')}, {plural(len(reached.headers), 'header')} followed, "
+            f"{plural(len(kernels), 'kernel')}")
     if kernels:
-        walk += ": " + _capped(kernels)
+        walk += ": " + capped(kernels)
+    return [walk, _constructs_line(reached)]
+
+
+def _constructs_line(reached: Reached) -> str:
+    """The first three arch-sensitive constructs checked, each at its first place, grouped by the arch
+    guard they compile under and what they need, then how many more (`--format json` has them all)."""
     groups: dict[tuple[str, str, str], dict[str, list[Location]]] = {}
     for item in reached.constructs:
         places = groups.setdefault((item.guard, item.holds, item.needs), {})
         places.setdefault(item.hop.name, []).append(item.hop.location)
-    constructs = []
+    total = sum(len(places) for places in groups.values())
+    if not total:
+        return "no arch-sensitive construct reached"
+    shown, room, last = [], SHOWN, ""
     for (guard, holds, needs), places in groups.items():
+        if room <= 0:
+            break
         under = f"under `{guard}` ({holds}; {needs})" if guard else f"with no arch guard ({needs})"
-        constructs.append(f"{_construct_places(places)} {under}")
-    said = "constructs: " + _capped(constructs) if constructs else "no arch-sensitive construct reached"
-    return [walk, said]
+        names = dict(list(places.items())[:room])
+        said, last = _construct_places(names, last)
+        shown.append(f"{said} {under}")
+        room -= len(names)
+    more = f" (+{total - SHOWN} more)" if total > SHOWN else ""
+    return "constructs: " + ", ".join(shown) + more
 
 
-def _construct_places(places: dict[str, list[Location]]) -> str:
-    """`a` x.cuh:10, `b` :15 (x2): each construct at its first place, the file named when it changes."""
-    shown, last = [], ""
-    for name, where in places.items():
-        first = where[0]
-        place = f":{first.line}" if first.path == last else _where(first, col=False)
-        times = f" (x{len(where)})" if len(where) > 1 else ""
+def _construct_places(places: dict[str, list[Location]], last: str = "") -> tuple[str, str]:
+    """`a` x.cuh:10, `b` :15 (x2): each construct at its first place, the file named when it changes;
+    and the last file named."""
+    shown = []
+    for name, found in places.items():
+        first = found[0]
+        place = f":{first.line}" if first.path == last else where(first, col=False)
+        times = f" (x{len(found)})" if len(found) > 1 else ""
         shown.append(f"`{name}` {place}{times}")
         last = first.path
-    return ", ".join(shown)
-
-
-def _capped(items: list[str]) -> str:
-    more = f" (+{len(items) - _SHOWN} more)" if len(items) > _SHOWN else ""
-    return ", ".join(items[:_SHOWN]) + more
+    return ", ".join(shown), last
 
 
 def _verdict_table(gates) -> list[str]:
@@ -205,6 +177,16 @@ def _verdict_table(gates) -> list[str]:
     return lines
 
 
+def _target_lines(report: Report) -> list[str]:
+    """Per target, the gates that could be widened and the rest (the HTML matrix's lines), and how
+    to see one target's first."""
+    summaries = build_matrix(report).summaries if report.gates else ()
+    if not summaries:
+        return []
+    return ["", "Per target (`--target T` leads with T's gates that could be widened)",
+            *(f"  {summary_line(summary)}" for summary in summaries)]
+
+
 def _summary_lines(report: Report) -> list[str]:
     shown = [f for f in report.findings if not f.suppressed]
     by_level = Counter(f.level for f in shown)
@@ -213,7 +195,7 @@ def _summary_lines(report: Report) -> list[str]:
     line = f"{len(shown)} {noun}"
     if parts:
         line += f" ({', '.join(parts)})"
-    line += f" in {_plural(report.files_scanned, 'file')}; {_plural(len(report.gates), 'gate')}"
+    line += f" in {plural(report.files_scanned, 'file')}; {plural(len(report.gates), 'gate')}"
     if report.suppressed:
         line += f"; {report.suppressed} suppressed"
     if report.baselined:
@@ -221,11 +203,7 @@ def _summary_lines(report: Report) -> list[str]:
     return ["", line]
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def summary_line(report: Report) -> str:
+def report_summary_line(report: Report) -> str:
     """The report's last line, `66 findings (9 error, 22 warning, 35 note) in 10026 files; 132 gates`,
     for the terminal when the report itself goes to a file."""
     return _summary_lines(report)[-1]
