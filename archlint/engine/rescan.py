@@ -23,6 +23,7 @@ from archlint.engine.steps import (
     findings_by_file,
     include_closure,
     judge_gate,
+    narrowed,
     relative_dirs,
     run_checks,
     scan_targets,
@@ -33,6 +34,7 @@ from archlint.engine.store import ScanState
 from archlint.engine.timing import stage
 from archlint.extract.files import extract_all, extract_file
 from archlint.judge.analysis import Judging
+from archlint.knowledge.arch import Target, parse_target
 from archlint.knowledge.kb import load_kb
 from archlint.link.cuda import file_links, resolver_for
 from archlint.model.files import FileFacts
@@ -91,13 +93,9 @@ class _LazyFunctions(Mapping):
         return len(self._paths)
 
 
-def rescan(options, discovery, cache, store):
-    """(result, state) of the scan, or None when a full scan is needed."""
-
-
-    previous = store.previous_state()
-    if previous is None:
-        return None
+def rescan(options, discovery, cache, store, previous):
+    """(result, state) of the scan from `previous` (a stored state and the files it saw, of this
+    scan's targets or more: store.ScanStore.wider), or None when a full scan is needed."""
     digests, state = previous
     changed = store.changed_files(digests, discovery.files)
     if changed is None or any(file.language in ("python", "template") for file in changed) or tuple(discovery.diagnostics) != state.discovery_diagnostics:
@@ -116,9 +114,10 @@ def rescan(options, discovery, cache, store):
     shallow = state.shallow - changed_paths
     with stage("verdicts"):
         judging, targets = Judging(index, load_kb()), scan_targets(options)
+        before, narrowing = _narrowed(state, targets)
         overrides = user_defines(options)
         memos, results, rejudged, parts = [], [], [], {}
-        for memo, old in zip(state.memos, state.results):
+        for memo, old in zip(state.memos, before):
             if memo.deps & changed_paths:
                 memo = replace(memo, deps=include_closure(index, memo.units.sources))
                 if memo.deps & shallow:
@@ -129,10 +128,10 @@ def rescan(options, discovery, cache, store):
             memos.append(memo)
             results.append(old)
     with stage("checks"):
-        paths = tuple(sorted(changed_paths | _live_changed(state.results, tuple(results), rejudged)))
+        paths = tuple(sorted(changed_paths | narrowing | _live_changed(before, tuple(results), rejudged)))
         ctx = Context.judged(judging, targets, tuple(results), paths)
-        gate_findings = run_checks(ctx, options, file_rules=False)
-        rechecked = findings_by_file(run_checks(ctx, options, file_rules=True))
+        gate_findings = run_checks(ctx, file_rules=False)
+        rechecked = findings_by_file(run_checks(ctx, file_rules=True))
     kept = {key: value for key, value in state.file_findings.items() if key[1] not in set(paths)}
     new_state = ScanState(
         links=links,
@@ -145,8 +144,22 @@ def rescan(options, discovery, cache, store):
         generated=state.generated,
         templates=state.templates,
         shallow=shallow,
+        targets=tuple(t.name for t in targets),
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
+
+
+def _narrowed(state: ScanState, targets: tuple[Target, ...]) -> tuple[tuple[GateResult, ...], set[str]]:
+    """The stored gate results as a scan for `targets` gives them, and the files whose file-rule
+    findings may differ. The state may be of more targets than these (and never of others): then
+    each result keeps the verdicts and admitted builds of these targets, and the file rules run
+    again on the files they had findings in. Those are the only files that can change: with fewer
+    targets, fewer builds compile each function, and every file rule reports a subset of what it
+    reported with more (AL202's "empty on some but not all" holds for the fewer only where it held)."""
+    wider = tuple(parse_target(name) for name in state.targets)
+    if wider == targets:
+        return state.results, set()
+    return tuple(narrowed(r, wider, targets) for r in state.results), {path for _, path in state.file_findings}
 
 
 def _updated_links(stored: StoredLinks, generated: dict[str, str], fresh: list[FileFacts], options, discovery) -> StoredLinks | None:
