@@ -18,9 +18,9 @@ from archlint.cli.commands import cli
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # gates with AL105 and file rules beside them, prebuilt kernels, a tree without gates (file rules
-# only), suppressions
+# only), suppressions, a file no gate builds (file rules for every target)
 CASES = ["gate-flashinfer", "gate-hidden-traps", "runtime-major9", "gate-prebuilt", "al202-allreduce",
-         "runtime-probe", "suppress-mixed"]
+         "runtime-probe", "suppress-mixed", "gate-unbuilt-sources"]
 FILTERS = [
     ("--target", "sm_120a"),
     ("--target", "sm_90a", "--target", "sm_80"),

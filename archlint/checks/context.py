@@ -47,7 +47,8 @@ def live_table(results: Iterable[GateResult], only: Set[tuple[str, str]] | None 
 @dataclass(frozen=True)
 class Context:
     """Built once, after every gate is judged. `live` is None in a scan without gates (a plain CUDA
-    library): then every scan target builds every file."""
+    library): then every scan target builds every file. So it does the files no gate's units can
+    include (`free`), in a scan with gates."""
 
     judging: Judging
     targets: tuple[Target, ...]
@@ -55,12 +56,13 @@ class Context:
     live: LiveTable | None = None  # live_table(gate_results) when there are gates, for `paths` alone if given
     paths: tuple[str, ...] | None = None  # the files the file rules visit; None = every file
     levels: Mapping[str, str] = field(default_factory=dict)
+    free: frozenset[str] = frozenset()  # CUDA files outside every gate's units' include closure
 
     @classmethod
     def judged(cls, judging: Judging, targets: tuple[Target, ...], results: tuple[GateResult, ...],
-               paths: tuple[str, ...] | None = None) -> Context:
+               paths: tuple[str, ...] | None = None, free: frozenset[str] = frozenset()) -> Context:
         live = live_table(results, paths=None if paths is None else set(paths)) if results else None
-        return cls(judging, targets, results, live, paths)
+        return cls(judging, targets, results, live, paths, free=free)
 
     @property
     def index(self) -> CudaIndex:
@@ -76,8 +78,8 @@ class Context:
     def targets_for(self, path: str, function: str = "") -> tuple[Target, ...]:
         """Targets a piece of code is built for. In a scan with gates: the admitted builds of the
         gates whose units compile it (file scope: whose units include the file); without gates (a
-        plain CUDA library) every scan target."""
-        if self.live is None:
+        plain CUDA library), and in a file no gate's units include, every scan target."""
+        if self.live is None or path in self.free:
             return self.targets
         return tuple(sorted(self.live.get((path, function), frozenset())))
 

@@ -83,6 +83,7 @@ def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[Sca
         discovery_diagnostics=tuple(discovery.diagnostics),
         shallow=linked.shallow,
         targets=tuple(t.name for t in ctx.targets),
+        free=ctx.free,
     )
     return assemble_result(linked.root, len(discovery.files), ctx, gate_findings, state), state
 

@@ -30,7 +30,8 @@ from archlint.engine.steps import (
     suppressions_of,
     user_defines,
 )
-from archlint.engine.store import ScanState
+from archlint.engine.freefiles import free_files
+from archlint.engine.store import GateMemo, ScanState
 from archlint.engine.timing import stage
 from archlint.extract.files import extract_all, extract_file
 from archlint.judge.analysis import Judging
@@ -127,9 +128,10 @@ def rescan(options, discovery, cache, store, previous):
                 old = new
             memos.append(memo)
             results.append(old)
+    free = _free(discovery, memos) if rejudged else state.free
     with stage("checks"):
-        paths = tuple(sorted(changed_paths | narrowing | _live_changed(before, tuple(results), rejudged)))
-        ctx = Context.judged(judging, targets, tuple(results), paths)
+        paths = tuple(sorted(changed_paths | narrowing | (free ^ state.free) | _live_changed(before, tuple(results), rejudged)))
+        ctx = Context.judged(judging, targets, tuple(results), paths, free)
         gate_findings = run_checks(ctx, file_rules=False)
         rechecked = findings_by_file(run_checks(ctx, file_rules=True))
     kept = {key: value for key, value in state.file_findings.items() if key[1] not in set(paths)}
@@ -145,6 +147,7 @@ def rescan(options, discovery, cache, store, previous):
         templates=state.templates,
         shallow=shallow,
         targets=tuple(t.name for t in targets),
+        free=free,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 
@@ -160,6 +163,14 @@ def _narrowed(state: ScanState, targets: tuple[Target, ...]) -> tuple[tuple[Gate
     if wider == targets:
         return state.results, set()
     return tuple(narrowed(r, wider, targets) for r in state.results), {path for _, path in state.file_findings}
+
+
+def _free(discovery, memos: list[GateMemo]) -> frozenset[str]:
+    """The CUDA files no gate's units can include, now that some gates' include closures changed (a
+    file that leaves them was read in full for them; one that joins them was too, or the re-scan
+    gave way to a full scan)."""
+    reached = frozenset().union(*(memo.deps for memo in memos))
+    return free_files((f.path for f in discovery.files if f.language == "cuda"), reached) if memos else frozenset()
 
 
 def _updated_links(stored: StoredLinks, generated: dict[str, str], fresh: list[FileFacts], options, discovery) -> StoredLinks | None:

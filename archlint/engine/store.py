@@ -61,6 +61,7 @@ class ScanState:
     # needs one in full does a full scan
     shallow: frozenset[str] = frozenset()
     targets: tuple[str, ...] = ()  # the targets judged, in arch order (ScanResult.targets)
+    free: frozenset[str] = frozenset()  # CUDA files no gate's units can include (Context.free)
 
 
 @dataclass(frozen=True)
