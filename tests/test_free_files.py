@@ -1,6 +1,7 @@
-"""The CUDA-side rules on the CUDA files no gate builds: such a file is checked as in a scan without
-gates (every target builds it), where before it got no CUDA-side finding at all. A scan reads in full
-only those of them where a file rule can report something; the rest stay read for their directives."""
+"""The CUDA-side rules on the CUDA files no gate builds, where before such a file got no CUDA-side
+finding at all: it is checked for every scan target where its own conditions select targets (an
+unguarded instruction may be built for the one target that has it). A scan reads in full only those
+of them where a file rule can report something; the rest stay read for their directives."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from archlint.model.scan import ScanOptions
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-unbuilt-sources"
 CSRC = "flashinfer/data/csrc"
-FREE = f"{CSRC}/topk_sm90.cu"  # no gate builds it: an arch-guarded kernel body with no #else, an exact-arch test
+# no gate builds it: an arch-guarded kernel body with no #else, an exact-arch test, an unguarded
+# griddepcontrol and a wgmma under `__CUDA_ARCH__ >= 900`
+FREE = f"{CSRC}/topk_sm90.cu"
 PLAIN = """// No gate builds this file either, and nothing in it depends on the target.
 #pragma once
 #if defined(USE_FAST_MATH)
@@ -57,10 +60,12 @@ def test_a_file_no_gate_builds_gets_the_cuda_side_rules(tree):
     assert found == {
         ("AL203", 7, ("sm_100", "sm_103", "sm_110", "sm_120", "sm_121")),
         ("AL202", 16, ("sm_80", "sm_89")),
+        ("AL201", 35, ("sm_100a", "sm_103a", "sm_110a", "sm_120a", "sm_121a")),
     }
-    # as the file scanned alone (a scan without gates) reports it
+    # as the file scanned alone (a scan without gates: every target builds all of it) reports it,
+    # less the unguarded griddepcontrol that nothing says is built for sm_80 or sm_89
     alone = scan(ScanOptions(paths=(str(tree / FREE),), jobs=1, use_cache=False))
-    assert {(f.rule, f.location.line, f.targets) for f in alone.findings} == found
+    assert {(f.rule, f.location.line, f.targets) for f in alone.findings} == found | {("AL201", 28, ("sm_80", "sm_89"))}
 
 
 def test_only_files_a_rule_can_report_on_are_read_in_full(tree):
@@ -76,7 +81,7 @@ def test_the_targets_narrow_the_findings_of_a_free_file(tree):
     """Built for Hopper and Blackwell only, the kernel is never empty and the exact test admits one
     of them: the AL202 goes, the AL203 stays."""
     found = _file_findings(_scan(tree, use_cache=False, targets=("sm_90a", "sm_100a")), FREE)
-    assert found == {("AL203", 7, ("sm_100", "sm_103", "sm_110", "sm_120", "sm_121"))}
+    assert found == {("AL203", 7, ("sm_100", "sm_103", "sm_110", "sm_120", "sm_121")), ("AL201", 35, ("sm_100a",))}
 
 
 def _rewrite(path: Path, old: str, new: str) -> None:
@@ -94,7 +99,7 @@ def test_editing_a_free_file_rescans_it_in_part(tree, monkeypatch):
     _rewrite(tree / FREE, "__CUDA_ARCH__ == 900", "__CUDA_ARCH__ >= 900")
     partial = _scan(tree)
     assert not full_scans
-    assert _file_findings(partial, FREE) == {("AL202", 16, ("sm_80", "sm_89"))}
+    assert {rule for rule, _, _ in _file_findings(partial, FREE)} == {"AL201", "AL202"}
     assert partial == _scan(tree, use_cache=False)
 
 

@@ -12,11 +12,13 @@ import pytest
 from archlint.extract.cuda.facts import extract_cuda, extract_cuda_directives
 from archlint.extract.cuda.screen import asm_statements
 from archlint.extract.cuda.smem import smem_requests
-from archlint.judge.analysis import emits_instruction
+from archlint.checks.context import reference_targets
+from archlint.judge.analysis import HitKind, Judging, empty_kernel, emits_instruction
 from archlint.knowledge.arch import Target, known_ccs
 from archlint.knowledge.kb import load_kb
 from archlint.knowledge.languages import CUDA_SUFFIXES
 from archlint.lang.cpp.directives import scan_directives
+from archlint.link.cuda import build_index
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SOURCES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in CUDA_SUFFIXES and p.is_file())
@@ -52,8 +54,14 @@ def test_the_directives_read_never_holds_less_than_the_full_facts(path):
     assert emitting <= set(sites.constructs)
     assert {(r.kind, r.nbytes, r.region) for r in full.smem if r.nbytes is not None} == \
         {(r.kind, r.nbytes, r.region) for r in sites.smem}
-    if any(f.kind == "global" for f in full.functions):
-        assert sites.kernels
+    # a kernel empty on a target has a first line of code compiled out there
+    judging = Judging(build_index([full], (), {}), load_kb())
+    for target in reference_targets():
+        view = judging.view(target)
+        for kernel in (f for f in full.functions if f.kind == "global"):
+            hit = empty_kernel(view, full, kernel)
+            if hit is not None and hit.kind is HitKind.EMPTY_KERNEL:
+                assert sites.unread_kernels or any(view.truth(full.path, region) == 0 for region in sites.kernels)
 
 
 @pytest.mark.parametrize("data", [EDGES, *(p.read_bytes() for p in SOURCES)], ids=["edges", *(p.name for p in SOURCES)])

@@ -1,16 +1,21 @@
 """The CUDA files no gate builds: outside the include closure of every gate's units. The file rules
-check them as in a scan without gates, every scan target building them (`Context.free`); with gates
-they read in full only the files whose directives-only facts say a target can get a finding there.
+check them (`Context.free`) for every scan target, where the file's own conditions select targets:
+AL202 and AL203 are about such conditions, and AL201 and AL204 count only a construct or request
+under a condition that depends on the target (`checks.context.selects_targets`; an unguarded one
+may be built for the one target that has it, by a build archlint cannot read). A scan with gates
+reads in full only the free files whose directives-only facts say a target can get a finding there.
 
 A file read for its directives only carries `RuleSites` (extract.cuda.screen): whether it defines a
 kernel, its arch-sensitive constructs and constant shared-memory requests, each with its region.
 Each test below is what the file rule itself asks of the full facts, so reading no other file in
 full changes no report (tests/test_demand.py):
 
-- AL201: a construct some scan target lacks, under conditions that hold for that target;
-- AL202: a kernel, and a condition false for some scan target and not for another (a kernel empty
-  on some targets but not all has one; its body lines and its own region are the file's);
-- AL204: a constant request over some target's limit, under conditions that may hold for it.
+- AL201: a construct under a condition that selects targets, some scan target lacking it while the
+  condition holds for it;
+- AL202: a kernel whose first line of code is compiled out for some scan target (a kernel empty
+  there has every line of its body compiled out);
+- AL204: a constant request under a condition that selects targets, over some scan target's limit
+  where the condition may hold for it.
 
 AL203 reads conditions only: the directives suffice.
 """
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from archlint.checks.context import selects_targets
 from archlint.judge.analysis import HOST_SMEM_KINDS, Judging, TargetView, smem_limit
 from archlint.knowledge.arch import Target
 from archlint.model.cuda import CudaFacts, RuleSites
@@ -36,39 +42,41 @@ def worth_reading(judging: Judging, targets: tuple[Target, ...], free: frozenset
     wanted = set()
     for path in free:
         facts = judging.index.files.get(path)
-        if facts is not None and facts.rule_sites is not None and _can_report(facts, facts.rule_sites, views):
+        if facts is not None and facts.rule_sites is not None and _can_report(judging, facts, facts.rule_sites, views):
             wanted.add(path)
     return frozenset(wanted)
 
 
-def _can_report(facts: CudaFacts, sites: RuleSites, views: list[TargetView]) -> bool:
-    return _unguarded(facts.path, sites, views) or _over_budget(facts.path, sites, views) or (
-        sites.kernels and _arch_dependent(facts, views))
+def _can_report(judging: Judging, facts: CudaFacts, sites: RuleSites, views: list[TargetView]) -> bool:
+    return _unguarded(judging, facts.path, sites, views) or _over_budget(judging, facts.path, sites, views) \
+        or _emptied(facts, sites, views)
 
 
-def _unguarded(path: str, sites: RuleSites, views: list[TargetView]) -> bool:
+def _unguarded(judging: Judging, path: str, sites: RuleSites, views: list[TargetView]) -> bool:
     """AL201: some construct compiled for a target that lacks it."""
     for kind, name, region in sites.constructs:
-        requirement = views[0].kb.requirement(kind, name) if views else None
+        requirement = judging.kb.requirement(kind, name)
         if requirement is not None and any(not requirement.supports(view.target) and view.truth(path, region) == 1
-                                           for view in views):
+                                           for view in views) and selects_targets(judging, path, region):
             return True
     return False
 
 
-def _over_budget(path: str, sites: RuleSites, views: list[TargetView]) -> bool:
+def _over_budget(judging: Judging, path: str, sites: RuleSites, views: list[TargetView]) -> bool:
     """AL204: some constant request above a target's limit, where it may be compiled."""
     for request in sites.smem:
         host = request.kind in HOST_SMEM_KINDS
         if any(request.nbytes is not None and request.nbytes > smem_limit(view.kb, view.target, request)
-               and view.truth(path, request.region, host=host) != 0 for view in views):
+               and view.truth(path, request.region, host=host) != 0 for view in views) \
+                and selects_targets(judging, path, request.region):
             return True
     return False
 
 
-def _arch_dependent(facts: CudaFacts, views: list[TargetView]) -> bool:
-    """AL202: some condition of the file is false for one target and not for another."""
-    for region in range(len(facts.regions)):
-        if len({view.truth(facts.path, region) == 0 for view in views}) > 1:
-            return True
-    return False
+def _emptied(facts: CudaFacts, sites: RuleSites, views: list[TargetView]) -> bool:
+    """AL202: some kernel whose first line of code is compiled out for a target; where a kernel's
+    body was not found lexically, some condition of the file false for one target and not another."""
+    if any(view.truth(facts.path, region) == 0 for region in sites.kernels for view in views):
+        return True
+    return sites.unread_kernels and any(len({view.truth(facts.path, region) == 0 for view in views}) > 1
+                                        for region in range(len(facts.regions)))

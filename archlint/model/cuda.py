@@ -225,7 +225,8 @@ class RuleSites:
     only, found lexically (`extract.cuda.screen`): a superset of what its full facts hold, so that a
     file no gate builds is read in full only where some scan target would get a finding."""
 
-    kernels: bool = False  # the file spells `__global__`
+    kernels: tuple[int, ...] = ()  # the region of each kernel's first line of code (where read lexically)
+    unread_kernels: bool = False  # a `__global__` whose body was not found lexically
     constructs: tuple[tuple[str, str, int], ...] = ()  # (kind, name, region): PTX and intrinsics with a KB row
     smem: tuple[SmemRequest, ...] = ()  # shared-memory requests of a constant size (no enclosing function)
 

@@ -7,7 +7,8 @@ text: PTX opcodes of every `asm(...)` (extract_cuda's `_ptx_constructs`, read fr
 decoded as Latin-1 so that offsets are byte offsets: opcodes are ASCII), the intrinsics an
 instruction check reads (kb.identifier_pattern's names, without the context filters that drop
 some), constant shared-memory requests (smem.smem_requests itself) and whether any kernel is
-defined (`__global__` anywhere in the bytes).
+defined and the region of the first line of code of each (a kernel empty on a target has it
+compiled out there).
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
+from archlint.extract.cuda.functions import _RETURN_ONLY_RE, _signature_paren
 from archlint.extract.cuda.smem import smem_requests
 from archlint.knowledge.arch import Target, known_ccs
 from archlint.knowledge.kb import KnowledgeBase
 from archlint.lang.cpp.directives import Structure
+from archlint.lang.cpp.lexical import closing_bracket
 from archlint.lang.cpp.ptx import PtxError, _literals_from, opcodes
 from archlint.model.cuda import RuleSites
 
@@ -45,7 +48,54 @@ def asm_statements(masked: bytes) -> Iterator[re.Match[bytes]]:
 def rule_sites(data: bytes, structure: Structure, kb: KnowledgeBase) -> RuleSites:
     sites = _ptx_sites(data, structure, kb) | _intrinsic_sites(data, structure, kb)
     smem = tuple(request for request in smem_requests(structure, _nowhere) if request.nbytes is not None)
-    return RuleSites(b"__global__" in data, tuple(sorted(sites)), smem)
+    kernels, unread = _kernel_starts(structure)
+    return RuleSites(tuple(sorted(kernels)), unread, tuple(sorted(sites)), smem)
+
+
+def _kernel_starts(structure: Structure) -> tuple[set[int], bool]:
+    """The region of the first line of code of each kernel body (a kernel empty on a target has that
+    line compiled out there), found as functions' lexical reading finds a body; and whether some
+    `__global__` had no body found so (then any condition of the file may empty a kernel)."""
+    masked, regions, unread = structure.masked, set(), False
+    start = masked.find(b"__global__")
+    while start >= 0:
+        end = start + len(b"__global__")
+        if (start == 0 or not _WORD.match(masked, start - 1)) and not _WORD.match(masked, end):
+            brace = _body_brace(masked, end)
+            if brace is None:
+                unread = True
+            elif brace >= 0:
+                regions.add(_first_code_region(structure, brace))
+        start = masked.find(b"__global__", end)
+    return regions, unread
+
+
+def _body_brace(masked: bytes, after: int) -> int | None:
+    """The offset of the `{` opening the body of the function whose qualifier ends at `after`; -1
+    for a declaration (a `;` first); None where it cannot be told."""
+    opening = _signature_paren(masked, after)
+    closing = closing_bracket(masked, opening, b"(", b")") if opening is not None else None
+    if closing is None:
+        return -1 if masked.find(b";", after, after + 400) >= 0 and masked.find(b"{", after, after + 400) < 0 else None
+    brace = masked.find(b"{", closing, closing + 400)
+    semicolon = masked.find(b";", closing, brace if brace >= 0 else closing + 400)
+    if semicolon >= 0:
+        return -1
+    return brace if brace >= 0 else None
+
+
+def _first_code_region(structure: Structure, brace: int) -> int:
+    """The region of the first body line extract.cuda.functions counts as code (not blank, not a
+    directive, not only braces or `return;`), from the text after the opening brace."""
+    first = structure.line_of(brace)
+    for offset, text in enumerate(structure.masked[brace + 1 : brace + 1 + _BODY_WINDOW].split(b"\n")):
+        stripped = text.strip().strip(b"{};").strip()
+        if stripped and not stripped.startswith(b"#") and not _RETURN_ONLY_RE.match(stripped):
+            return structure.region_at(first + offset)
+    return structure.region_at(first)
+
+
+_BODY_WINDOW = 1 << 16  # bytes after a kernel's brace looked through for its first line of code
 
 
 def _nowhere(line: int) -> str:
