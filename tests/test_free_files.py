@@ -14,10 +14,12 @@ import pytest
 
 import archlint.engine.linking as linking
 import archlint.engine.pipeline as pipeline
+import archlint.extract.files as files
 from archlint.engine import scan
 from archlint.model.scan import ScanOptions
 
-FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-unbuilt-sources"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURE = FIXTURES / "gate-unbuilt-sources"
 CSRC = "flashinfer/data/csrc"
 # no gate builds it: an arch-guarded kernel body with no #else, an exact-arch test, an unguarded
 # griddepcontrol and a wgmma under `__CUDA_ARCH__ >= 900`
@@ -112,3 +114,22 @@ def test_a_free_file_a_unit_starts_including_takes_the_gates_builds(tree):
     assert "AL202" not in {rule for rule, _, _ in _file_findings(partial, FREE)}
     assert partial == _scan(tree, use_cache=False)
     assert partial == pipeline.run(ScanOptions(paths=(str(tree),), jobs=1, use_cache=False), eager=True)
+
+
+def test_narrowing_the_targets_reads_no_file_in_full(tree, monkeypatch):
+    """A --target subset re-runs the file rules on the files they reported on, among them a file no
+    gate builds that was read for its directives only (its AL203 needs no more): it stays so."""
+    shutil.copy(FIXTURES / "al203-exact-arch" / "sampling.cuh", tree / CSRC / "sampling.cuh")
+    _settle(tree / CSRC / "sampling.cuh")
+    _settle(tree / CSRC)
+    assert ("AL203", 7, ("sm_100", "sm_103", "sm_110", "sm_120", "sm_121")) in _file_findings(_scan(tree), f"{CSRC}/sampling.cuh")
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a file was read in full, or the tree scanned again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(files, "extract_cuda", refused)
+        patched.setattr(pipeline, "_full_scan", refused)
+        narrowed = _scan(tree, targets=("sm_90a", "sm_120a"))
+    assert narrowed == _scan(tree, use_cache=False, targets=("sm_90a", "sm_120a"))
+    assert _file_findings(narrowed, f"{CSRC}/sampling.cuh")

@@ -33,7 +33,7 @@ from archlint.engine.steps import (
 from archlint.engine.freefiles import free_files
 from archlint.engine.store import GateMemo, ScanState
 from archlint.engine.timing import stage
-from archlint.extract.files import extract_all, extract_file
+from archlint.extract.files import DIRECTIVES, extract_all, extract_file
 from archlint.judge.analysis import Judging
 from archlint.knowledge.arch import Target, parse_target
 from archlint.knowledge.kb import load_kb
@@ -42,18 +42,24 @@ from archlint.model.files import FileFacts
 
 
 class _LazyFacts(Mapping):
-    """path -> CudaFacts for every CUDA file, loaded from the facts cache when first asked for."""
+    """path -> CudaFacts for every CUDA file, loaded from the facts cache when first asked for: the
+    directive-level facts of a file the scan read for its directives only (`shallow`), else its
+    full facts."""
 
-    def __init__(self, files: dict, fresh: dict, cache, max_bytes: int):
+    def __init__(self, files: dict, fresh: dict, cache, max_bytes: int, shallow: frozenset[str] = frozenset()):
         self._files = files  # path -> SourceFile
         self._loaded = dict(fresh)
         self._cache = cache
         self._max_bytes = max_bytes
+        self._shallow = shallow
 
     def __getitem__(self, path: str):
         if path not in self._loaded:
             file = self._files[path]  # KeyError for a path that is not a CUDA file
-            facts = self._cache.get(file) or extract_file(file, self._max_bytes)
+            if path in self._shallow:
+                facts = self._cache.get(replace(file, language=DIRECTIVES)) or extract_file(file, self._max_bytes, directives=True)
+            else:
+                facts = self._cache.get(file) or extract_file(file, self._max_bytes)
             self._loaded[path] = facts.cuda
         return self._loaded[path]
 
@@ -109,10 +115,10 @@ def rescan(options, discovery, cache, store, previous):
             return None
         known = set(links.paths)
         loaded = {**state.templates, **{f.file.path: f.cuda for f in fresh}}
-        facts = _LazyFacts({f.path: f for f in discovery.files if f.path in known}, loaded, cache, options.max_file_bytes)
+        changed_paths = {f.file.path for f in fresh}
+        shallow = state.shallow - changed_paths
+        facts = _LazyFacts({f.path: f for f in discovery.files if f.path in known}, loaded, cache, options.max_file_bytes, shallow)
         index = lazy_index(links, facts, _LazyFunctions(facts, links))
-    changed_paths = {f.file.path for f in fresh}
-    shallow = state.shallow - changed_paths
     with stage("verdicts"):
         judging, targets = Judging(index, load_kb()), scan_targets(options)
         before, narrowing = _narrowed(state, targets)
