@@ -88,6 +88,7 @@ class ScanStore:
         self.digests = digests
         self.racy = racy
         self._folder = cache.folder / FOLDER
+        self._prefix = base.hex()[:32]  # every slot's file names start with it
         self.slot = self._slot(targets)
 
     @classmethod
@@ -97,21 +98,17 @@ class ScanStore:
         digests = sorted((file.path, file.language, one[0] if one else "unreadable") for file, one in zip(discovery.files, seen))
         return cls(cache, _scope_key(cache, options, discovery), target_names(options.targets), tuple(digests), racy)
 
-    @property
-    def key(self) -> bytes:
-        return self.slot.key
-
     def _slot(self, targets: tuple[str, ...]) -> Slot:
         key = hashlib.sha256(self.base + repr(targets).encode()).digest()
         # the result's entry key: the scope and every file's content, so a changed tree misses on
         # the entry's header alone
         result_key = hashlib.sha256(key + repr(self.digests).encode("utf-8", "surrogateescape")).digest()
-        stem = f"{self.base.hex()[:32]}-{_tag(targets)}"
+        stem = f"{self._prefix}-{_tag(targets)}"
         return Slot(targets, key, result_key, self._folder / f"{stem}-result.pkl", self._folder / f"{stem}-state.pkl")
 
     def is_new(self) -> bool:
         """No scan of this scope was stored yet, for any targets: the first (cold) scan of the tree."""
-        return not any(self._folder.glob(f"{self.base.hex()[:32]}-*.pkl"))
+        return not any(self._folder.glob(f"{self._prefix}-*.pkl"))
 
     def unchanged_result(self, slot: Slot | None = None) -> ScanResult | None:
         slot = slot or self.slot
@@ -128,8 +125,8 @@ class ScanStore:
         those whose result is of this very tree first, then the newest."""
         wanted = set(self.slot.targets)
         found: dict[tuple[str, ...], float] = {}
-        for path in self._folder.glob(f"{self.base.hex()[:32]}-*-state.pkl"):
-            targets = _untag(path.name.removeprefix(f"{self.base.hex()[:32]}-").removesuffix("-state.pkl"))
+        for path in self._folder.glob(f"{self._prefix}-*-state.pkl"):
+            targets = _untag(path.name.removeprefix(f"{self._prefix}-").removesuffix("-state.pkl"))
             if targets is not None and wanted < set(targets):
                 try:
                     found[targets] = path.stat().st_mtime
