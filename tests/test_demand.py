@@ -93,9 +93,11 @@ def wide_tree(tmp_path, monkeypatch) -> Path:
 
 def test_files_outside_every_unit_are_read_for_directives_only(wide_tree):
     linked = linking.link(ScanOptions(paths=(str(wide_tree),), jobs=1, use_cache=False), eager=False)
-    assert {f"{INCLUDE}/arch_macros.cuh", "flashinfer/data/csrc/other/gemm_sm90.cuh",
+    assert {f"{INCLUDE}/arch_macros.cuh", "flashinfer/data/csrc/other/sampling.cuh",
             "flashinfer/data/csrc/other/odd.cu"} <= linked.shallow
     assert f"{INCLUDE}/vec_dtypes.cuh" not in linked.shallow
+    # no gate builds it, and it holds an unguarded wgmma the older targets lack (AL201): read in full
+    assert "flashinfer/data/csrc/other/gemm_sm90.cuh" not in linked.shallow
     odd = next(f for f in linked.facts if f.file.path == "flashinfer/data/csrc/other/odd.cu")
     assert odd.cuda is not None and odd.cuda.suppressions and not odd.cuda.functions
 
@@ -105,6 +107,8 @@ def test_on_demand_reports_equal_full_reading_beside_unreached_files(wide_tree, 
     demand = _report(wide_tree, fmt, False, monkeypatch)
     assert demand == _report(wide_tree, fmt, True, monkeypatch)
     assert "#endif without #if" in demand  # a diagnostic of a file read for its directives only
+    # the file rules on files no gate builds: read in full (AL201) and for their directives (AL203)
+    assert "csrc/other/gemm_sm90.cuh" in demand and "csrc/other/sampling.cuh" in demand
     if fmt == "text":  # the unit's wgmma sits under a macro only the unreached header defines
         assert "wgmma.fence" in demand
 
@@ -163,7 +167,8 @@ def test_a_terminal_sees_progress_and_a_hint_on_the_first_scan(wide_tree, monkey
     assert "first scan of this tree" in terminal.text
     assert "archlint: [2/9] facts " in terminal.text  # Python and templates, then the CUDA files' directives
     assert "archlint: [5/9] includes 15/15 files" in terminal.text
-    assert "archlint: [6/9] unit facts 10/10 files" in terminal.text  # only the units and what they include
+    # the units and what they include, and the two files no gate builds whose AL201 sites a target lacks
+    assert "archlint: [6/9] unit facts 12/12 files" in terminal.text
     terminal.text = ""
     assert _scan(wide_tree) == first
     assert "first scan" not in terminal.text  # the stored result answers: no hint, no file read

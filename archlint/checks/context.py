@@ -4,17 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from archlint.judge.analysis import Analysis
 from archlint.judge.view import Judging, TargetView
-from archlint.knowledge.arch import Target, sorted_targets
+from archlint.knowledge.arch import Target, default_targets, known_ccs, sorted_targets
 from archlint.knowledge.kb import KnowledgeBase
 from archlint.knowledge.rules import RuleInfo, effective_level, load_rules
 from archlint.link.cuda import CudaIndex
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Fix, Location, Verdict
 from archlint.model.gates import Gate, TargetVerdict, gate_location
 from archlint.model.records import fast_pickling
+
+@lru_cache(maxsize=1)
+def reference_targets() -> tuple[Target, ...]:
+    """Every plain target and the default ones: what a condition is evaluated for to tell whether it
+    depends on the target."""
+    return tuple(sorted({*(Target(cc, "") for cc in known_ccs()), *default_targets()}))
+
 
 # (path, function qualname, '' for file scope) -> the admitted builds that compile it
 LiveTable = Mapping[tuple[str, str], frozenset[Target]]
@@ -48,7 +55,8 @@ def live_table(results: Iterable[GateResult], only: Set[tuple[str, str]] | None 
 @dataclass(frozen=True)
 class Context:
     """Built once, after every gate is judged. `live` is None in a scan without gates (a plain CUDA
-    library): then every scan target builds every file."""
+    library): then every scan target builds every file. So it does the files no gate's units can
+    include (`free`), in a scan with gates."""
 
     judging: Judging
     targets: tuple[Target, ...]
@@ -56,12 +64,13 @@ class Context:
     live: LiveTable | None = None  # live_table(gate_results) when there are gates, for `paths` alone if given
     paths: tuple[str, ...] | None = None  # the files the file rules visit; None = every file
     levels: Mapping[str, str] = field(default_factory=dict)
+    free: frozenset[str] = frozenset()  # CUDA files outside every gate's units' include closure
 
     @classmethod
     def judged(cls, judging: Judging, targets: tuple[Target, ...], results: tuple[GateResult, ...],
-               paths: tuple[str, ...] | None = None) -> Context:
+               paths: tuple[str, ...] | None = None, free: frozenset[str] = frozenset()) -> Context:
         live = live_table(results, paths=None if paths is None else set(paths)) if results else None
-        return cls(judging, targets, results, live, paths)
+        return cls(judging, targets, results, live, paths, free=free)
 
     @property
     def index(self) -> CudaIndex:
@@ -77,10 +86,18 @@ class Context:
     def targets_for(self, path: str, function: str = "") -> tuple[Target, ...]:
         """Targets a piece of code is built for. In a scan with gates: the admitted builds of the
         gates whose units compile it (file scope: whose units include the file); without gates (a
-        plain CUDA library) every scan target."""
-        if self.live is None:
+        plain CUDA library), and in a file no gate's units include, every scan target."""
+        if self.live is None or path in self.free:
             return self.targets
         return tuple(sorted(self.live.get((path, function), frozenset())))
+
+    def targets_at(self, path: str, function: str, region: int) -> tuple[Target, ...]:
+        """Targets a construct or request under `region` is built for: `targets_for`, except that in
+        a file no gate builds only code under a condition that depends on the target counts (see
+        `selects_targets`)."""
+        if path in self.free and not selects_targets(self.judging, path, region):
+            return ()
+        return self.targets_for(path, function)
 
     @cached_property
     def rules(self) -> dict[str, RuleInfo]:
@@ -104,6 +121,23 @@ class Context:
             fixes=fixes,
             properties=properties,
         )
+
+
+def selects_targets(judging: Judging, path: str, region: int) -> bool:
+    """Whether the file's own conditions around a region compile it for some targets and not others
+    (its truth differs among every plain target and the default ones). In a file no gate builds,
+    that is the only evidence of the targets the code is built for: an unguarded instruction there
+    may well be compiled for the one target that has it (FlashInfer's generated kernels, each built
+    for its own arch by JIT specs archlint cannot read), while one under `#if __CUDA_ARCH__ >= 1000`
+    is meant for every target the condition admits."""
+    if region < 0:
+        return False
+    return judging.shared(_selects_targets, (path, region))
+
+
+def _selects_targets(judging: Judging, key: tuple[str, int]) -> bool:
+    path, region = key
+    return len({judging.view(target).truth(path, region) for target in reference_targets()}) > 1
 
 
 _LISTED_TARGETS = 5

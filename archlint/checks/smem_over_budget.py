@@ -16,7 +16,7 @@ def check(ctx: Context) -> Iterator[Finding]:
             if request.nbytes is None:
                 continue
             host = request.kind in HOST_SMEM_KINDS
-            over = [t for t in ctx.targets_for(path, request.function)
+            over = [t for t in ctx.targets_at(path, request.function, request.region)
                     if request.nbytes > smem_limit(ctx.kb, t, request) and ctx.view(t).truth(path, request.region, host=host) != 0]
             if not over:
                 continue

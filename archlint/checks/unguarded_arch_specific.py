@@ -13,7 +13,7 @@ def check(ctx: Context) -> Iterator[Finding]:
     for path in ctx.file_paths():
         facts = ctx.index.files[path]
         for construct in facts.constructs:
-            targets = ctx.targets_for(path, construct.function)
+            targets = ctx.targets_at(path, construct.function, construct.region)
             if not emits_instruction(construct):
                 continue
             requirement = ctx.kb.requirement(construct.kind, construct.name)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from archlint.checks.context import Context
 from archlint.discover import discover
 from archlint.engine.collector import collector_paused
+from archlint.engine.freefiles import free_files, worth_reading
 from archlint.engine.pysource import PythonFiles
 from archlint.engine.steps import (
     SCAN_STAGES,
@@ -117,12 +118,16 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
     workers.close()
     cuda_files = [f for f in discovery.files if f.language == "cuda"]
     include_dirs = relative_dirs(options.include_dirs, root)
+    sources = tuple(sorted({s for _, units in gated for s in units.sources}))
+    targets, kb = scan_targets(options), load_kb()
     shallow: frozenset[str] = frozenset()
     if gated and not eager:
         with stage("includes", len(cuda_files)):
             outline = _extract(cuda_files, options, cache, workers, directives=True)
             outlined = build_index(_cuda_of(facts + outline), include_dirs, generated)
-            needed = include_closure(outlined, tuple(sorted({s for _, units in gated for s in units.sources})))
+            needed = include_closure(outlined, sources)
+            # the files no gate builds where the file rules can report something, read in full too
+            needed |= worth_reading(Judging(outlined, kb), targets, free_files((f.path for f in cuda_files), needed))
             deep = [f for f in cuda_files if f.path in needed]
         shallow = frozenset(f.path for f in cuda_files if f.path not in needed)
         with stage("unit facts", len(deep)):
@@ -135,9 +140,8 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
     facts = _in_discovery_order(facts, discovery)
     workers.close()  # every file is read: the judging that follows needs the memory more
     with stage("index"):
-        kb = load_kb()
         index = build_index(_cuda_of(facts), include_dirs, generated)
-        targets = scan_targets(options)
+        free = free_files((f.path for f in cuda_files), include_closure(index, sources)) if gated else frozenset()
     with stage("verdicts", len(gated), "gates"):
         judging = Judging(index, kb)
         memos, results = [], []
@@ -148,7 +152,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, judging, targets, overrides, parts))
             stage_progress(len(results), len(judged))
-        ctx = Context.judged(judging, targets, tuple(results))
+        ctx = Context.judged(judging, targets, tuple(results), free=free)
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow)
 
 

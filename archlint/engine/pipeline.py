@@ -10,7 +10,8 @@ from archlint.discover import discover
 from archlint.engine.collector import collector_paused
 from archlint.engine.linkstore import DamagedState, stored_links
 from archlint.engine.rescan import rescan
-from archlint.engine.steps import SCAN_STAGES, assemble_result, findings_by_file, open_cache, run_checks, suppressions_of
+from archlint.engine.steps import (SCAN_STAGES, assemble_result, findings_by_file, open_cache, run_checks, selected,
+                                   suppressions_of)
 from archlint.engine.store import ScanState, ScanStore
 from archlint.engine.timing import hint, plan, stage
 from archlint.link.templates import read_templates
@@ -36,19 +37,32 @@ def _run(options: ScanOptions, eager: bool) -> ScanResult:
         hint("first scan of this tree: the facts it reads are cached, so the next scans take a fraction of the time")
     result = store.unchanged_result() if store is not None else None
     if result is None:
-        state = None
-        if store is not None:
-            try:
-                result, state = rescan(options, discovery, cache, store) or (None, None)
-            except DamagedState:  # a stored part that no longer matches its checksum
-                result, state = None, None
-        if result is None:
-            result, state = _full_scan(options, discovery, cache, eager)
+        done = _from_store(options, discovery, cache, store) if store is not None else None
+        result, state = done or _full_scan(options, discovery, cache, eager)
         if store is not None:
             store.save(result, state)
     if cache is not None:
         cache.flush()
-    return _only_reported(result, options.report_paths)
+    return selected(_only_reported(result, options.report_paths), options)
+
+
+def _from_store(options: ScanOptions, discovery, cache, store: ScanStore) -> tuple[ScanResult, ScanState | None] | None:
+    """The scan from a stored state: of a scan for more targets whose result is of this very tree
+    (narrowed; only the result is stored, the wider state stays the one to start from), else of
+    this scan's own targets or the newest scan for more (re-scanned in part). None: a full scan."""
+    wider = store.wider()
+    current = [slot for slot in wider[:1] if store.is_current(slot)]
+    for slot in dict.fromkeys([*current, store.slot, *wider[:1]]):
+        previous = store.previous_state(slot)
+        if previous is None:
+            continue
+        try:
+            done = rescan(options, discovery, cache, store, previous)
+        except DamagedState:  # a stored part that no longer matches its checksum
+            done = None
+        if done is not None:
+            return done[0], None if slot in current else done[1]
+    return None
 
 
 def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[ScanResult, ScanState]:
@@ -58,8 +72,8 @@ def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[Sca
     linked = link_files(options, discovery, cache, eager)
     ctx = linked.context
     with stage("checks"):
-        gate_findings = run_checks(ctx, options, file_rules=False)
-        file_findings = findings_by_file(run_checks(ctx, options, file_rules=True))
+        gate_findings = run_checks(ctx, file_rules=False)
+        file_findings = findings_by_file(run_checks(ctx, file_rules=True))
     state = ScanState(
         generated=linked.generated,
         templates=read_templates(linked.facts),
@@ -71,6 +85,8 @@ def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[Sca
         suppressions={f.file.path: suppressions_of(f) for f in linked.facts if suppressions_of(f)},
         discovery_diagnostics=tuple(discovery.diagnostics),
         shallow=linked.shallow,
+        targets=tuple(t.name for t in ctx.targets),
+        free=ctx.free,
     )
     return assemble_result(linked.root, len(discovery.files), ctx, gate_findings, state), state
 

@@ -23,34 +23,43 @@ from archlint.engine.steps import (
     findings_by_file,
     include_closure,
     judge_gate,
+    narrowed,
     relative_dirs,
     run_checks,
     scan_targets,
     suppressions_of,
     user_defines,
 )
-from archlint.engine.store import ScanState
+from archlint.engine.freefiles import free_files
+from archlint.engine.store import GateMemo, ScanState
 from archlint.engine.timing import part_progress, plan, stage, stage_progress
-from archlint.extract.files import extract_all, extract_file
+from archlint.extract.files import DIRECTIVES, extract_all, extract_file
 from archlint.judge.view import Judging
+from archlint.knowledge.arch import Target, parse_target
 from archlint.knowledge.kb import load_kb
 from archlint.link.cuda import file_links, resolver_for
 from archlint.model.files import FileFacts
 
 
 class _LazyFacts(Mapping):
-    """path -> CudaFacts for every CUDA file, loaded from the facts cache when first asked for."""
+    """path -> CudaFacts for every CUDA file, loaded from the facts cache when first asked for: the
+    directive-level facts of a file the scan read for its directives only (`shallow`), else its
+    full facts."""
 
-    def __init__(self, files: dict, fresh: dict, cache, max_bytes: int):
+    def __init__(self, files: dict, fresh: dict, cache, max_bytes: int, shallow: frozenset[str] = frozenset()):
         self._files = files  # path -> SourceFile
         self._loaded = dict(fresh)
         self._cache = cache
         self._max_bytes = max_bytes
+        self._shallow = shallow
 
     def __getitem__(self, path: str):
         if path not in self._loaded:
             file = self._files[path]  # KeyError for a path that is not a CUDA file
-            facts = self._cache.get(file) or extract_file(file, self._max_bytes)
+            if path in self._shallow:
+                facts = self._cache.get(replace(file, language=DIRECTIVES)) or extract_file(file, self._max_bytes, directives=True)
+            else:
+                facts = self._cache.get(file) or extract_file(file, self._max_bytes)
             self._loaded[path] = facts.cuda
         return self._loaded[path]
 
@@ -94,13 +103,9 @@ class _LazyFunctions(Mapping):
 RESCAN_STAGES = ("discover", "facts", "index", "verdicts", "checks")  # numbered on the progress line
 
 
-def rescan(options, discovery, cache, store):
-    """(result, state) of the scan, or None when a full scan is needed."""
-
-
-    previous = store.previous_state()
-    if previous is None:
-        return None
+def rescan(options, discovery, cache, store, previous):
+    """(result, state) of the scan from `previous` (a stored state and the files it saw, of this
+    scan's targets or more: store.ScanStore.wider), or None when a full scan is needed."""
     digests, state = previous
     changed = store.changed_files(digests, discovery.files)
     if changed is None or any(file.language in ("python", "template") for file in changed) or tuple(discovery.diagnostics) != state.discovery_diagnostics:
@@ -114,15 +119,16 @@ def rescan(options, discovery, cache, store):
             return None
         known = set(links.paths)
         loaded = {**state.templates, **{f.file.path: f.cuda for f in fresh}}
-        facts = _LazyFacts({f.path: f for f in discovery.files if f.path in known}, loaded, cache, options.max_file_bytes)
+        changed_paths = {f.file.path for f in fresh}
+        shallow = state.shallow - changed_paths
+        facts = _LazyFacts({f.path: f for f in discovery.files if f.path in known}, loaded, cache, options.max_file_bytes, shallow)
         index = lazy_index(links, facts, _LazyFunctions(facts, links))
-    changed_paths = {f.file.path for f in fresh}
-    shallow = state.shallow - changed_paths
     with stage("verdicts"):
         judging, targets = Judging(index, load_kb()), scan_targets(options)
+        before, narrowing = _narrowed(state, targets)
         overrides = user_defines(options)
         memos, results, rejudged, parts = [], [], [], {}
-        for memo, old in zip(state.memos, state.results):
+        for memo, old in zip(state.memos, before):
             if memo.deps & changed_paths:
                 memo = replace(memo, deps=include_closure(index, memo.units.sources))
                 if memo.deps & shallow:
@@ -133,11 +139,12 @@ def rescan(options, discovery, cache, store):
             memos.append(memo)
             results.append(old)
             stage_progress(len(results), len(state.memos))
+    free = _free(discovery, memos) if rejudged else state.free
     with stage("checks"):
-        paths = tuple(sorted(changed_paths | _live_changed(state.results, tuple(results), rejudged)))
-        ctx = Context.judged(judging, targets, tuple(results), paths)
-        gate_findings = run_checks(ctx, options, file_rules=False)
-        rechecked = findings_by_file(run_checks(ctx, options, file_rules=True))
+        paths = tuple(sorted(changed_paths | narrowing | (free ^ state.free) | _live_changed(before, tuple(results), rejudged)))
+        ctx = Context.judged(judging, targets, tuple(results), paths, free)
+        gate_findings = run_checks(ctx, file_rules=False)
+        rechecked = findings_by_file(run_checks(ctx, file_rules=True))
     kept = {key: value for key, value in state.file_findings.items() if key[1] not in set(paths)}
     new_state = ScanState(
         links=links,
@@ -150,8 +157,31 @@ def rescan(options, discovery, cache, store):
         generated=state.generated,
         templates=state.templates,
         shallow=shallow,
+        targets=tuple(t.name for t in targets),
+        free=free,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
+
+
+def _narrowed(state: ScanState, targets: tuple[Target, ...]) -> tuple[tuple[GateResult, ...], set[str]]:
+    """The stored gate results as a scan for `targets` gives them, and the files whose file-rule
+    findings may differ. The state may be of more targets than these (and never of others): then
+    each result keeps the verdicts and admitted builds of these targets, and the file rules run
+    again on the files they had findings in. Those are the only files that can change: with fewer
+    targets, fewer builds compile each function, and every file rule reports a subset of what it
+    reported with more (AL202's "empty on some but not all" holds for the fewer only where it held)."""
+    wider = tuple(parse_target(name) for name in state.targets)
+    if wider == targets:
+        return state.results, set()
+    return tuple(narrowed(r, wider, targets) for r in state.results), {path for _, path in state.file_findings}
+
+
+def _free(discovery, memos: list[GateMemo]) -> frozenset[str]:
+    """The CUDA files no gate's units can include, now that some gates' include closures changed (a
+    file that leaves them was read in full for them; one that joins them was too, or the re-scan
+    gave way to a full scan)."""
+    reached = frozenset().union(*(memo.deps for memo in memos))
+    return free_files((f.path for f in discovery.files if f.language == "cuda"), reached) if memos else frozenset()
 
 
 def _updated_links(stored: StoredLinks, generated: dict[str, str], fresh: list[FileFacts], options, discovery) -> StoredLinks | None:

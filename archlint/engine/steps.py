@@ -3,13 +3,14 @@ result together. Both end in assemble_result, so they agree."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from archlint.checks import FILE_RULES, all_checks
 from archlint.checks.context import Context, GateResult
 from archlint.engine.cache import FactsCache, Unusable
-from archlint.engine.store import ScanState
+from archlint.engine.store import ScanState, target_names
 from archlint.engine.timing import warn
 from archlint.judge.analysis import Analysis, analyze_units, hollow_kernels
 from archlint.judge.verdicts import (
@@ -68,7 +69,7 @@ def findings_by_file(findings: list[Finding]) -> dict[tuple[str, str], tuple[Fin
 
 def scan_targets(options: ScanOptions) -> tuple[Target, ...]:
     """The targets to judge, each once and in arch order whatever order they were given in."""
-    return tuple(sorted({parse_target(t) for t in options.targets})) or default_targets()
+    return tuple(parse_target(name) for name in target_names(options.targets))
 
 
 def relative_dirs(dirs: tuple[str, ...], root: str) -> tuple[str, ...]:
@@ -170,15 +171,33 @@ def include_closure(index: CudaIndex, sources: tuple[str, ...]) -> frozenset[str
     return frozenset(seen)
 
 
-def run_checks(ctx: Context, options: ScanOptions, *, file_rules: bool) -> list[Finding]:
-    selected = set(resolve_all(options.select)) if options.select else None
-    ignored = set(resolve_all(options.ignore)) if options.ignore else set()
+def run_checks(ctx: Context, *, file_rules: bool) -> list[Finding]:
+    """Every gate rule's findings, or every file rule's. Every rule runs whatever --select and
+    --ignore say: the stored scan holds them all, and `selected` narrows the result."""
     findings: list[Finding] = []
     for rule_id, check in all_checks().items():
-        if (selected is not None and rule_id not in selected) or rule_id in ignored or (rule_id in FILE_RULES) != file_rules:
-            continue
-        findings.extend(check(ctx))
+        if (rule_id in FILE_RULES) == file_rules:
+            findings.extend(check(ctx))
     return findings
+
+
+def selected(result: ScanResult, options: ScanOptions) -> ScanResult:
+    """The result with only the findings of the rules --select and --ignore leave running."""
+    if not options.select and not options.ignore:
+        return result
+    chosen = set(resolve_all(options.select)) if options.select else set(all_checks())
+    dropped = (set(all_checks()) - chosen) | set(resolve_all(options.ignore))
+    return replace(result, findings=tuple(f for f in result.findings if f.rule not in dropped))
+
+
+def narrowed(result: GateResult, wider: tuple[Target, ...], targets: tuple[Target, ...]) -> GateResult:
+    """A gate's result judged for the `wider` targets, as a judgement for `targets` (some of them)
+    alone gives it: the verdicts of the excluded targets among them (each judged on its own, one
+    per excluded target in order, named for its build), and the analyses of the builds they admit."""
+    gate, kept = result.gate, set(targets)
+    verdicts = tuple(v for t, v in zip(excluded_targets(gate, wider), result.excluded) if t in kept)
+    builds = {build_target(gate, t)[0] for t in targets if t.cc in set(gate.admits)}
+    return GateResult(gate, result.sources, verdicts, tuple(a for a in result.admitted if a.target in builds))
 
 
 def _gate_report(result: GateResult, targets: tuple[Target, ...]) -> GateReport:

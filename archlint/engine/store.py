@@ -1,11 +1,15 @@
 """Whole-scan results kept between runs, beside the facts cache.
 
-Per scope (archlint build, knowledge base, scanned roots and the options that change results) two
-entries are kept: the last result, written under a key that also covers the content hash of every
-file it saw, and the state a partial re-scan starts from (`ScanState`) with those hashes. A scan
-of an unchanged tree reads the first and nothing else, and a scan of a changed tree reads only its
-header (the key) to know it cannot use it; `rescan` uses the second when only a few CUDA files
-changed. Entries are written atomically
+Per scope (archlint build, knowledge base, scanned roots and the options that change the analysis)
+and target set, two entries are kept: the last result, written under a key that also covers the
+content hash of every file it saw, and the state a partial re-scan starts from (`ScanState`) with
+those hashes. A scan of an unchanged tree reads the first and nothing else, and a scan of a changed
+tree reads only its header (the key) to know it cannot use it; `rescan` uses the second when only a
+few CUDA files changed. The rules a scan reports (--select, --ignore) are not part of the scope: a
+stored scan holds every rule's findings and the engine narrows them. Nor are the targets, apart
+from naming the entries: a scan for some of a stored scan's targets starts from that scan's state
+and narrows it (`rescan`), where a scan of the same scope for those targets alone is not stored.
+Entries are written atomically
 and checked like facts entries; a scan that saw a file modified within the racy window stores
 nothing, since that file's hash may not match the bytes its facts came from.
 """
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from archlint.engine.cache import read_entry, read_header_key, write_entry
+from archlint.knowledge.arch import default_targets, parse_target
 from archlint.model.files import SourceFile
 from archlint.model.findings import Diagnostic, Finding, Suppression
 from archlint.model.gates import Gate, GuardedUnits
@@ -55,6 +60,8 @@ class ScanState:
     # CUDA files read for their directives only (their links name no functions): a re-scan that
     # needs one in full does a full scan
     shallow: frozenset[str] = frozenset()
+    targets: tuple[str, ...] = ()  # the targets judged, in arch order (ScanResult.targets)
+    free: frozenset[str] = frozenset()  # CUDA files no gate's units can include (Context.free)
 
 
 @dataclass(frozen=True)
@@ -63,39 +70,76 @@ class _Stored:
     payload: ScanState
 
 
+@dataclass(frozen=True)
+class Slot:
+    """Where the result and the state of one target set are kept."""
+
+    targets: tuple[str, ...]  # target names, in arch order
+    key: bytes  # the scope and the targets: the state's entry key
+    result_key: bytes  # that and every file's content: the result's entry key
+    result_path: Path
+    state_path: Path
+
+
 class ScanStore:
-    def __init__(self, cache, key: bytes, digests: tuple[tuple[str, str, str], ...], racy: bool):
+    def __init__(self, cache, base: bytes, targets: tuple[str, ...], digests: tuple[tuple[str, str, str], ...], racy: bool):
         self.cache = cache
-        self.key = key
+        self.base = base
         self.digests = digests
         self.racy = racy
-        folder = cache.folder / FOLDER
-        self._result_path = folder / f"{key.hex()}-result.pkl"
-        self._state_path = folder / f"{key.hex()}-state.pkl"
-        # the result's entry key: the scope and every file's content, so a changed tree misses on
-        # the entry's header alone
-        self._result_key = hashlib.sha256(key + repr(digests).encode("utf-8", "surrogateescape")).digest()
+        self._folder = cache.folder / FOLDER
+        self._prefix = base.hex()[:32]  # every slot's file names start with it
+        self.slot = self._slot(targets)
 
     @classmethod
     def open(cls, cache, options: ScanOptions, discovery) -> ScanStore:
         seen = [cache.fingerprint(file) for file in discovery.files]
         racy = any(one is None or one[1] for one in seen)
         digests = sorted((file.path, file.language, one[0] if one else "unreadable") for file, one in zip(discovery.files, seen))
-        return cls(cache, _scope_key(cache, options, discovery), tuple(digests), racy)
+        return cls(cache, _scope_key(cache, options, discovery), target_names(options.targets), tuple(digests), racy)
+
+    def _slot(self, targets: tuple[str, ...]) -> Slot:
+        key = hashlib.sha256(self.base + repr(targets).encode()).digest()
+        # the result's entry key: the scope and every file's content, so a changed tree misses on
+        # the entry's header alone
+        result_key = hashlib.sha256(key + repr(self.digests).encode("utf-8", "surrogateescape")).digest()
+        stem = f"{self._prefix}-{_tag(targets)}"
+        return Slot(targets, key, result_key, self._folder / f"{stem}-result.pkl", self._folder / f"{stem}-state.pkl")
 
     def is_new(self) -> bool:
-        """No scan of this scope was stored yet: the first (cold) scan of the tree."""
-        return not self._state_path.exists() and not self._result_path.exists()
+        """No scan of this scope was stored yet, for any targets: the first (cold) scan of the tree."""
+        return not any(self._folder.glob(f"{self._prefix}-*.pkl"))
 
-    def unchanged_result(self) -> ScanResult | None:
-        if read_header_key(self._result_path) != self._result_key:
+    def unchanged_result(self, slot: Slot | None = None) -> ScanResult | None:
+        slot = slot or self.slot
+        if not self.is_current(slot):
             return None  # another tree's result (kept: a re-scan that stores nothing leaves it valid)
-        return read_entry(self._result_path, self._result_key, ScanResult, keep=True)
+        return read_entry(slot.result_path, slot.result_key, ScanResult, keep=True)
 
-    def previous_state(self) -> tuple[dict[str, tuple[str, str]], ScanState] | None:
-        """The last state and the files it saw: path -> (language, sha256). Its CUDA files' links stay
-        in the file, mapped, until a re-scan asks for them (linkstore.PickledLinks)."""
-        stored = read_entry(self._state_path, self.key, _Stored, keep=True, mapped=True)
+    def is_current(self, slot: Slot) -> bool:
+        """The slot's result is of this very tree (its header's key says so)."""
+        return read_header_key(slot.result_path) == slot.result_key
+
+    def wider(self) -> list[Slot]:
+        """The stored slots of this scope whose targets include every one of this scan's, and more:
+        those whose result is of this very tree first, then the newest."""
+        wanted = set(self.slot.targets)
+        found: dict[tuple[str, ...], float] = {}
+        for path in self._folder.glob(f"{self._prefix}-*-state.pkl"):
+            targets = _untag(path.name.removeprefix(f"{self._prefix}-").removesuffix("-state.pkl"))
+            if targets is not None and wanted < set(targets):
+                try:
+                    found[targets] = path.stat().st_mtime
+                except OSError:
+                    continue
+        slots = [self._slot(targets) for targets in sorted(found, key=found.__getitem__, reverse=True)]
+        return sorted(slots, key=lambda slot: not self.is_current(slot))
+
+    def previous_state(self, slot: Slot | None = None) -> tuple[dict[str, tuple[str, str]], ScanState] | None:
+        """The slot's last state and the files it saw: path -> (language, sha256). Its CUDA files'
+        links stay in the file, mapped, until a re-scan asks for them (linkstore.PickledLinks)."""
+        slot = slot or self.slot
+        stored = read_entry(slot.state_path, slot.key, _Stored, keep=True, mapped=True)
         if stored is None or not isinstance(stored.payload, ScanState):
             return None
         return {path: (language, digest) for path, language, digest in stored.digests}, stored.payload
@@ -108,11 +152,31 @@ class ScanStore:
         return [file for file in files if previous[file.path] != now[file.path]]
 
     def save(self, result: ScanResult, state: ScanState | None) -> None:
+        """This scan's result (and state, when given) in its own slot."""
         if self.racy:
             return
-        _store(self._result_path, self._result_key, result)
+        _store(self.slot.result_path, self.slot.result_key, result)
         if state is not None:
-            _store(self._state_path, self.key, _Stored(self.digests, state))
+            _store(self.slot.state_path, self.slot.key, _Stored(self.digests, state))
+
+
+def target_names(targets: tuple[str, ...]) -> tuple[str, ...]:
+    """The targets a scan judges, each once and in arch order whatever order they were given in:
+    those named, else the knowledge base's defaults."""
+    return tuple(t.name for t in (sorted({parse_target(t) for t in targets}) or default_targets()))
+
+
+_TAG_LIMIT = 150  # characters of target names in an entry's file name; a longer list is hashed
+
+
+def _tag(targets: tuple[str, ...]) -> str:
+    """The targets as a file name tells them (`sm_80+sm_90a`), so a scan for fewer finds them."""
+    tag = "+".join(targets)
+    return tag if len(tag) <= _TAG_LIMIT else "h" + hashlib.sha256(tag.encode()).hexdigest()[:32]
+
+
+def _untag(tag: str) -> tuple[str, ...] | None:
+    return None if tag.startswith("h") else tuple(tag.split("+"))
 
 
 def _store(path, key: bytes, value: object) -> None:
@@ -127,8 +191,9 @@ def _store(path, key: bytes, value: object) -> None:
 
 
 def _scope_key(cache, options: ScanOptions, discovery) -> bytes:
+    """What the analysis depends on besides the files and the targets: not the rules reported."""
     scope = (
-        cache.salt, discovery.root, tuple(sorted(str(Path(p).resolve()) for p in options.paths)), options.targets, options.include_dirs,
-        options.defines, options.exclude, options.select, options.ignore, options.max_file_bytes, options.toolkit,
+        cache.salt, discovery.root, tuple(sorted(str(Path(p).resolve()) for p in options.paths)), options.include_dirs,
+        options.defines, options.exclude, options.max_file_bytes, options.toolkit,
     )
     return hashlib.sha256(repr(scope).encode("utf-8", "surrogateescape")).digest()

@@ -34,7 +34,7 @@ def empty_kernel(view: TargetView, facts: CudaFacts, function: Function, referen
     region = facts.regions[dropped[0]] if dropped else facts.regions[twin.region] if twin else None
     kind = HitKind.TRAP_KERNEL if live else HitKind.EMPTY_KERNEL
     where = Location(facts.path, region.line if region else function.line)
-    reason = _why_false(view, facts.path, region.index) if region else "no code left"
+    reason = why_false(view, facts.path, region.index) if region else "no code left"
     what = "only traps" if live else "compiles to an empty body"
     message = f"kernel `{function.name}` (line {function.line}) {what} for {view.target}: {reason}"
     said = EvidenceKind.TRAP_KERNEL if live else EvidenceKind.EMPTY_KERNEL
@@ -118,7 +118,7 @@ def _arch_dependent(view: TargetView, text: str, depth: int = 0) -> bool:
     return False
 
 
-def _why_false(view: TargetView, path: str, region: int) -> str:
+def why_false(view: TargetView, path: str, region: int) -> str:
     """The first enclosing condition that is false for this target, rendered for evidence."""
     facts = view.index.files[path]
     current = region

@@ -11,6 +11,8 @@ from __future__ import annotations
 import posixpath
 
 from archlint.judge.hits import settle_by_define
+from archlint.judge.hollow import why_false
+from archlint.judge.view import TargetView
 from archlint.knowledge.arch import ARCH_MACRO_RE
 from archlint.lang.cpp.evaluate import TOOLKIT_MACROS
 from archlint.model.cexpr import Binary, Defined, Expr, MacroCall, Name, Ternary, Unary
@@ -19,7 +21,7 @@ from archlint.model.cuda import Function
 _SHOWN = 2
 
 
-def why_no_kernel(view, sources: tuple[str, ...], reached: frozenset[tuple[str, str]]) -> tuple[str, str]:
+def why_no_kernel(view: TargetView, sources: tuple[str, ...], reached: frozenset[tuple[str, str]]) -> tuple[str, str]:
     """(what was found, what would settle it) for units none of whose kernels compiles for the target.
     `reached`: (path, qualname) of what the units compile, with (path, '') for every file."""
     files = sorted({path for path, qualname in reached if not qualname})
@@ -34,7 +36,7 @@ def why_no_kernel(view, sources: tuple[str, ...], reached: frozenset[tuple[str, 
                 settle_by_define(names))
     if out:
         path, function = out[0]
-        return f"every kernel they define is compiled out: {_kernel(path, function)} under {view.why_false(path, function.region)}", ""
+        return f"every kernel they define is compiled out: {_kernel(path, function)} under {why_false(view, path, function.region)}", ""
     templates = [(path, f) for path, f in kernels if f.template and (path, f.qualname) not in reached]
     if templates:
         shown = "; ".join(_kernel(path, f) for path, f in templates[:_SHOWN])

@@ -221,6 +221,18 @@ class SmConstant:
 
 
 @dataclass(frozen=True, slots=True)
+class RuleSites:
+    """What the file rules (AL201, AL202, AL204) could report in a file read for its directives
+    only, found lexically (`extract.cuda.screen`): a superset of what its full facts hold, so that a
+    file no gate builds is read in full only where some scan target would get a finding."""
+
+    kernels: tuple[int, ...] = ()  # the region of each kernel's first line of code (where read lexically)
+    unread_kernels: bool = False  # a `__global__` whose body was not found lexically
+    constructs: tuple[tuple[str, str, int], ...] = ()  # (kind, name, region): PTX and intrinsics with a KB row
+    smem: tuple[SmemRequest, ...] = ()  # shared-memory requests of a constant size (no enclosing function)
+
+
+@dataclass(frozen=True, slots=True)
 class CudaFacts:
     path: str
     sha256: str
@@ -242,6 +254,7 @@ class CudaFacts:
     loaders: tuple[LoaderCall, ...] = ()
     arch_checks: tuple[ArchCheck, ...] = ()
     sm_constants: tuple[SmConstant, ...] = ()
+    rule_sites: RuleSites | None = None  # a file read for its directives only: what its full facts could report
 
 
 fast_pickling(globals())

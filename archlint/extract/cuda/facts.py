@@ -18,6 +18,7 @@ from archlint.extract.cuda.asserts import arch_constants, static_asserts
 from archlint.extract.cuda.chains import constexpr_branch_spans, names_every_alternative_spells, uniform_chains
 from archlint.extract.cuda.functions import find_functions
 from archlint.extract.cuda.prebuilt import PrebuiltScan
+from archlint.extract.cuda.screen import asm_statements, rule_sites
 from archlint.extract.cuda.smem import smem_requests
 from archlint.extract.suppressions import parse_suppression_text
 from archlint.knowledge.kb import KnowledgeBase, load_kb
@@ -30,7 +31,6 @@ from archlint.lang.cpp.ptx import PtxError, _literals_from, opcodes
 from archlint.model.cuda import Construct, CudaFacts, Declarations, Function, RuntimeArch
 from archlint.model.findings import Suppression
 
-_ASM_RE = re.compile(rb"\b(?:asm|__asm__)\s*(?:volatile|__volatile__)?\s*(?:goto\s*)?\(")
 _DECLARES_RE = re.compile(rb"\b(?:struct|class)\s+$")
 
 
@@ -96,8 +96,10 @@ def _runtime_archs(data: bytes, structure: Structure, spans: "_FunctionSpans") -
 def extract_cuda_directives(path: str, data: bytes) -> CudaFacts:
     """What a file adds to the scan-wide tables, read without a C++ parse: its regions, macros,
     includes, suppressions and directive diagnostics. The same fields as `extract_cuda` gives;
-    functions, constructs and the rest stay empty (a file no gate's units can include)."""
-    return _directive_facts(path, data, scan_directives(path, data))
+    functions, constructs and the rest stay empty (a file no gate's units can include), and
+    `rule_sites` says what the file rules could find in them (extract.cuda.screen)."""
+    structure = scan_directives(path, data)
+    return replace(_directive_facts(path, data, structure), rule_sites=rule_sites(data, structure, load_kb()))
 
 
 def _directive_facts(path: str, data: bytes, structure: Structure) -> CudaFacts:
@@ -144,7 +146,7 @@ def _ptx_constructs(data: bytes, text: str, structure: Structure, spans: _Functi
     if b"asm" not in data:
         return found
     char_starts: list[int] | None = None
-    for match in _ASM_RE.finditer(structure.masked):
+    for match in asm_statements(structure.masked):
         line = structure.line_of(match.start())
         line_start = structure.line_starts[line - 1]
         col = match.start() - line_start + 1

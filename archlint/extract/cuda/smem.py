@@ -9,15 +9,18 @@ builtin types and `constexpr`/`#define` constants of the same file; anything els
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable, Iterator
+from functools import cached_property
 
 from archlint.lang.cpp.directives import Structure
 from archlint.lang.cpp.evaluate import Evaluator
 from archlint.lang.cpp.expr import parse_condition
 from archlint.model.cuda import SmemRequest
 
+# `__shared__ T name[N];` after a whitespace byte that does not follow `extern` (_statics checks
+# that: a pattern that starts with the literal is searched for many times faster)
 _STATIC_RE = re.compile(
-    rb"(?<!extern)\s__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s*)?([A-Za-z_][\w:]*(?:\s*<[^;{}<>]*>)?)\s+(?:__align__\s*\(\s*\d+\s*\)\s*)?([A-Za-z_]\w*)\s*((?:\[[^\]\n;]+\]\s*)+);"
+    rb"__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s*)?([A-Za-z_][\w:]*(?:\s*<[^;{}<>]*>)?)\s+(?:__align__\s*\(\s*\d+\s*\)\s*)?([A-Za-z_]\w*)\s*((?:\[[^\]\n;]+\]\s*)+);"
 )
 _ATTR_RE = re.compile(rb"cudaFuncSetAttribute\s*\(([^;]*?)cudaFuncAttributeMaxDynamicSharedMemorySize\s*,([^;]*?)\)\s*;")
 _LAUNCH_RE = re.compile(rb"<<<([^;]*?)>>>")
@@ -40,7 +43,7 @@ def smem_requests(structure: Structure, enclosing: Callable[[int], str]) -> list
         return []
     fold = _Folder(structure)
     found: list[SmemRequest] = []
-    for match in _STATIC_RE.finditer(masked):
+    for match in _statics(masked):
         type_name = re.sub(rb"\s+", b"", match.group(1)).decode()
         dims = re.findall(rb"\[([^\]]+)\]", match.group(3))
         element = TYPE_SIZES.get(type_name.split("::")[-1])
@@ -57,6 +60,24 @@ def smem_requests(structure: Structure, enclosing: Callable[[int], str]) -> list
         if len(parts) >= 3:
             found.append(_request(structure, "launch", fold(parts[2]), parts[2], match.start(), enclosing))
     return found
+
+
+_SPACE = frozenset(b" \t\n\r\f\v")
+
+
+def _statics(masked: bytes) -> Iterator[re.Match[bytes]]:
+    """_STATIC_RE's matches that follow a whitespace byte not preceded by `extern`: those of
+    `(?<!extern)\\s__shared__...`, searched from the literal."""
+    if b"__shared__" not in masked:
+        return
+    pos = 0
+    while (match := _STATIC_RE.search(masked, pos)) is not None:
+        start = match.start()
+        if start and masked[start - 1] in _SPACE and masked[max(0, start - 7) : start - 1] != b"extern":
+            yield match
+            pos = match.end()
+        else:
+            pos = start + 1
 
 
 def _request(structure: Structure, kind: str, nbytes: int | None, text: str, offset: int, enclosing) -> SmemRequest:
@@ -94,14 +115,19 @@ class _Folder:
     """Folds a size expression with the file's own integer constants."""
 
     def __init__(self, structure: Structure):
+        self.structure = structure
+        self.cache: dict[str, int | None] = {}
+
+    @cached_property
+    def constants(self) -> dict[str, str]:
+        """The file's object-like macros and integer constants, read when a size first names one."""
         constants: dict[str, str] = {}
-        for define in structure.defines:
+        for define in self.structure.defines:
             if define.params is None and define.value and not define.undef:
                 constants.setdefault(define.name, define.value)
-        for match in _CONST_RE.finditer(structure.masked):
+        for match in _CONST_RE.finditer(self.structure.masked):
             constants.setdefault(match.group(1).decode(), match.group(2).decode())
-        self.constants = constants
-        self.cache: dict[str, int | None] = {}
+        return constants
 
     def __call__(self, text: str, depth: int = 0) -> int | None:
         if text in self.cache:
