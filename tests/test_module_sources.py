@@ -51,6 +51,14 @@ def test_the_folder_a_function_returns_is_the_one_the_scan_holds(gates):
     assert all("could not be resolved" not in v.reason for v in gate.verdicts)
 
 
+def test_the_folder_a_function_returns_through_a_loop_over_candidates_is_the_one_the_scan_holds(gates):
+    # `for root in (CSRC, checkout): if (root / "sparse_select").exists(): return root`
+    gate = gates["sparse_select:23"]
+    assert gate.sources == (f"{CSRC}/sparse_select/topk_select.cu",)
+    assert {v.verdict.value for v in gate.verdicts} == {"POLICY"}
+    assert _verdicts(gate)["sm_120a"].reached is not None
+
+
 def test_generated_sources_spliced_from_a_module_constant_are_judged(gates):
     gate = gates["dcp_alltoall:16"]
     generated = {f"{CSRC}/generated/dcp/dcp_alltoall_335c14a7_kernel.cu", f"{CSRC}/generated/dcp/dcp_alltoall_baedc535_kernel.cu"}

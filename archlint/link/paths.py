@@ -110,14 +110,24 @@ def _fold_returned(index, module: str, callee: str, function: str, depth: int) -
     returns = [r for r in facts.returns if r.function == binding.name and r.value is not None] if facts else []
     folded = set()
     for returned in returns:
-        try:
-            folded.add(fold_path(index, binding.module, returned.value, binding.name, returned.line, depth + 1))
-        except _Unresolved:
-            continue
+        for value in _loop_values(facts, binding.name, returned):
+            try:
+                folded.add(fold_path(index, binding.module, value, binding.name, returned.line, depth + 1))
+            except _Unresolved:
+                continue
     scanned = sorted(path for path in folded if _scanned(index.files, path))
     if len(scanned) != 1:
         raise _Unresolved(f"`{callee}(...)` returns {'no' if not scanned else len(scanned)} scanned path(s)")
     return scanned[0]
+
+
+def _loop_values(facts, function: str, returned) -> list[PyExpr]:
+    """What a return gives: its value, or, where it returns the variable of a loop over a literal
+    sequence (`for root in (CSRC, Path(__file__).parent / "csrc"): ... return root`), each element."""
+    value = returned.value
+    loops = [loop for loop in facts.loops if loop.function == function and loop.target == value.text
+             and loop.line < returned.line and loop.iterable.kind == "seq"] if value.kind == "name" else []
+    return list(loops[-1].iterable.args) if loops else [value]
 
 
 @lru_cache(maxsize=4)

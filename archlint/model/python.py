@@ -279,6 +279,16 @@ class PyReturn:
 
 
 @dataclass(frozen=True, slots=True)
+class PyLoop:
+    """`for name in iterable:` inside a function: what the loop variable runs over."""
+
+    function: str
+    line: int
+    target: str
+    iterable: PyExpr
+
+
+@dataclass(frozen=True, slots=True)
 class ArchString:
     """A string literal that spells a target ('-gencode=arch=compute_90a,code=sm_90a', '90a')."""
 
@@ -306,6 +316,7 @@ class PythonFacts:
     extended: tuple[str, ...] = ()  # module-scope names a `+=` or a list method at module scope changes
     tests: tuple[Test, ...] = ()
     returns: tuple[PyReturn, ...] = ()
+    loops: tuple[PyLoop, ...] = ()  # in functions, over one name
     arch_strings: tuple[ArchString, ...] = ()
     suppressions: tuple[Suppression, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()

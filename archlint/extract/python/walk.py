@@ -61,6 +61,7 @@ class _Out:
     sources: list = field(default_factory=list)
     tests: list = field(default_factory=list)
     returns: list = field(default_factory=list)
+    loops: list = field(default_factory=list)
     arch_strings: list = field(default_factory=list)
     comments: list = field(default_factory=list)
     errors: list = field(default_factory=list)
@@ -237,6 +238,13 @@ class _Walker:
         self.add_test("while", cond, self.exprs.build(cond), node.child_by_field_name("body"), frame)
         return None
 
+    def for_statement(self, frame: _Frame):
+        node = frame[0]
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if frame[1] and left is not None and left.type == "identifier" and right is not None:
+            self.out.loops.append(pf.PyLoop(frame[1], node.start_point[0] + 1, dotted(left) or "", self.exprs.build(right)))
+        return None
+
     def conditional_expression(self, frame: _Frame):
         parts = [child for child in frame[0].named_children if child.type != "comment"]
         if len(parts) == 3:
@@ -402,6 +410,7 @@ _HANDLERS = {
     "module": _Walker.block,
     "if_statement": _Walker.if_statement,
     "while_statement": _Walker.while_statement,
+    "for_statement": _Walker.for_statement,
     "conditional_expression": _Walker.conditional_expression,
     "return_statement": _Walker.return_statement,
     "assignment": _Walker.assignment,
@@ -505,6 +514,7 @@ def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple, i
         extended=tuple(sorted({name for function, name, *_ in [*out.extends, *mutations(out.calls)] if not function})),
         tests=tuple(out.tests),
         returns=tuple(out.returns),
+        loops=tuple(out.loops),
         arch_strings=tuple(out.arch_strings),
         suppressions=_suppressions(out.comments, tree.root_node),
         diagnostics=tuple(diagnostics),
