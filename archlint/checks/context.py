@@ -15,6 +15,7 @@ from archlint.link.cuda import CudaIndex
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Fix, Location, Verdict
 from archlint.model.gates import Gate, TargetVerdict, gate_location
 from archlint.model.records import fast_pickling
+from archlint.model.tactics import LinkedTileList
 
 # (path, function qualname, '' for file scope) -> the admitted builds that compile it
 LiveTable = Mapping[tuple[str, str], frozenset[Target]]
@@ -56,12 +57,13 @@ class Context:
     live: LiveTable | None = None  # live_table(gate_results) when there are gates, for `paths` alone if given
     paths: tuple[str, ...] | None = None  # the files the file rules visit; None = every file
     levels: Mapping[str, str] = field(default_factory=dict)
+    tile_lists: tuple[LinkedTileList, ...] = ()  # CUTLASS generator tile lists with the gates admitting them
 
     @classmethod
     def judged(cls, judging: Judging, targets: tuple[Target, ...], results: tuple[GateResult, ...],
-               paths: tuple[str, ...] | None = None) -> Context:
+               paths: tuple[str, ...] | None = None, tile_lists: tuple[LinkedTileList, ...] = ()) -> Context:
         live = live_table(results, paths=None if paths is None else set(paths)) if results else None
-        return cls(judging, targets, results, live, paths)
+        return cls(judging, targets, results, live, paths, tile_lists=tile_lists)
 
     @property
     def index(self) -> CudaIndex:

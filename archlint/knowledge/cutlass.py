@@ -1,0 +1,105 @@
+"""CUTLASS tactic knowledge (rules/kb/cutlass.toml): the vocabulary generator lists are read with,
+element sizes, block scale factors and stage policies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from archlint.knowledge.resources import load_toml
+
+__all__ = ["Element", "BlockScale", "StagePolicy", "Launcher", "CutlassKnowledge", "load_cutlass"]
+
+
+@dataclass(frozen=True)
+class Element:
+    name: str
+    bits: int
+    source: str
+
+
+@dataclass(frozen=True)
+class BlockScale:
+    operands: tuple[str, str]  # element names (activation, weight)
+    sf: str
+    sf_bits: int
+    vector: int
+    min_cc: int
+    source: str
+
+
+@dataclass(frozen=True)
+class StagePolicy:
+    name: str
+    min_stages: int
+    source: str
+
+
+@dataclass(frozen=True)
+class Launcher:
+    names: tuple[str, ...]
+    archs: tuple[int, ...]  # the generator archs whose instantiations include it
+    stage_policy: str
+    source: str
+    runtime_filter: str = ""  # where it drops a tactic over the device's opt-in limit at run time
+
+
+@dataclass(frozen=True)
+class CutlassKnowledge:
+    tile_lists: frozenset[str]
+    axes: dict[str, str]  # a list or loop variable name -> its role
+    arch_names: frozenset[str]
+    stage_names: frozenset[str]
+    auto_stages: int
+    combinations_limit: int
+    launchers: tuple[Launcher, ...]
+    policies: dict[str, StagePolicy]
+    elements: dict[str, Element]  # every spelling -> the element
+    block_scales: tuple[BlockScale, ...]
+
+    def element(self, spelling: str) -> Element | None:
+        spelling = spelling.strip()
+        return self.elements.get(spelling) or self.elements.get(spelling.split("::")[-1])
+
+    def block_scale(self, a: Element, b: Element, cc: int) -> BlockScale | None:
+        for row in self.block_scales:
+            if row.operands in ((a.name, b.name), (b.name, a.name)) and cc >= row.min_cc:
+                return row
+        return None
+
+    def launcher_for(self, text: str, arch: int | None) -> Launcher | None:
+        for launcher in self.launchers:
+            if any(name in text for name in launcher.names) and arch in launcher.archs:
+                return launcher
+        return None
+
+    def markers(self) -> tuple[bytes, ...]:
+        """Bytes a Python file spells when it can hold a tile list."""
+        return tuple(sorted(name.encode() for name in self.tile_lists))
+
+
+@lru_cache(maxsize=1)
+def load_cutlass() -> CutlassKnowledge:
+    data = load_toml("kb/cutlass.toml")
+    generator = data.get("generator", {})
+    elements: dict[str, Element] = {}
+    for row in data.get("element", []):
+        element = Element(row["name"], int(row["bits"]), row["source"])
+        for spelling in (row["name"], *row.get("names", ())):
+            elements.setdefault(spelling, element)
+    return CutlassKnowledge(
+        tile_lists=frozenset(name for row in data.get("tile_list", []) for name in row["names"]),
+        axes={name: row["role"] for row in data.get("axis", []) for name in row["names"]},
+        arch_names=frozenset(generator.get("arch_names", ())),
+        stage_names=frozenset(generator.get("stage_names", ())),
+        auto_stages=int(generator.get("auto_stages", 0)),
+        combinations_limit=int(generator.get("combinations_limit", 4096)),
+        launchers=tuple(Launcher(tuple(row["names"]), tuple(int(a) for a in row["archs"]), row["stage_policy"],
+                                 row["source"], row.get("runtime_filter", "")) for row in data.get("launcher", [])),
+        policies={row["name"]: StagePolicy(row["name"], int(row["min_stages"]), row["source"])
+                  for row in data.get("stage_policy", [])},
+        elements=elements,
+        block_scales=tuple(BlockScale((row["operands"][0], row["operands"][1]), row["sf"], int(row["sf_bits"]),
+                                      int(row["vector"]), int(row["min_cc"]), row["source"])
+                           for row in data.get("block_scale", [])),
+    )
