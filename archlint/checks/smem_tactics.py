@@ -1,5 +1,7 @@
-"""AL204 for CUTLASS tactics: a tile whose every tactic needs more shared memory than a target the
-gate admits for it allows, by the lower bound of `judge/smem_bound.py`."""
+"""AL204 for CUTLASS tactics: a tile whose tactics of one element type and stage count (every
+cluster, epilogue fusion and swap the generator pairs with them) all need more shared memory than
+a target the gate admits for them allows, by the lower bound of `judge/smem_bound.py`. One finding
+per tile, element type and fixed stage count, at the tile's line."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from archlint.model.tactics import Bound, Fit, LinkedTileList, TacticChoice
 
 def check(ctx: Context) -> Iterator[Finding]:
     knowledge = load_cutlass()
-    reported: set[tuple[str, int, int]] = set()
+    reported: set[tuple[str, int, int, str]] = set()
     for linked in ctx.tile_lists:
         fact = linked.fact
         if ctx.paths is not None and fact.path not in ctx.paths:
@@ -24,13 +26,16 @@ def check(ctx: Context) -> Iterator[Finding]:
         if launcher is not None and launcher.runtime_filter:
             continue  # the project drops a tactic over the device's limit before it runs
         targets = tuple(t for t in ctx.targets if linked.serves(t.cc))
-        for index, row in enumerate(fact.tiles):
-            if (fact.path, row.line, row.col) in reported:
+        groups: dict[tuple[int, str], list[TacticChoice]] = {}
+        for choice in fact.choices:  # a fixed stage count is a kernel of its own, as an element type is
+            groups.setdefault((choice.tile, f"{choice.axis('dtype')}/{choice.axis('stages')}"), []).append(choice)
+        for (index, kind), choices in groups.items():
+            row = fact.tiles[index]
+            if (fact.path, row.line, row.col, kind) in reported:
                 continue
-            choices = [c for c in fact.choices if c.tile == index]
             finding = _tile_finding(ctx, linked, index, choices, targets, knowledge)
             if finding is not None:
-                reported.add((fact.path, row.line, row.col))
+                reported.add((fact.path, row.line, row.col, kind))
                 yield finding
 
 
@@ -69,7 +74,7 @@ def _tactic_evidence(location: Location, bound: Bound, choice: TacticChoice, cou
                      launcher: str) -> tuple[Evidence, ...]:
     axes = ", ".join(f"{role} {value}" for role, value in choice.axes) or "the tile alone"
     unsure = "" if choice.sure else "; a filter of the generator archlint does not read may drop it"
-    hops = [Evidence(location, f"the smallest of the tile's {count} tactic(s): {axes} ({bound.elements}); "
+    hops = [Evidence(location, f"the smallest of the tile's {count} tactic(s) of these element types: {axes} ({bound.elements}); "
                                f"{bound.stage_policy}; lower bound {bound.nbytes:,} bytes, the epilogue, barriers "
                                f"and alignment padding not counted{unsure}", EvidenceKind.VERDICT, name=Fit.DOES_NOT_FIT.value)]
     if launcher:

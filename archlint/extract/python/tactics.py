@@ -219,6 +219,8 @@ def _truth(value: object) -> bool:
 
 _COMPARE = {
     ast.Eq: lambda a, b: _same(a, b), ast.NotEq: lambda a, b: not _same(a, b),
+    ast.Lt: lambda a, b: _number(a) < _number(b), ast.LtE: lambda a, b: _number(a) <= _number(b),
+    ast.Gt: lambda a, b: _number(a) > _number(b), ast.GtE: lambda a, b: _number(a) >= _number(b),
     ast.In: lambda a, b: _contains(b, a), ast.NotIn: lambda a, b: not _contains(b, a),
 }
 _PRODUCT = ("product", "itertools.product")
@@ -231,6 +233,12 @@ def _same(a: object, b: object) -> bool:
     if isinstance(a, _Symbol) != isinstance(b, _Symbol):
         raise _Unknown  # a name against a literal: what the name stands for is not read
     return a == b
+
+
+def _number(value: object) -> int:
+    if type(value) is int:
+        return value
+    raise _Unknown
 
 
 def _contains(container: object, item: object) -> bool:
@@ -270,6 +278,14 @@ def _value(node: ast.expr, scope: dict[str, object]) -> object:
         return _Symbol(_callee(node))
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, str, bool, type(None))):
         return node.value
+    if isinstance(node, ast.Subscript):
+        return _item(_value(node.value, scope), _value(node.slice, scope))
+    raise _Unknown
+
+
+def _item(container: object, index: object) -> object:
+    if isinstance(container, (list, tuple)) and type(index) is int and -len(container) <= index < len(container):
+        return container[index]
     raise _Unknown
 
 
