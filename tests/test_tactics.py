@@ -199,3 +199,37 @@ def test_nvcc_measures_at_least_the_bound_of_every_instantiated_tactic():
 def test_nvcc_measures_the_at_limit_tactic_at_exactly_the_limit_so_it_fits():
     (size,) = _measure(["moekit::Tactic<256, 96, 256, 4, 4, 16, 0, false>, moekit::StageCount<2>"])
     assert size == LIMIT  # fits: a block may use exactly its opt-in limit
+
+
+def test_the_compile_probe_without_nvcc_says_it_needs_it(monkeypatch):
+    from archlint.runtime import tactic_probe
+
+    monkeypatch.setattr(tactic_probe, "find_nvcc", lambda: None)
+    result = CliRunner().invoke(cli, ["tactics", str(CASE), "--no-cache", "--target", "sm_120a", "--compile-probe"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == ["archlint tactics: the compile probe needs nvcc (not found on PATH)"]
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not installed: the compile probe needs it")
+def test_the_compile_probe_measures_each_tactic_through_the_launcher(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    result = CliRunner().invoke(cli, ["tactics", str(CASE), "--no-cache", "--target", "sm_120a", "--compile-probe",
+                                      "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    measured = [r for r in rows if r["measured"] is not None]
+    assert measured and all(r["bound"] <= r["measured"] for r in measured)  # the bound is a lower bound
+    # CUTLASS-like auto stages: 3 stages by the operand bytes, the 1024-byte alignment takes the block over
+    finalize = {(r["tile"], r["verdict"], r["measured"]) for r in rows
+                if "dtype=e2m1" in r["axes"] and "fusion=finalize" in r["axes"] and r["tile"] in ("128×256×128", "256×128×128")}
+    assert finalize == {("128×256×128", "does not fit", 102_400), ("256×128×128", "does not fit", 102_400)}
+    assert {r["verdict"] for r in rows if r["measured"] is not None and r["measured"] <= LIMIT} == {"fits"}
+    # the auto stage count cannot give the at-limit tile two stages: the kernel does not compile
+    at_limit = [r for r in rows if r["tile"] == "256×96×256"]
+    assert at_limit and all(r["measured"] is None and "compile" in r["probe_note"] for r in at_limit)
+    assert any(r["probe_note"].startswith("does not compile: static assertion failed") for r in at_limit)
+    assert {r["verdict"] for r in at_limit} == {"cannot tell"}
+    # cached by content: a second run compiles nothing and answers the same
+    again = CliRunner().invoke(cli, ["tactics", str(CASE), "--no-cache", "--target", "sm_120a", "--compile-probe",
+                                     "--format", "json"])
+    assert json.loads(again.output) == rows

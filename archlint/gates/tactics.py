@@ -38,7 +38,7 @@ def link_tile_lists(pyindex: PyIndex | None, gates: tuple[Gate, ...],
                            f"tile list `{fact.variable}` of `{fact.function}` ({len(fact.tiles)} tiles)", EvidenceKind.CONSTRUCT,
                            name=fact.variable)
             linked.append(LinkedTileList(fact, gate.id, gate.admits, chain + (hop,),
-                                         launcher.names[0] if launcher else ""))
+                                         launcher.names[0] if launcher else "", gate.defines))
     return tuple(sorted(linked, key=lambda t: (t.fact.path, t.fact.line, t.gate)))
 
 

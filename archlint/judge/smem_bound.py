@@ -44,6 +44,11 @@ def fit(bound: Bound, limit: int) -> Fit:
     return Fit.DOES_NOT_FIT if bound.nbytes > limit else Fit.CANNOT_TELL
 
 
+def measured_fit(nbytes: int, limit: int) -> Fit:
+    """What a measured `sizeof(SharedStorage)` says: a block may use exactly its opt-in limit."""
+    return Fit.DOES_NOT_FIT if nbytes > limit else Fit.FITS
+
+
 def _operands(text: str, knowledge: CutlassKnowledge) -> tuple[Element, Element] | None:
     """(activation, weight) from a dtype axis value: 'e2m1' for both, '(DataType.e4m3, e2m1)' a pair."""
     if not text:

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from archlint.knowledge.resources import load_toml
 
-__all__ = ["Element", "BlockScale", "StagePolicy", "Launcher", "CutlassKnowledge", "load_cutlass"]
+__all__ = ["Element", "BlockScale", "StagePolicy", "Probe", "Launcher", "CutlassKnowledge", "load_cutlass"]
 
 
 @dataclass(frozen=True)
@@ -16,6 +16,7 @@ class Element:
     name: str
     bits: int
     source: str
+    cuda: str = ""  # the C++ type a generator instantiates it as
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class BlockScale:
     vector: int
     min_cc: int
     source: str
+    mx: bool = False
 
 
 @dataclass(frozen=True)
@@ -36,12 +38,28 @@ class StagePolicy:
 
 
 @dataclass(frozen=True)
+class Probe:
+    """How the compile probe measures a launcher's tactics: after the statement `after` (a regex)
+    a `Show<size>` is declared; each tactic is one `instantiate` line (`str.format` fields: arch,
+    act, weight, output, fusion, m, n, k, cluster_m/n/k, mx, swap), inside `prefix` ... `suffix`."""
+
+    after: str
+    size: str
+    instantiate: str
+    prefix: str = ""
+    suffix: str = ""
+    output: str = ""
+    fusions: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class Launcher:
     names: tuple[str, ...]
     archs: tuple[int, ...]  # the generator archs whose instantiations include it
     stage_policy: str
     source: str
     runtime_filter: str = ""  # where it drops a tactic over the device's opt-in limit at run time
+    probe: Probe | None = None
 
 
 @dataclass(frozen=True)
@@ -84,7 +102,7 @@ def load_cutlass() -> CutlassKnowledge:
     generator = data.get("generator", {})
     elements: dict[str, Element] = {}
     for row in data.get("element", []):
-        element = Element(row["name"], int(row["bits"]), row["source"])
+        element = Element(row["name"], int(row["bits"]), row["source"], row.get("cuda", ""))
         for spelling in (row["name"], *row.get("names", ())):
             elements.setdefault(spelling, element)
     return CutlassKnowledge(
@@ -95,11 +113,18 @@ def load_cutlass() -> CutlassKnowledge:
         auto_stages=int(generator.get("auto_stages", 0)),
         combinations_limit=int(generator.get("combinations_limit", 4096)),
         launchers=tuple(Launcher(tuple(row["names"]), tuple(int(a) for a in row["archs"]), row["stage_policy"],
-                                 row["source"], row.get("runtime_filter", "")) for row in data.get("launcher", [])),
+                                 row["source"], row.get("runtime_filter", ""), _probe(row)) for row in data.get("launcher", [])),
         policies={row["name"]: StagePolicy(row["name"], int(row["min_stages"]), row["source"])
                   for row in data.get("stage_policy", [])},
         elements=elements,
         block_scales=tuple(BlockScale((row["operands"][0], row["operands"][1]), row["sf"], int(row["sf_bits"]),
-                                      int(row["vector"]), int(row["min_cc"]), row["source"])
+                                      int(row["vector"]), int(row["min_cc"]), row["source"], bool(row.get("mx", False)))
                            for row in data.get("block_scale", [])),
     )
+
+
+def _probe(row: dict) -> Probe | None:
+    if "instantiate" not in row:
+        return None
+    return Probe(row["probe_after"], row["probe_size"], row["instantiate"], row.get("probe_prefix", ""),
+                 row.get("probe_suffix", ""), row.get("probe_output", ""), tuple(sorted(row.get("fusions", {}).items())))

@@ -63,7 +63,7 @@ class TileListFact:
 class Fit(str, Enum):
     DOES_NOT_FIT = "does not fit"  # the lower bound exceeds the limit
     CANNOT_TELL = "cannot tell"  # the lower bound is at or under the limit: only a measurement settles it
-    FITS = "fits"  # measured (compile probe) at or under the limit
+    FITS = "fits"  # measured (compile probe) at or under the limit: a block may use exactly its limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +87,7 @@ class LinkedTileList:
     admits: tuple[int, ...]  # the compute capabilities the gate admits
     chain: tuple[Evidence, ...]
     launcher: str = ""  # the file name of the launcher the generated instantiations include, '' when not named
+    defines: tuple[str, ...] = ()  # the -D flags the gate's spec passes (what the compile probe builds with)
 
     def serves(self, cc: int) -> bool:
         """The gate admits `cc` and the generator builds for its major (an SM120 generator for 12.x)."""

@@ -4,13 +4,17 @@ shared memory per block and the static verdict (does not fit / cannot tell) agai
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
-from archlint.judge.smem_bound import fit, tactic_bound
+from archlint.judge.smem_bound import fit, measured_fit, tactic_bound
 from archlint.knowledge.arch import Target
 from archlint.knowledge.cutlass import CutlassKnowledge, load_cutlass
 from archlint.knowledge.kb import KnowledgeBase
 from archlint.model.tactics import LinkedTileList, TacticChoice
+
+
+Measured = tuple[int | None, str]  # the compile probe's size, or None and why
 
 
 @dataclass(frozen=True)
@@ -26,12 +30,16 @@ class TacticRow:
     bound: int | None
     arithmetic: str
     limit: int
-    verdict: str  # 'does not fit' | 'cannot tell' | 'filtered at run time' | 'unknown size'
+    verdict: str  # 'does not fit' | 'cannot tell' | 'fits' (measured) | 'filtered at run time' | 'unknown size'
     settle: str  # what settles a 'cannot tell'
+    measured: int | None = None  # sizeof(GemmKernel::SharedStorage) from the compile probe
+    probe_note: str = ""  # why the probe gave no size
 
 
 def tactic_rows(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...], kb: KnowledgeBase,
-                knowledge: CutlassKnowledge | None = None) -> list[TacticRow]:
+                knowledge: CutlassKnowledge | None = None, measured: Mapping[tuple, Measured] | None = None) -> list[TacticRow]:
+    """One row per (tactic, served target); `measured`: the compile probe's answers by
+    (path, line, choice, target name), each (bytes or None, note)."""
     knowledge = knowledge or load_cutlass()
     rows: list[TacticRow] = []
     seen: set[tuple] = set()
@@ -43,7 +51,8 @@ def tactic_rows(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, .
                 key = (linked.fact.path, linked.fact.line, choice, target.name)
                 if key not in seen:
                     seen.add(key)
-                    rows.append(_row(linked, choice, target, limit, launcher, knowledge))
+                    row = _row(linked, choice, target, limit, launcher, knowledge)
+                    rows.append(_with_measurement(row, (measured or {}).get(key), limit))
     return rows
 
 
@@ -65,11 +74,25 @@ def _row(linked: LinkedTileList, choice: TacticChoice, target: Target, limit: in
                      bound.nbytes if bound else None, bound.arithmetic if bound else "", limit, verdict, settle)
 
 
+def _with_measurement(row: TacticRow, answer: Measured | None, limit: int) -> TacticRow:
+    if answer is None or row.verdict == "filtered at run time":
+        return row
+    nbytes, note = answer
+    if nbytes is None:
+        return replace(row, probe_note=note)
+    if row.bound is not None and nbytes < row.bound:  # a kernel that compiles holds at least the bound
+        return replace(row, probe_note=f"measured {nbytes:,} B, under the lower bound: the instantiation did not compile as written")
+    return replace(row, measured=nbytes, verdict=measured_fit(nbytes, limit).value, settle="")
+
+
 def render_text(rows: list[TacticRow]) -> str:
     lines = []
     for row in rows:
         bound = f"≥ {row.bound:,} B" if row.bound is not None else "? B"
-        lines.append(f"{row.path}:{row.line}  {row.target}  {row.tile}  {row.axes}  {bound} / {row.limit:,} B  {row.verdict}")
+        measured = f"  measured {row.measured:,} B" if row.measured is not None else ""
+        lines.append(f"{row.path}:{row.line}  {row.target}  {row.tile}  {row.axes}  {bound}{measured} / {row.limit:,} B  {row.verdict}")
+        if row.probe_note:
+            lines.append(f"    probe: {row.probe_note}")
         if row.arithmetic:
             lines.append(f"    {row.arithmetic}")
     verdicts: dict[str, int] = {}
