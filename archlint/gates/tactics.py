@@ -10,6 +10,7 @@ generator's arch (rules/kb/cutlass.toml, `[[launcher]]`). The evidence chain is 
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import replace
 
 from archlint.knowledge.cutlass import CutlassKnowledge, Launcher, load_cutlass
 from archlint.link.python import PyIndex
@@ -34,6 +35,8 @@ def link_tile_lists(pyindex: PyIndex | None, gates: tuple[Gate, ...],
         for qualname, chain in _reached(pyindex, gate, set(lists)).items():
             module, fact = lists[qualname]
             launcher = _launcher(pyindex, module, fact, knowledge)
+            if fact.arch is None and launcher is not None and len(launcher.archs) == 1:
+                fact = replace(fact, arch=launcher.archs[0])  # a list with no arch of its own builds the launcher's
             hop = Evidence(Location(fact.path, fact.line, fact.col),
                            f"tile list `{fact.variable}` of `{fact.function}` ({len(fact.tiles)} tiles)", EvidenceKind.CONSTRUCT,
                            name=fact.variable)
@@ -82,13 +85,16 @@ def _path(module_paths: dict[str, str], qualname: str) -> str:
 
 
 def _launcher(pyindex: PyIndex, module: str, fact: TileListFact, knowledge: CutlassKnowledge) -> Launcher | None:
-    """The launcher the generator's module names (a string holding a known launcher's file name)
-    that builds the generator's arch."""
+    """The launcher the generator names (a string holding a known launcher's file name) for the
+    generator's arch: in the generator's own function first, then anywhere in its module."""
     facts = pyindex.modules.get(module)
     if facts is None:
         return None
-    for assign in facts.assigns:
-        for text in _strings(assign.value):
+    own = [call.expr for call in facts.calls if call.function == fact.function]
+    own += [assign.value for assign in facts.assigns if assign.function == fact.function]
+    rest = [assign.value for assign in facts.assigns if assign.function != fact.function]
+    for expr in own + rest:
+        for text in _strings(expr):
             launcher = knowledge.launcher_for(text, fact.arch)
             if launcher is not None:
                 return launcher

@@ -19,7 +19,7 @@ from archlint.model.tactics import Bound, Fit, TacticChoice, TileListFact, TileR
 def tactic_bound(fact: TileListFact, choice: TacticChoice, launcher: Launcher | None,
                  knowledge: CutlassKnowledge) -> Bound | None:
     """The bound for one tactic, or None where its element types or stage count are not known."""
-    operands = _operands(choice.axis("dtype"), knowledge)
+    operands = _operands(choice.axis("dtype") or _fixed(launcher), knowledge)
     stages = _stages(fact, choice, launcher, knowledge)
     if operands is None or stages is None:
         return None
@@ -28,7 +28,7 @@ def tactic_bound(fact: TileListFact, choice: TacticChoice, launcher: Launcher | 
     a, b = (weight, act) if choice.axis("swap") == "True" else (act, weight)
     tile = fact.tiles[choice.tile]
     a_bits, b_bits = tile.m * tile.k * a.bits, tile.n * tile.k * b.bits
-    scale = knowledge.block_scale(act, weight, fact.arch or 0)
+    scale = launcher.scale if launcher is not None and launcher.scale else knowledge.block_scale(act, weight, fact.arch or 0)
     sf_bits = (tile.m + tile.n) * tile.k // scale.vector * scale.sf_bits if scale else 0
     per_stage = (a_bits + b_bits + sf_bits) // 8
     total = count * per_stage
@@ -61,6 +61,11 @@ def _operands(text: str, knowledge: CutlassKnowledge) -> tuple[Element, Element]
     weight = elements[-1]
     assert act is not None and weight is not None
     return act, weight
+
+
+def _fixed(launcher: Launcher | None) -> str:
+    """The element types a launcher fixes, spelled as a dtype axis value."""
+    return "(" + ", ".join(launcher.elements) + ")" if launcher is not None and launcher.elements else ""
 
 
 def _stages(fact: TileListFact, choice: TacticChoice, launcher: Launcher | None,

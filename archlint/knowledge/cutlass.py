@@ -60,6 +60,8 @@ class Launcher:
     source: str
     runtime_filter: str = ""  # where it drops a tactic over the device's opt-in limit at run time
     probe: Probe | None = None
+    elements: tuple[str, ...] = ()  # (A, B) element names where the launcher fixes them, not the generator
+    scale: BlockScale | None = None  # the launcher's own block scaling, where it fixes it
 
 
 @dataclass(frozen=True)
@@ -86,8 +88,10 @@ class CutlassKnowledge:
         return None
 
     def launcher_for(self, text: str, arch: int | None) -> Launcher | None:
+        """The launcher a string names, for the generator's arch (None: a generator with no arch
+        of its own, which takes the launcher's)."""
         for launcher in self.launchers:
-            if any(name in text for name in launcher.names) and arch in launcher.archs:
+            if any(name in text for name in launcher.names) and (arch is None or arch in launcher.archs):
                 return launcher
         return None
 
@@ -113,7 +117,8 @@ def load_cutlass() -> CutlassKnowledge:
         auto_stages=int(generator.get("auto_stages", 0)),
         combinations_limit=int(generator.get("combinations_limit", 4096)),
         launchers=tuple(Launcher(tuple(row["names"]), tuple(int(a) for a in row["archs"]), row["stage_policy"],
-                                 row["source"], row.get("runtime_filter", ""), _probe(row)) for row in data.get("launcher", [])),
+                                 row["source"], row.get("runtime_filter", ""), _probe(row), tuple(row.get("elements", ())),
+                                 _scale(row)) for row in data.get("launcher", [])),
         policies={row["name"]: StagePolicy(row["name"], int(row["min_stages"]), row["source"])
                   for row in data.get("stage_policy", [])},
         elements=elements,
@@ -128,3 +133,11 @@ def _probe(row: dict) -> Probe | None:
         return None
     return Probe(row["probe_after"], row["probe_size"], row["instantiate"], row.get("probe_prefix", ""),
                  row.get("probe_suffix", ""), row.get("probe_output", ""), tuple(sorted(row.get("fusions", {}).items())))
+
+
+def _scale(row: dict) -> BlockScale | None:
+    scale = row.get("scale")
+    if not scale:
+        return None
+    operands = tuple(row.get("elements", ("", "")))
+    return BlockScale((operands[0], operands[-1]), scale["sf"], int(scale["sf_bits"]), int(scale["vector"]), 0, row["source"])

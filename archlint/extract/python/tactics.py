@@ -61,7 +61,7 @@ def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef]]:
 def _read_function(path: str, qualname: str, function: ast.FunctionDef, knowledge: CutlassKnowledge) -> list[TileListFact]:
     env: dict[str, object] = {}
     lists: list[tuple[str, ast.Assign, tuple[TileRow, ...]]] = []
-    for statement in function.body:
+    for statement in _flat(function.body):
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
             name = statement.targets[0].id
             try:
@@ -77,6 +77,20 @@ def _read_function(path: str, qualname: str, function: ast.FunctionDef, knowledg
         out.append(TileListFact(path, qualname, name, statement.lineno, statement.col_offset + 1, rows, choices,
                                 _int(env, knowledge.arch_names), _int(env, knowledge.stage_names), note))
     return out
+
+
+def _flat(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a function body in source order, those inside `with`, `if` and `try`
+    blocks and loop bodies included; nested functions and classes left out."""
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        yield statement
+        if isinstance(statement, (ast.With, ast.If, ast.For, ast.While, ast.Try)):
+            for block in ("body", "orelse", "finalbody"):
+                yield from _flat(getattr(statement, block, []))
+            for handler in getattr(statement, "handlers", []):
+                yield from _flat(handler.body)
 
 
 def _int(env: dict[str, object], names: frozenset[str]) -> int | None:
@@ -104,7 +118,7 @@ def _tiles(node: ast.expr) -> tuple[TileRow, ...]:
 def _choices(function: ast.FunctionDef, name: str, rows: tuple[TileRow, ...], env: dict[str, object],
              knowledge: CutlassKnowledge) -> tuple[tuple[TacticChoice, ...], str]:
     """Every combination the loop over the tile list emits, with its axes by role."""
-    for loop in (s for s in function.body if isinstance(s, ast.For)):
+    for loop in (s for s in _flat(function.body) if isinstance(s, ast.For)):
         axes = _loop_axes(loop, name, env)
         if axes is None:
             continue
