@@ -233,3 +233,38 @@ def test_the_compile_probe_measures_each_tactic_through_the_launcher(tmp_path: P
     again = CliRunner().invoke(cli, ["tactics", str(CASE), "--no-cache", "--target", "sm_120a", "--compile-probe",
                                      "--format", "json"])
     assert json.loads(again.output) == rows
+
+
+def test_a_dense_tile_list_takes_its_element_types_from_the_launcher_it_renders(tmp_path: Path):
+    """FlashInfer 0.6.17's dense MXFP8 module: tiles in a `with` block, rendered through the
+    launcher's Jinja template; 256x128x128 is exactly at the limit by the bound (flashinfer #3568
+    measured 111,616 bytes), so it is not reported: only a measurement tells."""
+    jit = tmp_path / "kit" / "jit"
+    jit.mkdir(parents=True)
+    (tmp_path / "kit" / "__init__.py").write_text("")
+    (jit / "__init__.py").write_text("")
+    (jit / "core.py").write_text((CASE / "moekit" / "jit" / "core.py").read_text())
+    (jit / "gemm.py").write_text('''
+import jinja2
+from .core import current_compilation_context, gen_jit_spec
+
+def gen_gemm_sm120_module_cutlass_mxfp8():
+    sources = ["mxfp8_gemm_cutlass_sm120.cu"]
+    with open("mxfp8_gemm_cutlass_sm120.jinja") as f:
+        template = jinja2.Template(f.read())
+        cta_m_n_k_list = [
+            (128, 128, 128),
+            (256, 128, 128),
+        ]
+        for cta_m, cta_n, cta_k in cta_m_n_k_list:
+            sources.append(template.render(cta_m=cta_m, cta_n=cta_n, cta_k=cta_k))
+    flags = current_compilation_context.get_nvcc_flags_list(supported_major_versions=[12])
+    return gen_jit_spec("mxfp8_gemm_cutlass_sm120", sources, extra_cuda_cflags=flags)
+''')
+    rows = json.loads(CliRunner().invoke(cli, ["tactics", str(tmp_path), "--no-cache", "--target", "sm_120a",
+                                               "--format", "json"]).output)
+    assert [(r["tile"], r["bound"], r["verdict"]) for r in rows] == [
+        ("128×128×128", 67_584, "cannot tell"), ("256×128×128", LIMIT, "cannot tell")]
+    assert rows[1]["arithmetic"] == ("2 stages × ((256×128 A + 128×128 B) × 1 B (e4m3) + (256 + 128)×128/32 × 1 B "
+                                     "(ue8m0 scale factors)) = 101,376")
+    assert rows[0]["launcher"] == "mxfp8_gemm_cutlass_sm120.jinja"

@@ -50,6 +50,7 @@ class Probe:
     suffix: str = ""
     output: str = ""
     fusions: tuple[tuple[str, str], ...] = ()
+    file: str = ""  # the file holding `after`, where it is not the launcher itself (a header the template includes)
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,8 @@ def _probe(row: dict) -> Probe | None:
     if "instantiate" not in row:
         return None
     return Probe(row["probe_after"], row["probe_size"], row["instantiate"], row.get("probe_prefix", ""),
-                 row.get("probe_suffix", ""), row.get("probe_output", ""), tuple(sorted(row.get("fusions", {}).items())))
+                 row.get("probe_suffix", ""), row.get("probe_output", ""), tuple(sorted(row.get("fusions", {}).items())),
+                 row.get("probe_file", ""))
 
 
 def _scale(row: dict) -> BlockScale | None:

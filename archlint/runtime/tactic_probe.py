@@ -55,7 +55,7 @@ def measure(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...],
     nvcc = settings.nvcc or find_nvcc()
     if nvcc is None:
         raise FileNotFoundError("the compile probe needs nvcc (not found on PATH)")
-    jobs: list[tuple[str, Target, list[tuple[tuple, str]], str, tuple[str, ...]]] = []
+    jobs: list[tuple[str, Target, list[tuple[tuple, str]], Launcher, tuple[str, ...]]] = []
     for linked in tile_lists:
         launcher = knowledge.launcher_for(linked.launcher, linked.fact.arch) if linked.launcher else None
         path = _launcher_path(index, linked.launcher)
@@ -65,10 +65,10 @@ def measure(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...],
             lines = [((linked.fact.path, linked.fact.line, choice, target.name), text)
                      for choice in linked.fact.choices if (text := _instantiation(linked, choice, launcher.probe, knowledge))]
             for start in range(0, len(lines), CHUNK):
-                jobs.append((path, target, lines[start:start + CHUNK], launcher.probe.after, linked.defines))
+                jobs.append((path, target, lines[start:start + CHUNK], launcher, linked.defines))
     results: dict[tuple, Measurement] = {}
     with ThreadPoolExecutor(max(1, settings.jobs)) as pool:
-        for found in pool.map(lambda job: _compile(job, index, settings, nvcc, knowledge), jobs):
+        for found in pool.map(lambda job: _compile(job, index, settings, nvcc), jobs):
             results.update(found)
     return results
 
@@ -97,28 +97,50 @@ def _instantiation(linked: LinkedTileList, choice: TacticChoice, probe: Probe, k
                                     swap=str(choice.axis("swap") == "True").lower())
 
 
-def _compile(job, index: CudaIndex, settings: ProbeSettings, nvcc: str, knowledge: CutlassKnowledge) -> dict[tuple, Measurement]:
-    path, target, lines, after, defines = job
-    launcher_text = (Path(settings.root) / path).read_text(encoding="utf-8", errors="replace")
-    launcher = next(launcher for launcher in knowledge.launchers if launcher.probe and launcher.probe.after == after)
-    patched = _patched(launcher_text, launcher)
-    if patched is None:
-        return {key: Measurement(None, "the launcher has no statement the probe can follow") for key, _ in lines}
+def _compile(job, index: CudaIndex, settings: ProbeSettings, nvcc: str) -> dict[tuple, Measurement]:
+    path, target, lines, launcher, defines = job
     probe = launcher.probe
     assert probe is not None
-    head = [probe.prefix] if probe.prefix else []
-    unit = "\n".join(['#include "launcher_probe.inl"', *head, *(text for _, text in lines), probe.suffix, ""])
-    roots = _include_roots(index, path, settings)
+    probed = _launcher_path(index, probe.file) if probe.file else path
+    if probed is None:
+        return {key: Measurement(None, f"{probe.file} is not in the scanned trees") for key, _ in lines}
+    patched = _patched((Path(settings.root) / probed).read_text(encoding="utf-8", errors="replace"), probe)
+    if patched is None:
+        return {key: Measurement(None, "the launcher has no statement the probe can follow") for key, _ in lines}
+    placed = _include_text(index, probed)
+    head = [f'#include "{text}"' for text in _unit_includes(index, path, placed)] + ([probe.prefix] if probe.prefix else [])
+    unit = "\n".join([*head, *(text for _, text in lines), probe.suffix, ""])
+    roots = _include_roots(index, path, settings) + _include_roots(index, probed, settings)
     flags = ["-std=c++17", f"-arch={target.name}", "--expt-relaxed-constexpr", *(f"-D{d}" for d in defines),
-             *(arg for root in roots for arg in ("-I", root))]
-    key = hashlib.sha256(json.dumps([unit, patched, flags, nvcc_version(nvcc)]).encode()).hexdigest()
+             *(arg for root in dict.fromkeys(roots) for arg in ("-I", root))]
+    key = hashlib.sha256(json.dumps([unit, placed, patched, flags, nvcc_version(nvcc)]).encode()).hexdigest()
     cached = _cache_read(settings, key)
-    output = cached if cached is not None else _run(nvcc, unit, patched, flags, settings.timeout_s)
+    output = cached if cached is not None else _run(nvcc, unit, placed, patched, flags, settings.timeout_s)
     if cached is None and output is not None:
         _cache_write(settings, key, output)
     if output is None:
         return {k: Measurement(None, f"nvcc ran past {settings.timeout_s:.0f} s") for k, _ in lines}
-    return _answers(output, [k for k, _ in lines], len(head) + 2)
+    return _answers(output, [k for k, _ in lines], len(head) + 1)
+
+
+def _include_text(index: CudaIndex, path: str) -> str:
+    """How the tree includes the file (`flashinfer/gemm/x.h`): its patched copy goes there, ahead of
+    the original on the include path; its own name where nothing in the index includes it."""
+    for source in index.files:
+        for edge in index.resolved(source):
+            if edge.target == path and not edge.include.system:
+                return edge.include.target
+    return os.path.basename(path)
+
+
+def _unit_includes(index: CudaIndex, launcher: str, placed: str) -> list[str]:
+    """What the unit includes: the launcher's own includes where it is a template the JIT renders
+    (a `.jinja`), else the probed file."""
+    if launcher.endswith(".jinja"):
+        written = [edge.include.target for edge in index.resolved(launcher) if not edge.include.system]
+        if written:
+            return written
+    return [placed]
 
 
 def _answers(output: str, keys: list[tuple], first: int) -> dict[tuple, Measurement]:
@@ -147,9 +169,7 @@ def _answers(output: str, keys: list[tuple], first: int) -> dict[tuple, Measurem
     return answers
 
 
-def _patched(text: str, launcher: Launcher) -> str | None:
-    probe = launcher.probe
-    assert probe is not None
+def _patched(text: str, probe: Probe) -> str | None:
     match = re.search(probe.after, text)
     if match is None:
         return None
@@ -177,11 +197,13 @@ def _include_roots(index: CudaIndex, path: str, settings: ProbeSettings) -> list
     return roots + [d for d in settings.include_dirs if d not in roots]
 
 
-def _run(nvcc: str, unit: str, patched: str, flags: list[str], timeout: float) -> str | None:
+def _run(nvcc: str, unit: str, placed: str, patched: str, flags: list[str], timeout: float) -> str | None:
     with tempfile.TemporaryDirectory(prefix="archlint-tactics-") as scratch:
-        (Path(scratch) / "launcher_probe.inl").write_text(patched, encoding="utf-8")
+        copy = Path(scratch) / "patched" / placed
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_text(patched, encoding="utf-8")
         (Path(scratch) / "unit.cu").write_text(unit, encoding="utf-8")
-        command = [nvcc, *flags, "-I", scratch, "-c", "unit.cu", "-o", os.devnull]
+        command = [nvcc, "-I", str(Path(scratch) / "patched"), *flags, "-c", "unit.cu", "-o", os.devnull]
         try:
             done = subprocess.run(command, cwd=scratch, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
