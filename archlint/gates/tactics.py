@@ -41,7 +41,7 @@ def link_tile_lists(pyindex: PyIndex | None, gates: tuple[Gate, ...],
                            f"tile list `{fact.variable}` of `{fact.function}` ({len(fact.tiles)} tiles)", EvidenceKind.CONSTRUCT,
                            name=fact.variable)
             linked.append(LinkedTileList(fact, gate.id, gate.admits, chain + (hop,),
-                                         launcher.names[0] if launcher else "", gate.defines))
+                                         launcher.names[0] if launcher else "", _defines(pyindex, gate, chain)))
     return tuple(sorted(linked, key=lambda t: (t.fact.path, t.fact.line, t.gate)))
 
 
@@ -73,6 +73,23 @@ def _reached(pyindex: PyIndex, gate: Gate, wanted: set[str]) -> dict[str, tuple[
                 seen.add(callee)
                 queue.append((callee, hop, depth + 1))
     return found
+
+
+def _defines(pyindex: PyIndex, gate: Gate, chain: tuple[Evidence, ...]) -> tuple[str, ...]:
+    """The -D flags of the gate's spec, and those the functions on the way to the generator write in
+    their flag lists (`nvcc_flags = ["-DENABLE_FP4", ...]` handed on to the module generator)."""
+    found = list(gate.defines)
+    for name in [gate.function] + [hop.name for hop in chain if hop.kind is EvidenceKind.CALL]:
+        function = pyindex.functions.get(name)
+        module = pyindex.module_of_path.get(function.path) if function is not None else None
+        facts = pyindex.modules.get(module) if module else None
+        if function is None or facts is None:
+            continue
+        local = name[len(module) + 1:] if module else name
+        for assign in facts.assigns:
+            if assign.function == local and assign.value.kind == "seq":
+                found += [arg.text for arg in assign.value.args if arg.kind == "str" and arg.text.startswith("-D")]
+    return tuple(dict.fromkeys(flag[2:] if flag.startswith("-D") else flag for flag in found))
 
 
 def _path(module_paths: dict[str, str], qualname: str) -> str:

@@ -87,7 +87,7 @@ class LinkedTileList:
     admits: tuple[int, ...]  # the compute capabilities the gate admits
     chain: tuple[Evidence, ...]
     launcher: str = ""  # the file name of the launcher the generated instantiations include, '' when not named
-    defines: tuple[str, ...] = ()  # the -D flags the gate's spec passes (what the compile probe builds with)
+    defines: tuple[str, ...] = ()  # 'NAME' or 'NAME=VALUE': what the gate's spec passes with -D (the compile probe builds with them)
 
     def serves(self, cc: int) -> bool:
         """The gate admits `cc` and the generator builds for its major (an SM120 generator for 12.x)."""

@@ -56,17 +56,24 @@ def measure(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...],
     if nvcc is None:
         raise FileNotFoundError("the compile probe needs nvcc (not found on PATH)")
     jobs: list[tuple[str, Target, list[tuple[tuple, str]], Launcher, tuple[str, ...]]] = []
+    results: dict[tuple, Measurement] = {}
     for linked in tile_lists:
         launcher = knowledge.launcher_for(linked.launcher, linked.fact.arch) if linked.launcher else None
-        path = _launcher_path(index, linked.launcher)
+        path = _launcher_path(index, linked.launcher) or (_launcher_path(index, launcher.probe.file)
+                                                            if launcher and launcher.probe and launcher.probe.file else None)
+        served = [t for t in targets if linked.serves(t.cc)]
         if launcher is None or launcher.probe is None or path is None:
+            why = ("no launcher is known for the generator" if launcher is None else
+                   "rules/kb/cutlass.toml has no probe for the launcher" if launcher.probe is None else
+                   f"{linked.launcher} is not among the scanned CUDA files")
+            results.update({(linked.fact.path, linked.fact.line, choice, t.name): Measurement(None, why)
+                            for choice in linked.fact.choices for t in served})
             continue
-        for target in (t for t in targets if linked.serves(t.cc)):
+        for target in served:
             lines = [((linked.fact.path, linked.fact.line, choice, target.name), text)
                      for choice in linked.fact.choices if (text := _instantiation(linked, choice, launcher.probe, knowledge))]
             for start in range(0, len(lines), CHUNK):
                 jobs.append((path, target, lines[start:start + CHUNK], launcher, linked.defines))
-    results: dict[tuple, Measurement] = {}
     with ThreadPoolExecutor(max(1, settings.jobs)) as pool:
         for found in pool.map(lambda job: _compile(job, index, settings, nvcc), jobs):
             results.update(found)
