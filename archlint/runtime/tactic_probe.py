@@ -70,8 +70,14 @@ def measure(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...],
                             for choice in linked.fact.choices for t in served})
             continue
         for target in served:
-            lines = [((linked.fact.path, linked.fact.line, choice, target.name), text)
-                     for choice in linked.fact.choices if (text := _instantiation(linked, choice, launcher.probe, knowledge))]
+            lines = []
+            for choice in linked.fact.choices:
+                key = (linked.fact.path, linked.fact.line, choice, target.name)
+                text = _instantiation(linked, choice, launcher, knowledge)
+                if text:
+                    lines.append((key, text))
+                else:
+                    results[key] = Measurement(None, "rules/kb/cutlass.toml cannot spell this tactic's instantiation")
             for start in range(0, len(lines), CHUNK):
                 jobs.append((path, target, lines[start:start + CHUNK], launcher, linked.defines))
     with ThreadPoolExecutor(max(1, settings.jobs)) as pool:
@@ -85,8 +91,11 @@ def _launcher_path(index: CudaIndex, name: str) -> str | None:
     return matches[0] if matches else None
 
 
-def _instantiation(linked: LinkedTileList, choice: TacticChoice, probe: Probe, knowledge: CutlassKnowledge) -> str:
-    names = [part.strip() for part in choice.axis("dtype").strip("()").split(",") if part.strip()]
+def _instantiation(linked: LinkedTileList, choice: TacticChoice, launcher: Launcher, knowledge: CutlassKnowledge) -> str:
+    probe = launcher.probe
+    assert probe is not None
+    dtype = choice.axis("dtype")
+    names = [part.strip() for part in dtype.strip("()").split(",") if part.strip()] if dtype else list(launcher.elements)
     elements = [knowledge.element(name) for name in names]
     if not elements or any(e is None or not e.cuda for e in elements):
         return ""
@@ -190,13 +199,17 @@ def _include_roots(index: CudaIndex, path: str, settings: ProbeSettings) -> list
     roots = [str(Path(settings.root) / os.path.dirname(path))]
     seen, stack = {path}, [path]
     while stack:
-        for edge in index.resolved(stack.pop()):
+        source = stack.pop()
+        for edge in index.resolved(source):
             if edge.target is None:
                 continue
             written = edge.include.target
             if edge.target.endswith(written):
-                root = str(Path(settings.root) / edge.target[: len(edge.target) - len(written)])
-                if root not in roots:
+                base = edge.target[: len(edge.target) - len(written)].rstrip("/")
+                root = str(Path(settings.root) / base)
+                # found beside its includer: the compiler finds it there too, and a -I of that
+                # folder would put its files ahead of the toolkit's (`mma.h`)
+                if base != os.path.dirname(source) and root not in roots:
                     roots.append(root)
             if edge.target not in seen:
                 seen.add(edge.target)
