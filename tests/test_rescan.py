@@ -17,6 +17,7 @@ from archlint.engine.linkstore import PickledLinks
 from archlint.model.scan import ScanOptions
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-flashinfer"
+FIXTURES = FIXTURE.parent
 CSRC = "flashinfer/data/csrc"
 VEC_GATE_LINE = 19  # jit/comm.py: the vec_dequant gate, POLICY for every target it excludes
 
@@ -244,3 +245,16 @@ def test_damaged_stored_links_run_a_full_scan(tree, full_scans):
     after = _scan(tree)
     assert len(full_scans) == 2  # the re-scan met the damaged part and gave way to a full scan
     assert after == _scan(tree, use_cache=False)
+
+
+def test_a_stored_scan_narrowed_to_one_target_keeps_the_cutlass_tactic_findings(tmp_path, monkeypatch, full_scans):
+    """The tile lists are Python facts: a scan answered from a stored scan of more targets takes them
+    from the stored state, and gives what a fresh scan of that target gives."""
+    root = _settled_copy(FIXTURES / "al204-cutlass-tactics", tmp_path, monkeypatch)
+    _scan(root)
+    narrowed = _scan(root, targets=("sm_120a",))
+    assert len(full_scans) == 1  # answered from the stored scan of the default targets
+    fresh = _scan(root, targets=("sm_120a",), use_cache=False)
+    tactics = sorted((f.location.line, f.message) for f in fresh.findings if f.rule == "AL204")
+    assert tactics
+    assert sorted((f.location.line, f.message) for f in narrowed.findings if f.rule == "AL204") == tactics

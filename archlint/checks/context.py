@@ -15,6 +15,7 @@ from archlint.link.cuda import CudaIndex
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Fix, Location, Verdict
 from archlint.model.gates import Gate, TargetVerdict, gate_location
 from archlint.model.records import fast_pickling
+from archlint.model.tactics import LinkedTileList
 
 @lru_cache(maxsize=1)
 def reference_targets() -> tuple[Target, ...]:
@@ -65,12 +66,14 @@ class Context:
     paths: tuple[str, ...] | None = None  # the files the file rules visit; None = every file
     levels: Mapping[str, str] = field(default_factory=dict)
     free: frozenset[str] = frozenset()  # CUDA files outside every gate's units' include closure
+    tile_lists: tuple[LinkedTileList, ...] = ()  # CUTLASS generator tile lists with the gates admitting them
 
     @classmethod
     def judged(cls, judging: Judging, targets: tuple[Target, ...], results: tuple[GateResult, ...],
-               paths: tuple[str, ...] | None = None, free: frozenset[str] = frozenset()) -> Context:
+               paths: tuple[str, ...] | None = None, free: frozenset[str] = frozenset(),
+               tile_lists: tuple[LinkedTileList, ...] = ()) -> Context:
         live = live_table(results, paths=None if paths is None else set(paths)) if results else None
-        return cls(judging, targets, results, live, paths, free=free)
+        return cls(judging, targets, results, live, paths, free=free, tile_lists=tile_lists)
 
     @property
     def index(self) -> CudaIndex:
@@ -81,7 +84,9 @@ class Context:
         return self.judging.kb
 
     def file_paths(self) -> tuple[str, ...]:
-        return tuple(sorted(self.index.files)) if self.paths is None else self.paths
+        """The CUDA files the file rules visit (`paths` may name Python files too: a tile list's)."""
+        files = self.index.files
+        return tuple(sorted(files)) if self.paths is None else tuple(path for path in self.paths if path in files)
 
     def targets_for(self, path: str, function: str = "") -> tuple[Target, ...]:
         """Targets a piece of code is built for. In a scan with gates: the admitted builds of the

@@ -1,9 +1,11 @@
-"""AL204 smem-over-budget: a constant shared-memory request above a target's per-block limit."""
+"""AL204 smem-over-budget: a constant shared-memory request above a target's per-block limit, and a
+CUTLASS tile whose tactics' lower bound is above it (`smem_tactics`)."""
 
 from __future__ import annotations
 
 from typing import Iterator
 
+from archlint.checks import smem_tactics
 from archlint.checks.context import Context, target_list
 from archlint.judge.analysis import HOST_SMEM_KINDS, smem_limit
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Location
@@ -31,3 +33,4 @@ def check(ctx: Context) -> Iterator[Finding]:
                                    f"{profile.smem_per_sm:,} per SM; {profile.source}", EvidenceKind.LIMIT),),
                 request=request.text, nbytes=f"{request.nbytes:,}", arch=target_list(names), limit=f"{limit:,} bytes",
             )
+    yield from smem_tactics.check(ctx)

@@ -38,6 +38,7 @@ OPTIONAL_COMMANDS = {
     "runtime": ("archlint.runtime.command", "runtime_command"),
     "graph": ("archlint.cli.graph", "graph_command"),
     "gates": ("archlint.cli.gates", "gates_command"),
+    "tactics": ("archlint.runtime.tactics_command", "tactics_command"),
     "cache": ("archlint.engine.cache", None),  # `archlint cache clear`, defined below
 }
 

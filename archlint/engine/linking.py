@@ -26,6 +26,7 @@ from archlint.extract.files import Workers, extract_all
 from archlint.extract.python.markers import markers
 from archlint.gates.conditions import load_condition_modules
 from archlint.gates.detect import find_gates
+from archlint.gates.tactics import link_tile_lists
 from archlint.gates.units import guarded_units
 from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
 from archlint.judge.view import Judging
@@ -105,6 +106,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         gated = [(gate, units) for gate in gates
                  if (units := guarded_units(pyindex, gate)).sources or units.unresolved] if pyindex is not None else []
         variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
+        tile_lists = link_tile_lists(pyindex, gates)
         passed = passed_macros(pyindex) if pyindex is not None else frozenset()
         touched.files = len(python.full) - before
     generated = generated_files(pyindex)
@@ -152,7 +154,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, judging, targets, overrides, parts))
             stage_progress(len(results), len(judged))
-        ctx = Context.judged(judging, targets, tuple(results), free=free)
+        ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow)
 
 

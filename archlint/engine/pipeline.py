@@ -87,6 +87,7 @@ def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[Sca
         shallow=linked.shallow,
         targets=tuple(t.name for t in ctx.targets),
         free=ctx.free,
+        tile_lists=ctx.tile_lists,
     )
     return assemble_result(linked.root, len(discovery.files), ctx, gate_findings, state), state
 

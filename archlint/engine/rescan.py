@@ -142,7 +142,7 @@ def rescan(options, discovery, cache, store, previous):
     free = _free(discovery, memos) if rejudged else state.free
     with stage("checks"):
         paths = tuple(sorted(changed_paths | narrowing | (free ^ state.free) | _live_changed(before, tuple(results), rejudged)))
-        ctx = Context.judged(judging, targets, tuple(results), paths, free)
+        ctx = Context.judged(judging, targets, tuple(results), paths, free, state.tile_lists)
         gate_findings = run_checks(ctx, file_rules=False)
         rechecked = findings_by_file(run_checks(ctx, file_rules=True))
     kept = {key: value for key, value in state.file_findings.items() if key[1] not in set(paths)}
@@ -159,6 +159,7 @@ def rescan(options, discovery, cache, store, previous):
         shallow=shallow,
         targets=tuple(t.name for t in targets),
         free=free,
+        tile_lists=state.tile_lists,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 

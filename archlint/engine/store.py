@@ -62,6 +62,7 @@ class ScanState:
     shallow: frozenset[str] = frozenset()
     targets: tuple[str, ...] = ()  # the targets judged, in arch order (ScanResult.targets)
     free: frozenset[str] = frozenset()  # CUDA files no gate's units can include (Context.free)
+    tile_lists: tuple = ()  # CUTLASS tile lists with their gates (Context.tile_lists): Python facts a re-scan keeps
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import overload
 
 from archlint.model.findings import Diagnostic, Suppression
 from archlint.model.records import fast_pickling
+from archlint.model.tactics import TileListFact
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,6 +322,7 @@ class PythonFacts:
     suppressions: tuple[Suppression, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     partial_parse: bool = False
+    tactics: tuple[TileListFact, ...] = ()  # CUTLASS generator tile lists (extract/python/tactics.py)
 
 
 

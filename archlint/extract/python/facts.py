@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import gc
 import hashlib
+from dataclasses import replace
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from archlint.extract.python.tactics import tile_lists
 from archlint.extract.python.walk import parse, walk_module
 from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.model.findings import Diagnostic
@@ -39,7 +41,9 @@ def extract_python(path: str, data: bytes, idioms: Idioms | None = None) -> Pyth
         return PythonFacts(path=path, sha256=sha, encoding=encoding, diagnostics=notes)
     with _no_cycle_collection():
         source = data if encoding == "utf-8" else text.encode("utf-8")
-        return walk_module(path, sha, source, encoding, notes, idioms or load_idioms())
+        facts = walk_module(path, sha, source, encoding, notes, idioms or load_idioms())
+        lists = tile_lists(path, source)
+        return replace(facts, tactics=lists) if lists else facts
 
 
 @contextmanager

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from archlint.knowledge.cutlass import load_cutlass
 from archlint.knowledge.idioms import Idioms
 from archlint.knowledge.languages import CUDA_EXTENSIONS, TEMPLATE_SUFFIXES
 
@@ -44,6 +45,7 @@ def markers(idioms: Idioms) -> Markers:
     names |= idioms.writer_calls | set(idioms.capability_calls) | set(idioms.arch_list_names)
     strings = {suffix + quote for suffix in (*CUDA_EXTENSIONS, *TEMPLATE_SUFFIXES) for quote in ('"', "'")}
     strings |= {'"-D', "'-D"}
+    names |= load_cutlass().tile_lists  # a CUTLASS generator's tile list (rules/kb/cutlass.toml)
     words = tuple(sorted(word.encode("utf-8") for word in names | strings))
     return Markers(words, tuple(option.encode("utf-8") for option in idioms.nvcc_options),
                    tuple(sorted(word.encode("utf-8") for word in idioms.flag_list_names)))

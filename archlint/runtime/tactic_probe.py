@@ -1,0 +1,251 @@
+"""Measure CUTLASS tactics with the compiler: `sizeof(GemmKernel::SharedStorage)` per tactic.
+
+A copy of the launcher (in a scratch folder, never in the scanned tree) gets, after the statement
+that makes its kernel type complete, `Show<size> archlint_show_;` where `Show` is declared and never
+defined: nvcc's front end rejects the incomplete type and prints its arguments, the size. One
+translation unit per launcher and target holds every tactic (one instantiation line each, from
+rules/kb/cutlass.toml), split into chunks compiled in parallel with a timeout; nothing is linked,
+run or written outside the scratch folder. Answers are cached by the unit's content, the flags and
+the nvcc version. The include roots are those archlint resolved the launcher's includes with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from archlint.knowledge.arch import Target
+from archlint.knowledge.cutlass import CutlassKnowledge, Launcher, Probe, load_cutlass
+from archlint.link.cuda import CudaIndex
+from archlint.model.tactics import LinkedTileList, TacticChoice
+from archlint.runtime.compile_probe import default_cache_dir, find_nvcc, nvcc_version
+
+CHUNK = 8  # tactics per translation unit
+_SHOW_RE = re.compile(r"\((\d+)\): error: incomplete type \"Show<(\d+)>\"")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    nbytes: int | None  # None: not measured (see `note`)
+    note: str = ""  # why there is no size: a compile error, a timeout, a tactic the rows cannot spell
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    root: str  # the scan root: the index's paths are relative to it
+    include_dirs: tuple[str, ...] = ()
+    jobs: int = 2
+    timeout_s: float = 600.0
+    nvcc: str | None = None
+    cache_dir: str | None = None
+
+
+def measure(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...], index: CudaIndex,
+            settings: ProbeSettings, knowledge: CutlassKnowledge | None = None) -> dict[tuple, Measurement]:
+    """(tile list path, line, choice, target name) -> its measurement, for every tactic a served
+    target's launcher can be probed for."""
+    knowledge = knowledge or load_cutlass()
+    nvcc = settings.nvcc or find_nvcc()
+    if nvcc is None:
+        raise FileNotFoundError("the compile probe needs nvcc (not found on PATH)")
+    jobs: list[tuple[str, Target, list[tuple[tuple, str]], Launcher, tuple[str, ...]]] = []
+    results: dict[tuple, Measurement] = {}
+    for linked in tile_lists:
+        launcher = knowledge.launcher_for(linked.launcher, linked.fact.arch) if linked.launcher else None
+        path = _launcher_path(index, linked.launcher) or (_launcher_path(index, launcher.probe.file)
+                                                            if launcher and launcher.probe and launcher.probe.file else None)
+        served = [t for t in targets if linked.serves(t.cc)]
+        if launcher is None or launcher.probe is None or path is None:
+            why = ("no launcher is known for the generator" if launcher is None else
+                   "rules/kb/cutlass.toml has no probe for the launcher" if launcher.probe is None else
+                   f"{linked.launcher} is not among the scanned CUDA files")
+            results.update({(linked.fact.path, linked.fact.line, choice, t.name): Measurement(None, why)
+                            for choice in linked.fact.choices for t in served})
+            continue
+        for target in served:
+            lines = []
+            for choice in linked.fact.choices:
+                key = (linked.fact.path, linked.fact.line, choice, target.name)
+                text = _instantiation(linked, choice, launcher, knowledge)
+                if text:
+                    lines.append((key, text))
+                else:
+                    results[key] = Measurement(None, "rules/kb/cutlass.toml cannot spell this tactic's instantiation")
+            for start in range(0, len(lines), CHUNK):
+                jobs.append((path, target, lines[start:start + CHUNK], launcher, linked.defines))
+    with ThreadPoolExecutor(max(1, settings.jobs)) as pool:
+        for found in pool.map(lambda job: _compile(job, index, settings, nvcc), jobs):
+            results.update(found)
+    return results
+
+
+def _launcher_path(index: CudaIndex, name: str) -> str | None:
+    matches = sorted(path for path in index.files if name and (path == name or path.endswith("/" + name)))
+    return matches[0] if matches else None
+
+
+def _instantiation(linked: LinkedTileList, choice: TacticChoice, launcher: Launcher, knowledge: CutlassKnowledge) -> str:
+    probe = launcher.probe
+    assert probe is not None
+    dtype = choice.axis("dtype")
+    names = [part.strip() for part in dtype.strip("()").split(",") if part.strip()] if dtype else list(launcher.elements)
+    elements = [knowledge.element(name) for name in names]
+    if not elements or any(e is None or not e.cuda for e in elements):
+        return ""
+    act, weight = elements[0], elements[-1]
+    assert act is not None and weight is not None
+    scale = knowledge.block_scale(act, weight, linked.fact.arch or 0)
+    cluster = [part.strip() for part in choice.axis("cluster").strip("()").split(",")] if choice.axis("cluster") else ["1", "1", "1"]
+    fusion = dict(probe.fusions).get(choice.axis("fusion"), "NONE" if not choice.axis("fusion") else "")
+    tile = linked.fact.tiles[choice.tile]
+    if not fusion or len(cluster) != 3:
+        return ""
+    return probe.instantiate.format(arch=linked.fact.arch, act=act.cuda, weight=weight.cuda, output=probe.output, fusion=fusion,
+                                    m=tile.m, n=tile.n, k=tile.k, cluster_m=cluster[0], cluster_n=cluster[1],
+                                    cluster_k=cluster[2], mx=str(bool(scale and scale.mx)).lower(),
+                                    swap=str(choice.axis("swap") == "True").lower())
+
+
+def _compile(job, index: CudaIndex, settings: ProbeSettings, nvcc: str) -> dict[tuple, Measurement]:
+    path, target, lines, launcher, defines = job
+    probe = launcher.probe
+    assert probe is not None
+    probed = _launcher_path(index, probe.file) if probe.file else path
+    if probed is None:
+        return {key: Measurement(None, f"{probe.file} is not in the scanned trees") for key, _ in lines}
+    patched = _patched((Path(settings.root) / probed).read_text(encoding="utf-8", errors="replace"), probe)
+    if patched is None:
+        return {key: Measurement(None, "the launcher has no statement the probe can follow") for key, _ in lines}
+    placed = _include_text(index, probed)
+    head = [f'#include "{text}"' for text in _unit_includes(index, path, placed)] + ([probe.prefix] if probe.prefix else [])
+    unit = "\n".join([*head, *(text for _, text in lines), probe.suffix, ""])
+    roots = _include_roots(index, path, settings) + _include_roots(index, probed, settings)
+    flags = ["-std=c++17", f"-arch={target.name}", "--expt-relaxed-constexpr", *(f"-D{d}" for d in defines),
+             *(arg for root in dict.fromkeys(roots) for arg in ("-I", root))]
+    key = hashlib.sha256(json.dumps([unit, placed, patched, flags, nvcc_version(nvcc)]).encode()).hexdigest()
+    cached = _cache_read(settings, key)
+    output = cached if cached is not None else _run(nvcc, unit, placed, patched, flags, settings.timeout_s)
+    if cached is None and output is not None:
+        _cache_write(settings, key, output)
+    if output is None:
+        return {k: Measurement(None, f"nvcc ran past {settings.timeout_s:.0f} s") for k, _ in lines}
+    return _answers(output, [k for k, _ in lines], len(head) + 1)
+
+
+def _include_text(index: CudaIndex, path: str) -> str:
+    """How the tree includes the file (`flashinfer/gemm/x.h`): its patched copy goes there, ahead of
+    the original on the include path; its own name where nothing in the index includes it."""
+    for source in index.files:
+        for edge in index.resolved(source):
+            if edge.target == path and not edge.include.system:
+                return edge.include.target
+    return os.path.basename(path)
+
+
+def _unit_includes(index: CudaIndex, launcher: str, placed: str) -> list[str]:
+    """What the unit includes: the launcher's own includes where it is a template the JIT renders
+    (a `.jinja`), else the probed file."""
+    if launcher.endswith(".jinja"):
+        written = [edge.include.target for edge in index.resolved(launcher) if not edge.include.system]
+        if written:
+            return written
+    return [placed]
+
+
+def _answers(output: str, keys: list[tuple], first: int) -> dict[tuple, Measurement]:
+    """Each tactic's size from the `Show<N>` error at its instantiation's line (`first` is the line of
+    the first); a tactic with another error at its line does not compile, whatever size it shows."""
+    sizes = {int(line): int(size) for line, size in _SHOW_RE.findall(output)}
+    errors: dict[int, str] = {}
+    for block in re.split(r"\n(?=\S)", output):  # one diagnostic with its notes
+        error = re.search(r"error: (.*)", block)
+        if error is None or "Show<" in error.group(1):
+            continue
+        own = re.match(r"\((\d+)\): error", block)
+        lines = [int(own.group(1))] if own else [int(n) for n in re.findall(r"at line (\d+) of unit\.cu", block)]
+        for line in lines:
+            errors.setdefault(line, error.group(1).strip())
+    answers = {}
+    for i, key in enumerate(keys):
+        line = first + i
+        if line in errors:
+            answers[key] = Measurement(None, f"does not compile: {errors[line][:240]}")
+        elif line in sizes:
+            answers[key] = Measurement(sizes[line])
+        else:
+            other = next(iter(errors.values()), "")
+            answers[key] = Measurement(None, f"no size in nvcc's output{': ' + other[:240] if other else ''}")
+    return answers
+
+
+def _patched(text: str, probe: Probe) -> str | None:
+    match = re.search(probe.after, text)
+    if match is None:
+        return None
+    show = f" Show<(int){probe.size}> archlint_show_;"
+    return "template <int...> struct Show;\n" + text[:match.end()] + show + text[match.end():]
+
+
+def _include_roots(index: CudaIndex, path: str, settings: ProbeSettings) -> list[str]:
+    """The launcher's folder, every root archlint resolved its include closure's includes under, and
+    the scan's --include-dir folders."""
+    roots = [str(Path(settings.root) / os.path.dirname(path))]
+    seen, stack = {path}, [path]
+    while stack:
+        source = stack.pop()
+        for edge in index.resolved(source):
+            if edge.target is None:
+                continue
+            written = edge.include.target
+            if edge.target.endswith(written):
+                base = edge.target[: len(edge.target) - len(written)].rstrip("/")
+                root = str(Path(settings.root) / base)
+                # found beside its includer: the compiler finds it there too, and a -I of that
+                # folder would put its files ahead of the toolkit's (`mma.h`)
+                if base != os.path.dirname(source) and root not in roots:
+                    roots.append(root)
+            if edge.target not in seen:
+                seen.add(edge.target)
+                stack.append(edge.target)
+    return roots + [d for d in settings.include_dirs if d not in roots]
+
+
+def _run(nvcc: str, unit: str, placed: str, patched: str, flags: list[str], timeout: float) -> str | None:
+    with tempfile.TemporaryDirectory(prefix="archlint-tactics-") as scratch:
+        copy = Path(scratch) / "patched" / placed
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_text(patched, encoding="utf-8")
+        (Path(scratch) / "unit.cu").write_text(unit, encoding="utf-8")
+        command = [nvcc, "-I", str(Path(scratch) / "patched"), *flags, "-c", "unit.cu", "-o", os.devnull]
+        try:
+            done = subprocess.run(command, cwd=scratch, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        return (done.stdout + done.stderr).replace("unit.cu(", "(")
+
+
+def _cache_path(settings: ProbeSettings, key: str) -> Path:
+    return Path(settings.cache_dir or default_cache_dir()) / "tactics-v1" / f"{key}.txt"
+
+
+def _cache_read(settings: ProbeSettings, key: str) -> str | None:
+    try:
+        return _cache_path(settings, key).read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def _cache_write(settings: ProbeSettings, key: str, output: str) -> None:
+    path = _cache_path(settings, key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(output, encoding="utf-8")
+    except OSError:
+        pass  # an unwritable cache only costs the next run a compile
