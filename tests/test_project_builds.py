@@ -102,3 +102,18 @@ def test_nvcc_agrees_that_the_family_and_arch_specific_builds_differ(tmp_path: P
     done = subprocess.run([str(NVCC), "-cubin", f"-gencode=arch=compute_{arch},code=sm_{arch}", str(unit),
                            "-o", str(tmp_path / "unit.cubin")], capture_output=True, text=True, timeout=300)
     assert (done.returncode == 0) is builds, done.stderr
+
+
+def test_where_the_project_s_flag_code_cannot_be_read_the_two_builds_are_judged_and_naming_one_settles_it(tmp_path: Path):
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURE, tree)
+    context = tree / "pb" / "compilation_context.py"
+    text = context.read_text()
+    start, end = text.index("    @staticmethod"), text.index("    def get_nvcc_flags_list")
+    context.write_text(text[:start] + text[end:].replace("self._normalize_cuda_arch(major, minor)", 'normalize(major, minor)'))
+    result = CliRunner().invoke(cli, ["scan", str(tree), "--no-cache", "--target", "sm_120"])
+    entry = result.output[result.output.index("Unknown on sm_120a"):]
+    assert "gen_moe_scale_module" in entry and "(assumes a sm_120a build; a sm_120 build would be GENUINE" in entry
+    assert "to settle: name the build the project makes, with its suffix (`--target sm_120a`, `sm_120f` or plain `sm_120`)" in entry
+    named = json.loads(CliRunner().invoke(cli, ["scan", str(tree), "--no-cache", "--format", "json", "--target", "sm_120a"]).output)
+    assert _verdicts(named)[MOE_SCALE]["verdict"] == "POLICY"

@@ -50,6 +50,9 @@ _SETTLE = (
                                                 "its kernels"),
     ("CuTe DSL kernels", "compile or run the CuTe DSL kernel for the target: archlint does not read CuTe DSL"),
     ("could only be read approximately", "read the gate's condition: archlint could not tell every capability it admits"),
+    # last: the two builds of a target named without a suffix disagree, and nothing else is in doubt
+    ("(assumes a ", "name the build the project makes, with its suffix (`--target {plain}a`, `{plain}f` or plain "
+                    "`{plain}`): archlint could not read the project's flag code for it"),
 )
 _SETTLE_ELSE = "build the units the gate guards for the target with nvcc"
 
@@ -115,7 +118,7 @@ def _said(verdict: TargetVerdict) -> tuple[str, ...]:
     if verdict.verdict is Verdict.POLICY:
         return (_checked(verdict),)
     if verdict.verdict is Verdict.UNKNOWN:
-        hint = settle_hint(verdict.reason)
+        hint = settle_hint(verdict.reason, verdict.target)
         return (f"to settle: {hint}",) if hint else ()
     return ()
 
@@ -134,11 +137,12 @@ def _checked(verdict: TargetVerdict) -> str:
     return said + (f" {extra}" if extra.startswith("(") else f" ({extra})" if extra else "")
 
 
-def settle_hint(reason: str) -> str:
-    """What would settle an UNKNOWN verdict; '' where its reason says it already."""
+def settle_hint(reason: str, target: str = "") -> str:
+    """What would settle an UNKNOWN verdict for `target`; '' where its reason says it already."""
     if "settle" in reason:
         return ""
-    return next((hint for kind, hint in _SETTLE if kind in reason), _SETTLE_ELSE)
+    hint = next((hint for kind, hint in _SETTLE if kind in reason), _SETTLE_ELSE)
+    return hint.replace("{plain}", target.rstrip("af") or "sm_XY")
 
 
 def _fixes(findings: Iterable[Finding]) -> dict[Location, str]:
