@@ -8,6 +8,16 @@ from functools import lru_cache
 import tree_sitter
 
 from archlint.extract.python.flags import flag_lists, mutations
+from archlint.extract.python.nodes import (
+    exits,
+    first_error_line,
+    first_statement,
+    has_alternatives,
+    is_conditional,
+    param_names,
+    raises,
+    subscript_target,
+)
 from archlint.extract.python.queries import Interesting, language
 from archlint.extract.suppressions import may_hold_notes, python_suppressions
 from archlint.knowledge.idioms import Idioms
@@ -36,7 +46,6 @@ from archlint.lang.python.strings import (
 from archlint.model import python as pf
 from archlint.model.findings import Diagnostic
 
-_EXITS = frozenset({"raise_statement", "return_statement", "continue_statement", "break_statement"})
 _MAX_PATH = 24
 
 
@@ -136,7 +145,7 @@ class _Walker:
         decorators: tuple[pf.Decorator, ...] = ()
         if node.parent is not None and node.parent.type == "decorated_definition":
             decorators = tuple(self.decorator(d) for d in node.parent.named_children if d.type == "decorator")
-        params = _params(node.child_by_field_name("parameters"))
+        params = param_names(node.child_by_field_name("parameters"))
         self.out.functions.append(pf.PyFunction(qualname, name, frame[3], self.span(node), params, decorators, self.path))
         body = node.child_by_field_name("body")
         frames = [_child(frame, child) for child in node.named_children if not same_node(child, body)]
@@ -173,11 +182,11 @@ class _Walker:
         for index, child in enumerate(children):
             frames.append(_child(frame, child, path))
             if child.type in ("if_statement", "assert_statement"):
-                cond = child.child_by_field_name("condition") if child.type == "if_statement" else _first(child)
+                cond = child.child_by_field_name("condition") if child.type == "if_statement" else first_statement(child)
                 if cond is None:
                     continue
-                leaves = child.type == "assert_statement" or (_exits(child) and not _alternatives(child))
-                if child.type == "assert_statement" or (_raises(child) and not _alternatives(child)):
+                leaves = child.type == "assert_statement" or (exits(child) and not has_alternatives(child))
+                if child.type == "assert_statement" or (raises(child) and not has_alternatives(child)):
                     self.record_exit_test(child, cond, frame, children[index + 1 :])
                 if leaves:
                     if len(path) < _MAX_PATH:
@@ -205,7 +214,7 @@ class _Walker:
         cond = node.child_by_field_name("condition")
         body = node.child_by_field_name("consequence")
         cond_expr = self.exprs.build(cond)
-        if not (_raises(node) and not _alternatives(node)):
+        if not (raises(node) and not has_alternatives(node)):
             self.add_test("if", cond, cond_expr, body, frame)
         frames = [_child(frame, cond)]
         frames += [_child(frame, c) for c in node.named_children if c.type == "comment"]
@@ -267,7 +276,7 @@ class _Walker:
             targets = tuple(dotted(child) or "" for child in left.named_children)
             unpack = True
         else:
-            targets = (dotted(left) or _subscript_target(left),)
+            targets = (dotted(left) or subscript_target(left),)
             unpack = False
         if any(targets):
             line = node.start_point[0] + 1
@@ -295,7 +304,7 @@ class _Walker:
         if left is not None and right is not None and operator is not None and operator.type == "+=":
             name = dotted(left)
             if name:
-                self.out.extends.append((frame[1], name, self.exprs.build(right), _conditional(node),
+                self.out.extends.append((frame[1], name, self.exprs.build(right), is_conditional(node),
                                          frame[4]))
         return None
 
@@ -438,48 +447,10 @@ def _extend(path: tuple, more: tuple) -> tuple:
     return path + more if len(path) < _MAX_PATH else path
 
 
-def _first(node):
-    named = [child for child in node.named_children if child.type != "comment"]
-    return named[0] if named else None
 
 
-def _params(node) -> tuple[str, ...]:
-    names = []
-    for child in node.named_children if node is not None else ():
-        if child.type == "identifier":
-            names.append(node_text(child))
-        elif child.type in ("default_parameter", "typed_default_parameter"):
-            names.append(node_text(child.child_by_field_name("name")))
-        elif child.type == "typed_parameter":
-            inner = [c for c in child.named_children if c.type == "identifier"]
-            if inner:
-                names.append(node_text(inner[0]))
-    return tuple(names)
 
 
-def _exits(if_node) -> bool:
-    body = if_node.child_by_field_name("consequence")
-    statements = [child for child in body.named_children if child.type != "comment"] if body else []
-    return bool(statements) and statements[-1].type in _EXITS
-
-
-def _raises(if_node) -> bool:
-    body = if_node.child_by_field_name("consequence")
-    statements = [child for child in body.named_children if child.type != "comment"] if body else []
-    return bool(statements) and statements[-1].type == "raise_statement"
-
-
-def _alternatives(if_node) -> bool:
-    return bool(if_node.children_by_field_name("alternative"))
-
-
-def _subscript_target(node) -> str:
-    if node.type != "subscript":
-        return ""
-    value = dotted(node.child_by_field_name("value")) or ""
-    index = node.child_by_field_name("subscript")
-    key = string_value(index) if index is not None else None
-    return f"{value}[{key}]" if value and key else ""
 
 
 def parse(data: bytes) -> tree_sitter.Tree:
@@ -492,7 +463,7 @@ def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple, i
     walker.run(tree.root_node)
     out = walker.out
     if tree.root_node.has_error and not out.errors:
-        out.errors.append(_first_error_line(tree.root_node))
+        out.errors.append(first_error_line(tree.root_node))
     diagnostics = list(notes)
     if out.errors:
         first = min(out.errors)
@@ -522,15 +493,6 @@ def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple, i
     )
 
 
-def _first_error_line(root) -> int:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.is_error or node.is_missing:
-            return node.start_point[0] + 1
-        stack.extend(reversed([child for child in node.children if child.has_error or child.is_missing]))
-    return 1
-
 
 def _constants(assigns) -> tuple[pf.PyConstant, ...]:
     found = []
@@ -543,18 +505,7 @@ def _constants(assigns) -> tuple[pf.PyConstant, ...]:
     return tuple(found)
 
 
-_BRANCHING = frozenset({"if_statement", "for_statement", "while_statement", "try_statement", "with_statement",
-                        "match_statement", "conditional_expression"})
 
-
-def _conditional(node) -> bool:
-    """The statement runs only on some paths through its function (or the module)."""
-    parent = node.parent
-    while parent is not None and parent.type not in ("function_definition", "class_definition"):
-        if parent.type in _BRANCHING:
-            return True
-        parent = parent.parent
-    return False
 
 
 def _suppressions(comments, root) -> tuple:
