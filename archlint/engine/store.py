@@ -28,6 +28,7 @@ from archlint.model.files import SourceFile
 from archlint.model.findings import Diagnostic, Finding, Suppression
 from archlint.model.gates import Gate, GuardedUnits
 from archlint.model.scan import ScanOptions, ScanResult
+from archlint.model.tactics import LinkedTileList
 
 if TYPE_CHECKING:  # a stored result loads without the judging and linking modules: unpickling a
     # state imports what it holds
@@ -62,7 +63,7 @@ class ScanState:
     shallow: frozenset[str] = frozenset()
     targets: tuple[str, ...] = ()  # the targets judged, in arch order (ScanResult.targets)
     free: frozenset[str] = frozenset()  # CUDA files no gate's units can include (Context.free)
-    tile_lists: tuple = ()  # CUTLASS tile lists with their gates (Context.tile_lists): Python facts a re-scan keeps
+    tile_lists: tuple[LinkedTileList, ...] = ()  # CUTLASS tile lists with their gates (Context.tile_lists): Python facts a re-scan keeps
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import replace
 
+from archlint.gates.units import module_path
 from archlint.knowledge.cutlass import CutlassKnowledge, Launcher, load_cutlass
 from archlint.link.python import PyIndex
 from archlint.model.findings import Evidence, EvidenceKind, Location
@@ -62,7 +63,7 @@ def _reached(pyindex: PyIndex, gate: Gate, wanted: set[str]) -> dict[str, tuple[
         function = pyindex.functions.get(name)
         hop = chain
         if function is not None and name not in starts:
-            hop = chain + (Evidence(Location(_path(module_paths, name), function.span.line), f"calls `{name}`",
+            hop = chain + (Evidence(Location(module_path(module_paths, name), function.span.line), f"calls `{name}`",
                                     EvidenceKind.CALL, name=name),)
         if name in wanted:
             found[name] = hop
@@ -90,15 +91,6 @@ def _defines(pyindex: PyIndex, gate: Gate, chain: tuple[Evidence, ...]) -> tuple
             if assign.function == local and assign.value.kind == "seq":
                 found += [arg.text for arg in assign.value.args if arg.kind == "str" and arg.text.startswith("-D")]
     return tuple(dict.fromkeys(flag[2:] if flag.startswith("-D") else flag for flag in found))
-
-
-def _path(module_paths: dict[str, str], qualname: str) -> str:
-    parts = qualname.split(".")
-    for end in range(len(parts) - 1, 0, -1):
-        module = ".".join(parts[:end])
-        if module in module_paths:
-            return module_paths[module]
-    return ""
 
 
 def _launcher(pyindex: PyIndex, module: str, fact: TileListFact, knowledge: CutlassKnowledge) -> Launcher | None:

@@ -35,11 +35,11 @@ def guarded_units(pyindex: PyIndex, gate: Gate) -> GuardedUnits:
         name, chain, depth, machinery = queue.popleft()
         function = pyindex.functions.get(name)
         if function is not None and depth <= 1 and not python_kernels:
-            python_kernels = _python_kernels(pyindex, name, function, chain, _module_path(module_paths, name))
+            python_kernels = _python_kernels(pyindex, name, function, chain, module_path(module_paths, name))
         lists = flag_lists_of(pyindex, "", name) if function is not None and not machinery else []
         if lists:
             specs.append(lists)
-        hop, path = chain, _module_path(module_paths, name)
+        hop, path = chain, module_path(module_paths, name)
         if function is not None and name != gate.function:
             hop = chain + (Evidence(Location(path, function.span.line), f"calls `{name}`", EvidenceKind.CALL, name=name),)
         for ref in pyindex.sources(name):
@@ -86,7 +86,7 @@ def _is_machinery(pyindex: PyIndex, qualname: str) -> bool:
     return spec_callers >= _MACHINERY_CALLERS
 
 
-def _module_path(module_paths: dict[str, str], qualname: str) -> str:
+def module_path(module_paths: dict[str, str], qualname: str) -> str:
     """The file defining a python function, from the longest module prefix of its qualname."""
     parts = qualname.split(".")
     for end in range(len(parts) - 1, 0, -1):
