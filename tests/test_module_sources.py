@@ -112,3 +112,13 @@ def gen(csrc, items):
 """)
     each = [ref for ref in facts.sources if ref.each is not None]
     assert [(ref.function, ref.root, ref.parts, ref.each.text) for ref in each] == [("gen", "csrc", ("sub", "{name}"), "NAMES")]
+
+
+def test_a_formatted_name_passed_to_a_helper_is_each_file_of_the_folder_the_helper_joins_it_to(gates):
+    # `_kda_source(csrc_dir, f"kda_fused_{variant}_binding.cu")` returns `csrc_dir / name` (through a
+    # local `path`): the unit is every scanned file of that folder the name can spell, one per variant.
+    gate = gates["fused_kda:27"]
+    assert set(gate.sources) == {f"{CSRC}/kda/kda_fused_m64_binding.cu", f"{CSRC}/kda/kda_fused_m128_binding.cu"}
+    policy = _verdicts(gate)["sm_120a"]
+    assert policy.verdict.value == "POLICY"
+    assert set(policy.reached.units) == set(gate.sources)

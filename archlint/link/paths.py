@@ -141,6 +141,49 @@ def _scanned(files: frozenset[str], path: str) -> bool:
     return path in files or path in _folders(files)
 
 
+def ref_base(index, module: str, ref: SourceRef) -> str:
+    """The folder a reference's name hangs off: its root expression folded, or, for a name passed to
+    a helper (`_source(csrc_dir, "x.cu")` where the helper returns `csrc_dir / name`), the folder the
+    helper joins that parameter to. Raises _Unresolved."""
+    if ref.root_expr is not None:
+        return fold_path(index, module, ref.root_expr, ref.function, ref.line)
+    if ref.helper is None:
+        raise _Unresolved("the name hangs off no folder expression")
+    binding = index.resolve(module, ref.helper.text, ref.function)
+    facts = index.modules.get(binding.module) if binding is not None and binding.kind == "function" else None
+    helper = next((f for f in facts.functions if f.qualname == binding.name), None) if facts and binding else None
+    if facts is None or helper is None or binding is None:
+        raise _Unresolved(f"`{ref.helper.text}(...)` is not a scanned function")
+    params = helper.params[1:] if helper.cls and helper.params[:1] in (("self",), ("cls",)) else helper.params
+    if not 0 <= ref.helper_arg < len(params):
+        raise _Unresolved(f"`{ref.helper.text}(...)` takes the name through a parameter archlint cannot place")
+    arguments = ref.helper.positional()
+    folded = set()
+    for returned in (r for r in facts.returns if r.function == binding.name and r.value is not None):
+        root = _joined_root(index, binding.module, binding.name, returned, params[ref.helper_arg])
+        if root is None:
+            raise _Unresolved(f"`{ref.helper.text}(...)` returns a path archlint cannot read")
+        if root.kind == "name" and root.text in params and params.index(root.text) < len(arguments):
+            folded.add(fold_path(index, module, arguments[params.index(root.text)], ref.function, ref.line))
+        else:
+            folded.add(fold_path(index, binding.module, root, binding.name, returned.line))
+    if len(folded) != 1:
+        raise _Unresolved(f"`{ref.helper.text}(...)` returns {len(folded) or 'no'} different folders")
+    return folded.pop()
+
+
+def _joined_root(index, module: str, function: str, returned, parameter: str) -> PyExpr | None:
+    """X where a return gives `X / parameter` (also through one local assignment: `path = X / name`
+    then `return path`)."""
+    value = returned.value
+    if value.kind == "name" and value.text != parameter:
+        found = index.assign_of(module, value.text, function, returned.line)
+        value = found[1].value if found is not None and not found[1].unpack else value
+    if value.kind == "binop" and value.text == "/" and value.args[1].kind == "name" and value.args[1].text == parameter:
+        return value.args[0]
+    return None
+
+
 def resolve_ref(index, module: str, ref: SourceRef, by_suffix) -> tuple[str | None, str, str]:
     """(path, how, reason) for one source reference."""
     facts = index.modules.get(module)
@@ -148,8 +191,8 @@ def resolve_ref(index, module: str, ref: SourceRef, by_suffix) -> tuple[str | No
     if ref.dynamic or "{" in tail:
         return None, "unresolved", "file name is formatted at run time"
     try:
-        if ref.root_expr is not None:
-            base = fold_path(index, module, ref.root_expr, ref.function, ref.line)
+        if ref.root_expr is not None or ref.helper is not None:
+            base = ref_base(index, module, ref)
         else:
             base = posixpath.dirname(facts.path) if facts is not None else ""
         candidate = posixpath.normpath(posixpath.join(base, tail))
@@ -232,10 +275,11 @@ def formatted_matches(index, module: str, ref: SourceRef) -> list[str]:
     to a scan path: a module built per dtype from `csrc / f"moe_{dtype}.cu"` compiles one of them."""
     tail = "/".join(ref.parts)
     stem = posixpath.splitext(posixpath.basename(tail))[0].replace("{}", "")
-    if ref.root_expr is None or "{}" not in tail or "{}" in posixpath.dirname(tail) or len(stem) < _MIN_FORMATTED_STEM:
+    if (ref.root_expr is None and ref.helper is None) or "{}" not in tail or "{}" in posixpath.dirname(tail) \
+            or len(stem) < _MIN_FORMATTED_STEM:
         return []
     try:
-        base = fold_path(index, module, ref.root_expr, ref.function, ref.line)
+        base = ref_base(index, module, ref)
     except _Unresolved:
         return []
     return _spelled_files(index.files, posixpath.normpath(posixpath.join(base, tail)))

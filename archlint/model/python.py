@@ -186,6 +186,10 @@ class SourceRef:
     dynamic: bool = False  # the file name is formatted at run time (an f-string)
     # `[csrc / name for name in DEVICE_SOURCES]`: the sequence whose elements the last part takes
     each: PyExpr | None = None
+    # `_source(csrc_dir, "x.cu")`: the call of a scanned helper the name is an argument of, and its
+    # position there; linking folds the path the helper's return builds from its parameters
+    helper: PyExpr | None = None
+    helper_arg: int = -1
 
     @property
     def name(self) -> str:

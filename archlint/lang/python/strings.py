@@ -38,6 +38,9 @@ def source_ref(exprs: ExprBuilder, node, value: str, dynamic: bool, function: st
     `exprs`). `join_calls`: ends of the dotted callees that join path parts (`path.join`, `Path`)."""
     whole = _path_expression(node, join_calls)
     root, parts, root_node = _flatten_path(whole, join_calls)
+    if dynamic and same_node(root_node, node):  # a bare formatted name, `f"x_{variant}.cu"`: no folder
+        root, parts, root_node = "", (value,), None
+    helper, position = _helper_call(whole, join_calls) if root_node is None else (None, -1)
     return pf.SourceRef(
         function,
         node.start_point[0] + 1,
@@ -48,7 +51,29 @@ def source_ref(exprs: ExprBuilder, node, value: str, dynamic: bool, function: st
         exprs.build(root_node) if root_node is not None else None,
         template=value.endswith(".jinja"),
         dynamic=dynamic,
+        helper=exprs.build(helper) if helper is not None else None,
+        helper_arg=position,
     )
+
+
+def _helper_call(node, join_calls: tuple[str, ...]) -> tuple[object, int]:
+    """(the call, the positional index) where a bare file name is a positional argument of a call to
+    a named function (`_source(csrc_dir, "x.cu")`); (None, -1) otherwise."""
+    parent = node.parent
+    if parent is None or parent.type != "argument_list" or parent.parent is None or parent.parent.type != "call":
+        return None, -1
+    call = parent.parent
+    if _is_join_call(call, join_calls) or dotted(call.child_by_field_name("function")) is None:
+        return None, -1
+    index = 0
+    for child in parent.named_children:
+        if same_node(child, node):
+            return call, index
+        if child.type in ("list_splat", "dictionary_splat"):
+            return None, -1  # the positions after a splat are not known
+        if child.type not in ("comment", "keyword_argument"):
+            index += 1
+    return None, -1
 
 
 _COMPREHENSIONS = frozenset({"list_comprehension", "generator_expression", "set_comprehension"})
