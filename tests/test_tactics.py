@@ -202,7 +202,7 @@ def test_nvcc_measures_the_at_limit_tactic_at_exactly_the_limit_so_it_fits():
 
 
 def test_the_compile_probe_without_nvcc_says_it_needs_it(monkeypatch):
-    from archlint.runtime import tactic_probe
+    from archlint.probe import tactics as tactic_probe
 
     monkeypatch.setattr(tactic_probe, "find_nvcc", lambda: None)
     result = CliRunner().invoke(cli, ["tactics", str(CASE), "--no-cache", "--target", "sm_120a", "--compile-probe"])
@@ -268,3 +268,40 @@ def gen_gemm_sm120_module_cutlass_mxfp8():
     assert rows[1]["arithmetic"] == ("2 stages × ((256×128 A + 128×128 B) × 1 B (e4m3) + (256 + 128)×128/32 × 1 B "
                                      "(ue8m0 scale factors)) = 101,376")
     assert rows[0]["launcher"] == "mxfp8_gemm_cutlass_sm120.jinja"
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not installed: the compile probe needs it")
+def test_scan_with_the_compile_probe_reports_each_measured_tactic_over_the_limit(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    args = ["scan", str(CASE), "--target", "sm_120a", "--format", "json", "--select", "AL204"]
+    probed = json.loads(CliRunner().invoke(cli, [*args, "--compile-probe"]).output)
+    tactics = [f for f in probed["findings"] if dict(f.get("properties", {})).get("measured") == "nvcc"]
+    # exactly the two FP4 FINALIZE tactics nvcc measures over 101,376 bytes (the tactics test above)
+    assert sorted((f["message"].split("`")[1], f["properties"]["nbytes"]) for f in tactics) == [
+        (f"cta_shapes_mnk[{i}] = {tile} with dtype e2m1, fusion finalize, cluster (1, 1, 1), swap {swap}", "102400")
+        for i, tile in ((1, "[128, 256, 128]"), (2, "[256, 128, 128]")) for swap in ("False", "True")
+    ]
+    first = tactics[0]
+    assert first["targets"] == ["sm_120a"] and "needs 102,400 bytes" in first["message"]
+    assert first["path"].endswith("generate_kernels.py") and first["line"] == _line("[128, 256, 128],")
+    assert first["evidence"][0]["message"].startswith("gate `")  # the chain starts at the gate that admits sm_120a
+    assert any("nvcc measures sizeof(SharedStorage)" in hop["message"] for hop in first["evidence"])
+    # a measured tactic that fits is not reported, whatever the bound: every finding is over the limit
+    assert all(int(f["properties"]["nbytes"]) > LIMIT for f in tactics)
+    # the same scan again answers from the stored result: no compile, the same findings
+    again = json.loads(CliRunner().invoke(cli, [*args, "--compile-probe"]).output)
+    assert again["findings"] == probed["findings"]
+
+
+def test_scan_with_the_compile_probe_and_no_nvcc_says_so_and_judges_by_the_bound(monkeypatch, tmp_path: Path):
+    from archlint.probe import nvcc, tactics as tactic_probe
+
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(nvcc, "find_nvcc", lambda: None)
+    monkeypatch.setattr(tactic_probe, "find_nvcc", lambda: None)
+    args = ["scan", str(CASE), "--target", "sm_120a", "--format", "json", "--select", "AL204", "--no-cache"]
+    result = CliRunner().invoke(cli, [*args, "--compile-probe"])
+    assert result.stderr.splitlines() == ["archlint: --compile-probe needs nvcc (not on PATH, in $CUDA_HOME or "
+                                          "/usr/local/cuda): tactics are judged by the static bound alone"]
+    plain = CliRunner().invoke(cli, args)
+    assert json.loads(result.stdout)["findings"] == json.loads(plain.stdout)["findings"]

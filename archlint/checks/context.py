@@ -15,7 +15,7 @@ from archlint.link.cuda import CudaIndex
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Fix, Location, Verdict
 from archlint.model.gates import Gate, TargetVerdict, gate_location
 from archlint.model.records import fast_pickling
-from archlint.model.tactics import LinkedTileList
+from archlint.model.tactics import LinkedTileList, TacticSize
 
 @lru_cache(maxsize=1)
 def reference_targets() -> tuple[Target, ...]:
@@ -67,6 +67,7 @@ class Context:
     levels: Mapping[str, str] = field(default_factory=dict)
     free: frozenset[str] = frozenset()  # CUDA files outside every gate's units' include closure
     tile_lists: tuple[LinkedTileList, ...] = ()  # CUTLASS generator tile lists with the gates admitting them
+    tactic_sizes: tuple[TacticSize, ...] | None = None  # the compile probe's measurements; None: not probed
 
     @classmethod
     def judged(cls, judging: Judging, targets: tuple[Target, ...], results: tuple[GateResult, ...],

@@ -1,14 +1,18 @@
 """AL204 for CUTLASS tactics: a tile whose tactics of one element type and stage count (every
 cluster, epilogue fusion and swap the generator pairs with them) all need more shared memory than
 a target the gate admits for them allows, by the lower bound of `judge/smem_bound.py`. One finding
-per tile, element type and fixed stage count, at the tile's line."""
+per tile, element type and fixed stage count, at the tile's line.
+
+With the compile probe's measurements (`scan --compile-probe`), each measured tactic is judged by
+its measured size instead: one finding per tactic over a served target's limit, naming the tactic;
+a tactic nvcc could not size is left to the bound."""
 
 from __future__ import annotations
 
 from typing import Iterator
 
 from archlint.checks.context import Context, target_list
-from archlint.judge.smem_bound import fit, tactic_bound
+from archlint.judge.smem_bound import fit, measured_fit, tactic_bound
 from archlint.knowledge.arch import Target
 from archlint.knowledge.cutlass import CutlassKnowledge, load_cutlass
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Location
@@ -26,8 +30,13 @@ def check(ctx: Context) -> Iterator[Finding]:
         if launcher is not None and launcher.runtime_filter:
             continue  # the project drops a tactic over the device's limit before it runs
         targets = tuple(t for t in ctx.targets if linked.serves(t.cc))
+        measured = _measured(ctx, linked, targets)
+        for choice, sizes in measured.items():
+            finding = _measured_finding(ctx, linked, choice, sizes, knowledge)
+            if finding is not None:
+                yield finding
         groups: dict[tuple[int, str], list[TacticChoice]] = {}
-        for choice in fact.choices:  # a fixed stage count is a kernel of its own, as an element type is
+        for choice in (c for c in fact.choices if c not in measured):  # a fixed stage count is a kernel of its own, as an element type is
             groups.setdefault((choice.tile, f"{choice.axis('dtype')}/{choice.axis('stages')}"), []).append(choice)
         for (index, kind), choices in groups.items():
             row = fact.tiles[index]
@@ -65,6 +74,51 @@ def _tile_finding(ctx: Context, linked: LinkedTileList, index: int, choices: lis
     )
 
 
+def _measured(ctx: Context, linked: LinkedTileList, targets: tuple[Target, ...]) -> dict[TacticChoice, dict[Target, int]]:
+    """The tactics nvcc sized for every served target: choice -> target -> bytes."""
+    if ctx.tactic_sizes is None or not targets:
+        return {}
+    fact = linked.fact
+    sizes = {(size.choice, size.target): size.nbytes for size in ctx.tactic_sizes
+             if size.path == fact.path and size.line == fact.line and size.nbytes is not None}
+    out: dict[TacticChoice, dict[Target, int]] = {}
+    for choice in fact.choices:
+        found = {t: sizes[(choice, t.name)] for t in targets if (choice, t.name) in sizes}
+        if len(found) == len(targets):
+            out[choice] = found
+    return out
+
+
+def _measured_finding(ctx: Context, linked: LinkedTileList, choice: TacticChoice, sizes: dict[Target, int],
+                      knowledge: CutlassKnowledge) -> Finding | None:
+    over = tuple(t for t, nbytes in sizes.items()
+                 if measured_fit(nbytes, ctx.kb.profile(t.cc).smem_per_block_optin) is Fit.DOES_NOT_FIT)
+    if not over:
+        return None
+    fact = linked.fact
+    row = fact.tiles[choice.tile]
+    location = Location(fact.path, row.line, row.col)
+    nbytes, limit = sizes[over[0]], ctx.kb.profile(over[0].cc).smem_per_block_optin
+    names = tuple(t.name for t in over)
+    tactic = f"{fact.variable}[{choice.tile}] = [{row.m}, {row.n}, {row.k}]" + (f" with {_axes(choice)}" if choice.axes else "")
+    hop = Evidence(location, f"nvcc measures sizeof(SharedStorage) of tactic {_axes(choice) or 'the tile alone'} "
+                             f"for {over[0]}: {nbytes:,} bytes", EvidenceKind.VERDICT, name=Fit.DOES_NOT_FIT.value)
+    launcher = launcher_source(knowledge, linked)
+    hops = (hop,) + ((Evidence(location, f"launcher `{linked.launcher}`: {launcher}", EvidenceKind.COMPILES,
+                               source=linked.launcher),) if launcher else ())
+    return ctx.finding(
+        "AL204", location, targets=names, symbol=fact.function,
+        properties=(("nbytes", str(nbytes)), ("limit", str(limit)), ("kind", "tactic"), ("measured", "nvcc"),
+                    ("tactic", _axes(choice))),
+        evidence=linked.chain + hops + (_limit_hop(ctx, over[0], location),),
+        request=tactic, nbytes=f"{nbytes:,}", arch=target_list(names), limit=f"{limit:,} bytes",
+    )
+
+
+def _axes(choice: TacticChoice) -> str:
+    return ", ".join(f"{role} {value}" for role, value in choice.axes)
+
+
 def launcher_source(knowledge: CutlassKnowledge, linked: LinkedTileList) -> str:
     launcher = knowledge.launcher_for(linked.launcher, linked.fact.arch) if linked.launcher else None
     return launcher.source if launcher else ""
@@ -72,7 +126,7 @@ def launcher_source(knowledge: CutlassKnowledge, linked: LinkedTileList) -> str:
 
 def _tactic_evidence(location: Location, bound: Bound, choice: TacticChoice, count: int, linked: LinkedTileList,
                      launcher: str) -> tuple[Evidence, ...]:
-    axes = ", ".join(f"{role} {value}" for role, value in choice.axes) or "the tile alone"
+    axes = _axes(choice) or "the tile alone"
     unsure = "" if choice.sure else "; a filter of the generator archlint does not read may drop it"
     hops = [Evidence(location, f"the smallest of the tile's {count} tactic(s) of these element types: {axes} ({bound.elements}); "
                                f"{bound.stage_policy}; lower bound {bound.nbytes:,} bytes, the epilogue, barriers "

@@ -183,6 +183,8 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--include-dir", "include_dirs", multiple=True, type=click.Path(exists=True, file_okay=False), help="Extra include root; repeatable.")
 @click.option("--define", "defines", multiple=True, metavar="NAME[=VALUE]", callback=_check_defines,
               help="Set a macro in every build, as a -D flag would (settles conditions archlint cannot read); repeatable.")
+@click.option("--compile-probe", is_flag=True,
+              help="Measure each CUTLASS tactic's shared storage with nvcc's front end (nothing is run).")
 @click.option("--category", default="", help="SARIF automationDetails.id (GitHub code scanning category).")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the available fixes as a unified diff.")
 @click.option("--fix", "apply_fix", is_flag=True, help="Apply the available fixes (git work trees only), then rescan.")
@@ -193,7 +195,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 def scan(paths, targets, toolkit, fmt, output, fail_on, select, ignore, baseline, write_baseline, no_suppress,
          show_suppressed, no_cache, jobs, include_dirs, category, show_diff, apply_fix, config_file, quiet, verbose,
-         debug, defines) -> int:
+         debug, defines, compile_probe) -> int:
     """Scan PATHS (default: .) and report gates, verdicts and arch hazards."""
     # deferred: keeps `archlint --version` light
     from archlint.config import ConfigError, read_settings
@@ -208,7 +210,12 @@ def scan(paths, targets, toolkit, fmt, output, fail_on, select, ignore, baseline
     except ConfigError as error:
         raise UserError(str(error)) from None
     options = settings.scan_options(plan.paths, jobs=jobs, use_cache=not no_cache, report_paths=plan.report_paths)
-    options = replace(options, defines=defines)
+    options = replace(options, defines=defines, compile_probe=compile_probe)
+    from archlint.probe.nvcc import find_nvcc  # deferred: as above
+
+    if compile_probe and find_nvcc() is None:
+        click.echo("archlint: --compile-probe needs nvcc (not on PATH, in $CUDA_HOME or /usr/local/cuda): "
+                   "tactics are judged by the static bound alone", err=True)
     view = _View(fmt, output, category, quiet, verbose)
     chosen = settings.postprocess_settings(no_suppress=no_suppress, show_suppressed=show_suppressed,
                                            report_paths=plan.report_paths, baseline=_baseline(baseline))

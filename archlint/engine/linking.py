@@ -19,6 +19,7 @@ from archlint.engine.steps import (
     relative_dirs,
     scan_targets,
     user_defines,
+    with_tactic_sizes,
 )
 from archlint.engine.store import GateMemo
 from archlint.engine.timing import part_progress, plan, skip, stage, stage_progress
@@ -155,6 +156,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             results.append(judge_gate(gate, units, judging, targets, overrides, parts))
             stage_progress(len(results), len(judged))
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
+    ctx = with_tactic_sizes(options, root, ctx)
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow)
 
 

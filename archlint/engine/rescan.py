@@ -29,6 +29,7 @@ from archlint.engine.steps import (
     scan_targets,
     suppressions_of,
     user_defines,
+    with_tactic_sizes,
 )
 from archlint.engine.freefiles import free_files
 from archlint.engine.store import GateMemo, ScanState
@@ -142,7 +143,8 @@ def rescan(options, discovery, cache, store, previous):
     free = _free(discovery, memos) if rejudged else state.free
     with stage("checks"):
         paths = tuple(sorted(changed_paths | narrowing | (free ^ state.free) | _live_changed(before, tuple(results), rejudged)))
-        ctx = Context.judged(judging, targets, tuple(results), paths, free, state.tile_lists)
+        ctx = with_tactic_sizes(options, discovery.root, Context.judged(judging, targets, tuple(results), paths, free,
+                                                                       state.tile_lists))
         gate_findings = run_checks(ctx, file_rules=False)
         rechecked = findings_by_file(run_checks(ctx, file_rules=True))
     kept = {key: value for key, value in state.file_findings.items() if key[1] not in set(paths)}

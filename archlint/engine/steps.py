@@ -3,6 +3,7 @@ result together. Both end in assemble_result, so they agree."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,7 +12,7 @@ from archlint.checks import FILE_RULES, all_checks
 from archlint.checks.context import Context, GateResult
 from archlint.engine.cache import FactsCache, Unusable
 from archlint.engine.store import ScanState, target_names
-from archlint.engine.timing import warn
+from archlint.engine.timing import stage, warn
 from archlint.judge.analysis import Analysis, analyze_units, hollow_kernels
 from archlint.judge.verdicts import (
     build_target,
@@ -31,6 +32,7 @@ from archlint.model.gates import Gate, GateReport, GuardedUnits
 from archlint.model.python import VersionedFlag, split_define
 from archlint.model.records import shared
 from archlint.model.scan import ScanOptions, ScanResult
+from archlint.probe.tactics import ProbeSettings, tactic_sizes
 
 if TYPE_CHECKING:  # a re-scan of CUDA files never loads the Python side
     from archlint.link.python import PyIndex
@@ -57,6 +59,17 @@ def assemble_result(root: str, files_scanned: int, ctx: Context, gate_findings: 
         targets=tuple(t.name for t in ctx.targets),
         suppressions=tuple(sorted(state.suppressions.items())),
     )
+
+
+def with_tactic_sizes(options: ScanOptions, root: str, ctx: Context) -> Context:
+    """`scan --compile-probe`: the checks see nvcc's size of each tactic a served target's launcher
+    can be probed for (answers cached by the compiled bytes, so a re-scan compiles only what changed).
+    Without nvcc, the static bound alone (the front end says so)."""
+    if not options.compile_probe or not ctx.tile_lists:
+        return ctx
+    settings = ProbeSettings(root, options.include_dirs, jobs=options.jobs or os.cpu_count() or 1)
+    with stage("probe", sum(len(t.fact.choices) for t in ctx.tile_lists), "tactics"):
+        return replace(ctx, tactic_sizes=tactic_sizes(ctx.tile_lists, ctx.targets, ctx.index, settings))
 
 
 def findings_by_file(findings: list[Finding]) -> dict[tuple[str, str], tuple[Finding, ...]]:

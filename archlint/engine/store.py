@@ -196,6 +196,6 @@ def _scope_key(cache, options: ScanOptions, discovery) -> bytes:
     """What the analysis depends on besides the files and the targets: not the rules reported."""
     scope = (
         cache.salt, discovery.root, tuple(sorted(str(Path(p).resolve()) for p in options.paths)), options.include_dirs,
-        options.defines, options.exclude, options.max_file_bytes, options.toolkit,
+        options.defines, options.exclude, options.max_file_bytes, options.toolkit, options.compile_probe,
     )
     return hashlib.sha256(repr(scope).encode("utf-8", "surrogateescape")).digest()

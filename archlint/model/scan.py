@@ -23,6 +23,7 @@ class ScanOptions:
     report_paths: tuple[str, ...] = ()  # pre-commit style: only report findings in these files (root-relative)
     max_file_bytes: int = 4 * 1024 * 1024
     toolkit: str = ""  # the CUDA toolkit version the project's flag code is read for ('12.8'); '' = the newest known
+    compile_probe: bool = False  # measure each CUTLASS tactic's shared storage with nvcc's front end
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,4 +94,17 @@ class LinkedTileList:
         return cc in self.admits and self.fact.arch is not None and self.fact.arch // 10 == cc // 10
 
 
+@dataclass(frozen=True, slots=True)
+class TacticSize:
+    """The compiler's measurement of one tactic for one target (`scan --compile-probe`): the size of
+    its kernel's whole shared storage, or why there is none."""
+
+    path: str  # the tile list's file and line
+    line: int
+    choice: TacticChoice
+    target: str
+    nbytes: int | None
+    note: str = ""  # why `nbytes` is None: a compile error, a timeout, a tactic the rows cannot spell
+
+
 fast_pickling(globals())

@@ -39,7 +39,7 @@ def tactics_command(paths, targets, fmt, output, probe, include_dirs, jobs, time
     from archlint.engine.linking import link  # deferred: as above
     from archlint.postprocess.paths import scan_prefix  # deferred: as above
     from archlint.report.tactics import render_json, render_text, tactic_rows  # deferred: as above
-    from archlint.runtime.tactic_probe import ProbeSettings, measure  # deferred: as above
+    from archlint.probe.tactics import ProbeSettings, measure  # deferred: as above
 
     scanned = tuple(os.path.abspath(p) for p in (paths or (".",)))
     start = scanned[0] if os.path.isdir(scanned[0]) else os.path.dirname(scanned[0])

@@ -24,8 +24,8 @@ from pathlib import Path
 from archlint.knowledge.arch import Target
 from archlint.knowledge.cutlass import CutlassKnowledge, Launcher, Probe, load_cutlass
 from archlint.link.cuda import CudaIndex
-from archlint.model.tactics import LinkedTileList, TacticChoice
-from archlint.runtime.compile_probe import default_cache_dir, find_nvcc, nvcc_version
+from archlint.model.tactics import LinkedTileList, TacticChoice, TacticSize
+from archlint.probe.nvcc import default_cache_dir, find_nvcc, nvcc_version
 
 CHUNK = 8  # tactics per translation unit
 _SHOW_RE = re.compile(r"\((\d+)\): error: incomplete type \"Show<(\d+)>\"")
@@ -86,6 +86,16 @@ def measure(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...],
     return results
 
 
+def tactic_sizes(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...], index: CudaIndex,
+                 settings: ProbeSettings) -> tuple[TacticSize, ...] | None:
+    """`measure` as frozen facts for the checks, in the tile lists' order; None without nvcc."""
+    if (settings.nvcc or find_nvcc()) is None:
+        return None
+    answers = measure(tile_lists, targets, index, settings)
+    return tuple(TacticSize(path, line, choice, target, answer.nbytes, answer.note)
+                 for (path, line, choice, target), answer in answers.items())
+
+
 def _launcher_path(index: CudaIndex, name: str) -> str | None:
     matches = sorted(path for path in index.files if name and (path == name or path.endswith("/" + name)))
     return matches[0] if matches else None
@@ -129,7 +139,8 @@ def _compile(job, index: CudaIndex, settings: ProbeSettings, nvcc: str) -> dict[
     roots = _include_roots(index, path, settings) + _include_roots(index, probed, settings)
     flags = ["-std=c++17", f"-arch={target.name}", "--expt-relaxed-constexpr", *(f"-D{d}" for d in defines),
              *(arg for root in dict.fromkeys(roots) for arg in ("-I", root))]
-    key = hashlib.sha256(json.dumps([unit, placed, patched, flags, nvcc_version(nvcc)]).encode()).hexdigest()
+    closure = _closure_digests(index, [path, probed])
+    key = hashlib.sha256(json.dumps([unit, placed, patched, flags, closure, nvcc_version(nvcc)]).encode()).hexdigest()
     cached = _cache_read(settings, key)
     output = cached if cached is not None else _run(nvcc, unit, placed, patched, flags, settings.timeout_s)
     if cached is None and output is not None:
@@ -137,6 +148,18 @@ def _compile(job, index: CudaIndex, settings: ProbeSettings, nvcc: str) -> dict[
     if output is None:
         return {k: Measurement(None, f"nvcc ran past {settings.timeout_s:.0f} s") for k, _ in lines}
     return _answers(output, [k for k, _ in lines], len(head) + 1)
+
+
+def _closure_digests(index: CudaIndex, starts: list[str]) -> list[str]:
+    """The content digest of every scanned file the units include, so an edited header is compiled
+    again: a cached answer holds for the very bytes it was measured on."""
+    seen, stack = set(starts), list(starts)
+    while stack:
+        for edge in index.resolved(stack.pop()):
+            if edge.target is not None and edge.target not in seen:
+                seen.add(edge.target)
+                stack.append(edge.target)
+    return [f"{path}:{index.files[path].sha256}" for path in sorted(seen) if path in index.files]
 
 
 def _include_text(index: CudaIndex, path: str) -> str:
