@@ -118,7 +118,7 @@ def test_tactics_command_lists_each_tactic_with_its_verdict():
     result = CliRunner().invoke(cli, ["tactics", str(CASE), "--no-cache", "--target", "sm_120a", "--format", "json"])
     assert result.exit_code == 0
     rows = json.loads(result.output)
-    assert len(rows) == 52 and {r["target"] for r in rows} == {"sm_120a"}
+    assert len(rows) == 52 + 4 and {r["target"] for r in rows} == {"sm_120a"}  # MoE tactics, then 2 dense tiles × swap
     at_limit = [r for r in rows if r["tile"] == "256×96×256"]
     assert {(r["bound"], r["verdict"]) for r in at_limit} == {(LIMIT, "cannot tell")}
     assert "compile probe" in at_limit[0]["settle"]
@@ -263,9 +263,11 @@ def gen_gemm_sm120_module_cutlass_mxfp8():
 ''')
     rows = json.loads(CliRunner().invoke(cli, ["tactics", str(tmp_path), "--no-cache", "--target", "sm_120a",
                                                "--format", "json"]).output)
-    assert [(r["tile"], r["bound"], r["verdict"]) for r in rows] == [
-        ("128×128×128", 67_584, "cannot tell"), ("256×128×128", LIMIT, "cannot tell")]
-    assert rows[1]["arithmetic"] == ("2 stages × ((256×128 A + 128×128 B) × 1 B (e4m3) + (256 + 128)×128/32 × 1 B "
+    # the template instantiates each tile with swap_ab false and true: two tactics of one bound
+    assert [(r["tile"], r["axes"], r["bound"], r["verdict"]) for r in rows] == [
+        ("128×128×128", "swap=False", 67_584, "cannot tell"), ("128×128×128", "swap=True", 67_584, "cannot tell"),
+        ("256×128×128", "swap=False", LIMIT, "cannot tell"), ("256×128×128", "swap=True", LIMIT, "cannot tell")]
+    assert rows[2]["arithmetic"] == ("2 stages × ((256×128 A + 128×128 B) × 1 B (e4m3) + (256 + 128)×128/32 × 1 B "
                                      "(ue8m0 scale factors)) = 101,376")
     assert rows[0]["launcher"] == "mxfp8_gemm_cutlass_sm120.jinja"
 
@@ -275,7 +277,8 @@ def test_scan_with_the_compile_probe_reports_each_measured_tactic_over_the_limit
     monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
     args = ["scan", str(CASE), "--target", "sm_120a", "--format", "json", "--select", "AL204"]
     probed = json.loads(CliRunner().invoke(cli, [*args, "--compile-probe"]).output)
-    tactics = [f for f in probed["findings"] if dict(f.get("properties", {})).get("measured") == "nvcc"]
+    tactics = [f for f in probed["findings"] if dict(f.get("properties", {})).get("measured") == "nvcc"
+               and f["symbol"] == "generate_sm120_grouped_gemm_operations"]
     # exactly the two FP4 FINALIZE tactics nvcc measures over 101,376 bytes (the tactics test above)
     assert sorted((f["message"].split("`")[1], f["properties"]["nbytes"]) for f in tactics) == [
         (f"cta_shapes_mnk[{i}] = {tile} with dtype e2m1, fusion finalize, cluster (1, 1, 1), swap {swap}", "102400")
@@ -305,3 +308,27 @@ def test_scan_with_the_compile_probe_and_no_nvcc_says_so_and_judges_by_the_bound
                                           "/usr/local/cuda): tactics are judged by the static bound alone"]
     plain = CliRunner().invoke(cli, args)
     assert json.loads(result.stdout)["findings"] == json.loads(plain.stdout)["findings"]
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not installed: the compile probe needs it")
+def test_the_probe_reaches_a_kernel_header_its_template_takes_by_a_quoted_sibling_include(tmp_path: Path, monkeypatch):
+    """FlashInfer's dense FP4 GEMM: the Jinja template includes the dispatch header, which takes the
+    kernel header from its own folder (`#include "fp4_gemm_template_sm120.h"`), so a patched copy
+    must sit beside a copy of its includer; the template instantiates each tile with swap_ab true
+    and false, each a tactic of its own, and only the wider swapped epilogue takes 128x256x128 over."""
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    result = CliRunner().invoke(cli, ["tactics", str(CASE), "--no-cache", "--target", "sm_120a", "--compile-probe",
+                                      "--format", "json"])
+    rows = [r for r in json.loads(result.output) if r["generator"] == "gen_gemm_sm120_module_cutlass_fp4"]
+    assert [(r["tile"], r["axes"], r["measured"], r["verdict"]) for r in rows] == [
+        ("128×128×128", "swap=False", 97_280, "fits"), ("128×128×128", "swap=True", 93_184, "fits"),
+        ("128×256×128", "swap=False", 88_064, "fits"), ("128×256×128", "swap=True", 102_400, "does not fit")]
+    scan = json.loads(CliRunner().invoke(cli, ["scan", str(CASE), "--target", "sm_120a", "--format", "json",
+                                               "--select", "AL204", "--compile-probe"]).output)
+    dense = [f for f in scan["findings"] if f["symbol"] == "gen_gemm_sm120_module_cutlass_fp4"]
+    assert [(f["line"], f["properties"]["tactic"], f["properties"]["nbytes"]) for f in dense] == [
+        (_line_of(CASE / "moekit" / "jit" / "gemm_fp4.py", "(128, 256, 128),"), "swap True", "102400")]
+
+
+def _line_of(path: Path, text: str) -> int:
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if line.strip() == text)

@@ -38,12 +38,22 @@ def link_tile_lists(pyindex: PyIndex | None, gates: tuple[Gate, ...],
             launcher = _launcher(pyindex, module, fact, knowledge)
             if fact.arch is None and launcher is not None and len(launcher.archs) == 1:
                 fact = replace(fact, arch=launcher.archs[0])  # a list with no arch of its own builds the launcher's
+            fact = _with_template_swaps(fact, launcher)
             hop = Evidence(Location(fact.path, fact.line, fact.col),
                            f"tile list `{fact.variable}` of `{fact.function}` ({len(fact.tiles)} tiles)", EvidenceKind.CONSTRUCT,
                            name=fact.variable)
             linked.append(LinkedTileList(fact, gate.id, gate.admits, chain + (hop,),
                                          launcher.names[0] if launcher else "", _defines(pyindex, gate, chain)))
     return tuple(sorted(linked, key=lambda t: (t.fact.path, t.fact.line, t.gate)))
+
+
+def _with_template_swaps(fact: TileListFact, launcher: Launcher | None) -> TileListFact:
+    """A template that instantiates every tile it is rendered with once per swap_ab value (FlashInfer's
+    `fp4_gemm_cutlass_sm120.jinja`, `..., true)` and `..., false)`) offers each as a tactic of its own."""
+    if launcher is None or not launcher.swaps or any(choice.axis("swap") for choice in fact.choices):
+        return fact
+    choices = tuple(replace(choice, axes=choice.axes + (("swap", swap),)) for choice in fact.choices for swap in launcher.swaps)
+    return replace(fact, choices=choices)
 
 
 def launcher_of(linked: LinkedTileList, knowledge: CutlassKnowledge) -> Launcher | None:

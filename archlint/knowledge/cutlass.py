@@ -63,6 +63,7 @@ class Launcher:
     probe: Probe | None = None
     elements: tuple[str, ...] = ()  # (A, B) element names where the launcher fixes them, not the generator
     scale: BlockScale | None = None  # the launcher's own block scaling, where it fixes it
+    swaps: tuple[str, ...] = ()  # the swap_ab values its template instantiates every tile with ('False', 'True')
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ def load_cutlass() -> CutlassKnowledge:
         combinations_limit=int(generator.get("combinations_limit", 4096)),
         launchers=tuple(Launcher(tuple(row["names"]), tuple(int(a) for a in row["archs"]), row["stage_policy"],
                                  row["source"], row.get("runtime_filter", ""), _probe(row), tuple(row.get("elements", ())),
-                                 _scale(row)) for row in data.get("launcher", [])),
+                                 _scale(row), tuple(row.get("swaps", ()))) for row in data.get("launcher", [])),
         policies={row["name"]: StagePolicy(row["name"], int(row["min_stages"]), row["source"])
                   for row in data.get("stage_policy", [])},
         elements=elements,

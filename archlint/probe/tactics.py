@@ -17,12 +17,14 @@ import os
 import re
 import subprocess
 import tempfile
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from archlint.knowledge.arch import Target
 from archlint.knowledge.cutlass import CutlassKnowledge, Launcher, Probe, load_cutlass
+from archlint.lang.cpp.directives import mask_comments
 from archlint.link.cuda import CudaIndex
 from archlint.model.tactics import LinkedTileList, TacticChoice, TacticSize
 from archlint.probe.nvcc import default_cache_dir, find_nvcc, nvcc_version
@@ -134,15 +136,21 @@ def _compile(job, index: CudaIndex, settings: ProbeSettings, nvcc: str) -> dict[
     if patched is None:
         return {key: Measurement(None, "the launcher has no statement the probe can follow") for key, _ in lines}
     placed = _include_text(index, probed)
-    head = [f'#include "{text}"' for text in _unit_includes(index, path, placed)] + ([probe.prefix] if probe.prefix else [])
+    included = _unit_includes(index, path, placed)
+    head = [f'#include "{text}"' for text in included] + ([probe.prefix] if probe.prefix else [])
     unit = "\n".join([*head, *(text for _, text in lines), probe.suffix, ""])
-    roots = _include_roots(index, path, settings) + _include_roots(index, probed, settings)
+    placed_root = [str(Path(settings.root) / probed[: -len(placed)].rstrip("/"))] if probed.endswith("/" + placed) else []
+    roots = list(dict.fromkeys(placed_root + _include_roots(index, path, settings) + _include_roots(index, probed, settings)))
+    copies = {file: patched if file == probed else (Path(settings.root) / file).read_text(encoding="utf-8", errors="replace")
+              for file in _chain(index, _included_files(index, path, probed), probed)}
+    mirrored = [f"{_MIRROR}/{os.path.relpath(root, settings.root)}" for root in roots
+                if Path(root).is_relative_to(settings.root)]
     flags = ["-std=c++17", f"-arch={target.name}", "--expt-relaxed-constexpr", *(f"-D{d}" for d in defines),
-             *(arg for root in dict.fromkeys(roots) for arg in ("-I", root))]
+             *(arg for root in [*mirrored, *roots] for arg in ("-I", root))]
     closure = _closure_digests(index, [path, probed])
-    key = hashlib.sha256(json.dumps([unit, placed, patched, flags, closure, nvcc_version(nvcc)]).encode()).hexdigest()
+    key = hashlib.sha256(json.dumps([unit, sorted(copies), patched, flags, closure, nvcc_version(nvcc)]).encode()).hexdigest()
     cached = _cache_read(settings, key)
-    output = cached if cached is not None else _run(nvcc, unit, placed, patched, flags, settings.timeout_s)
+    output = cached if cached is not None else _run(nvcc, unit, copies, flags, settings.timeout_s)
     if cached is None and output is not None:
         _cache_write(settings, key, output)
     if output is None:
@@ -160,6 +168,37 @@ def _closure_digests(index: CudaIndex, starts: list[str]) -> list[str]:
                 seen.add(edge.target)
                 stack.append(edge.target)
     return [f"{path}:{index.files[path].sha256}" for path in sorted(seen) if path in index.files]
+
+
+_MIRROR = "tree"  # the scratch folder's copy of the include chain, laid out as the scanned tree
+
+
+def _included_files(index: CudaIndex, launcher: str, probed: str) -> list[str]:
+    """The files the unit includes: the launcher's own includes where it is a rendered template."""
+    if launcher.endswith(".jinja"):
+        found = [edge.target for edge in index.resolved(launcher) if edge.target is not None and not edge.include.system]
+        if found:
+            return found
+    return [probed]
+
+
+def _chain(index: CudaIndex, starts: list[str], goal: str) -> list[str]:
+    """The files on an include path from the unit's includes to the probed file. Copied beside each
+    other (and put ahead of the tree on the include path), each includer finds the patched copy
+    where it looks first: a quoted include is searched in the includer's own folder."""
+    parents: dict[str, str | None] = {start: None for start in starts}
+    queue = deque(starts)
+    while queue and goal not in parents:
+        source = queue.popleft()
+        for edge in index.resolved(source):
+            if edge.target is not None and edge.target not in parents:
+                parents[edge.target] = source
+                queue.append(edge.target)
+    chain, step = [], goal if goal in parents else None
+    while step is not None:
+        chain.append(step)
+        step = parents[step]
+    return chain or [goal]
 
 
 def _include_text(index: CudaIndex, path: str) -> str:
@@ -209,11 +248,13 @@ def _answers(output: str, keys: list[tuple], first: int) -> dict[tuple, Measurem
 
 
 def _patched(text: str, probe: Probe) -> str | None:
-    match = re.search(probe.after, text)
+    data = text.encode("utf-8", "surrogateescape")
+    match = re.search(probe.after.encode(), mask_comments(data))  # in code, never in a comment quoting it
     if match is None:
         return None
-    show = f" Show<(int){probe.size}> archlint_show_;"
-    return "template <int...> struct Show;\n" + text[:match.end()] + show + text[match.end():]
+    show = f" Show<(int){probe.size}> archlint_show_;".encode()
+    patched = b"template <int...> struct Show;\n" + data[:match.end()] + show + data[match.end():]
+    return patched.decode("utf-8", "surrogateescape")
 
 
 def _include_roots(index: CudaIndex, path: str, settings: ProbeSettings) -> list[str]:
@@ -240,13 +281,14 @@ def _include_roots(index: CudaIndex, path: str, settings: ProbeSettings) -> list
     return roots + [d for d in settings.include_dirs if d not in roots]
 
 
-def _run(nvcc: str, unit: str, placed: str, patched: str, flags: list[str], timeout: float) -> str | None:
+def _run(nvcc: str, unit: str, copies: dict[str, str], flags: list[str], timeout: float) -> str | None:
     with tempfile.TemporaryDirectory(prefix="archlint-tactics-") as scratch:
-        copy = Path(scratch) / "patched" / placed
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        copy.write_text(patched, encoding="utf-8")
+        for path, text in copies.items():
+            copy = Path(scratch) / _MIRROR / path
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_text(text, encoding="utf-8")
         (Path(scratch) / "unit.cu").write_text(unit, encoding="utf-8")
-        command = [nvcc, "-I", str(Path(scratch) / "patched"), *flags, "-c", "unit.cu", "-o", os.devnull]
+        command = [nvcc, *flags, "-c", "unit.cu", "-o", os.devnull]
         try:
             done = subprocess.run(command, cwd=scratch, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
