@@ -13,7 +13,6 @@ from archlint.engine.pysource import PythonFiles
 from archlint.engine.steps import (
     SCAN_STAGES,
     generated_files,
-    include_closure,
     judge_gate,
     open_cache,
     relative_dirs,
@@ -34,7 +33,7 @@ from archlint.judge.view import Judging
 from archlint.knowledge.arch import parse_toolkit
 from archlint.knowledge.idioms import load_idioms
 from archlint.knowledge.kb import load_kb
-from archlint.link.cuda import CudaIndex, build_index
+from archlint.link.cuda import CudaIndex, build_index, include_closure
 from archlint.link.python import PACKAGE_IMPORTS, PyIndex
 from archlint.link.python import link as link_python_index
 from archlint.link.templates import fill_holes

@@ -21,7 +21,6 @@ from archlint.engine.linkstore import StoredLinks, lazy_index, with_links
 from archlint.engine.steps import (
     assemble_result,
     findings_by_file,
-    include_closure,
     judge_gate,
     narrowed,
     relative_dirs,
@@ -38,7 +37,7 @@ from archlint.extract.files import DIRECTIVES, extract_all, extract_file
 from archlint.judge.view import Judging
 from archlint.knowledge.arch import Target, parse_target
 from archlint.knowledge.kb import load_kb
-from archlint.link.cuda import file_links, resolver_for
+from archlint.link.cuda import file_links, include_closure, resolver_for
 from archlint.model.files import FileFacts
 
 

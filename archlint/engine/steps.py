@@ -25,7 +25,6 @@ from archlint.judge.view import Defines, Judging
 from archlint.knowledge.arch import Target, default_targets, parse_target
 from archlint.knowledge.rules import resolve_all
 from archlint.lang.cpp.evaluate import NOT_PASSED, PASSABLE, UNKNOWN_DEFINE
-from archlint.link.cuda import CudaIndex
 from archlint.model.files import FileFacts
 from archlint.model.findings import Finding, Suppression
 from archlint.model.gates import Gate, GateReport, GuardedUnits
@@ -171,17 +170,6 @@ def judge_gate(gate: Gate, units: GuardedUnits, judging: Judging, targets: tuple
         admitted.append(Analysis(analysis.target, blockers=analysis.blockers, empty=hollow_kernels(analysis),
                                  units=analysis.units, reached=analysis.reached, kernels=analysis.kernels))
     return shared(GateResult(gate, units.sources, excluded, tuple(admitted)), {} if parts is None else parts)
-
-
-def include_closure(index: CudaIndex, sources: tuple[str, ...]) -> frozenset[str]:
-    """Every file the sources can include, for any target: what a gate's verdicts can read."""
-    seen, stack = set(sources), list(sources)
-    while stack:
-        for resolved in index.resolved(stack.pop()):
-            if resolved.target is not None and resolved.target not in seen:
-                seen.add(resolved.target)
-                stack.append(resolved.target)
-    return frozenset(seen)
 
 
 def run_checks(ctx: Context, *, file_rules: bool) -> list[Finding]:

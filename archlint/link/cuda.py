@@ -63,6 +63,18 @@ class CudaIndex:
         return line.false_arg and any(name in self.trap_macros for name in self.expand((line.call,)))
 
 
+def include_closure(index: CudaIndex, sources: Iterable[str]) -> frozenset[str]:
+    """Every file the sources can include, for any target: what a gate's verdicts can read."""
+    seen = set(sources)
+    stack = list(seen)
+    while stack:
+        for resolved in index.resolved(stack.pop()):
+            if resolved.target is not None and resolved.target not in seen:
+                seen.add(resolved.target)
+                stack.append(resolved.target)
+    return frozenset(seen)
+
+
 def include_roots(paths: Iterable[str], extra: Iterable[str] = ()) -> tuple[str, ...]:
     """Folders named `include` or `csrc` in the scan, plus the user's --include-dir (root-relative)."""
     roots: set[str] = set(extra)

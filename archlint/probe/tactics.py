@@ -25,7 +25,7 @@ from pathlib import Path
 from archlint.knowledge.arch import Target
 from archlint.knowledge.cutlass import CutlassKnowledge, Launcher, Probe, load_cutlass
 from archlint.lang.cpp.directives import mask_comments
-from archlint.link.cuda import CudaIndex
+from archlint.link.cuda import CudaIndex, include_closure
 from archlint.model.tactics import LinkedTileList, TacticChoice, TacticSize
 from archlint.probe.nvcc import default_cache_dir, find_nvcc, nvcc_version
 
@@ -161,13 +161,7 @@ def _compile(job, index: CudaIndex, settings: ProbeSettings, nvcc: str) -> dict[
 def _closure_digests(index: CudaIndex, starts: list[str]) -> list[str]:
     """The content digest of every scanned file the units include, so an edited header is compiled
     again: a cached answer holds for the very bytes it was measured on."""
-    seen, stack = set(starts), list(starts)
-    while stack:
-        for edge in index.resolved(stack.pop()):
-            if edge.target is not None and edge.target not in seen:
-                seen.add(edge.target)
-                stack.append(edge.target)
-    return [f"{path}:{index.files[path].sha256}" for path in sorted(seen) if path in index.files]
+    return [f"{path}:{index.files[path].sha256}" for path in sorted(include_closure(index, starts)) if path in index.files]
 
 
 _MIRROR = "tree"  # the scratch folder's copy of the include chain, laid out as the scanned tree
