@@ -332,3 +332,16 @@ def test_the_probe_reaches_a_kernel_header_its_template_takes_by_a_quoted_siblin
 
 def _line_of(path: Path, text: str) -> int:
     return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if line.strip() == text)
+
+
+def test_a_unit_stopped_by_a_missing_toolkit_header_says_which_and_what_settles_it():
+    from archlint.probe.tactics import _answers
+
+    output = ("In file included from tree/launchers/moe_gemm_tma_ws_launcher.inl:41,\n"
+              "                 from unit.cu:1:\n"
+              "/tree/include/tensorrt_llm/common/cudaUtils.h:19:10: fatal error: cublasLt.h: No such file or directory\n"
+              "compilation terminated.\n")
+    (answer,) = _answers(output, [("generate_kernels.py", 40, "tactic", "sm_120a")], 3).values()
+    assert answer.nbytes is None
+    assert answer.note == ("no size in nvcc's output: cublasLt.h: No such file or directory; "
+                           "pass --include-dir with the folder holding `cublasLt.h`")

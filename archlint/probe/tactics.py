@@ -220,10 +220,12 @@ def _answers(output: str, keys: list[tuple], first: int) -> dict[tuple, Measurem
     the first); a tactic with another error at its line does not compile, whatever size it shows."""
     sizes = {int(line): int(size) for line, size in _SHOW_RE.findall(output)}
     errors: dict[int, str] = {}
+    anywhere = ""  # the first error, wherever it is (a header nvcc cannot find stops the unit before any line)
     for block in re.split(r"\n(?=\S)", output):  # one diagnostic with its notes
         error = re.search(r"error: (.*)", block)
         if error is None or "Show<" in error.group(1):
             continue
+        anywhere = anywhere or error.group(1).strip()
         own = re.match(r"\((\d+)\): error", block)
         lines = [int(own.group(1))] if own else [int(n) for n in re.findall(r"at line (\d+) of unit\.cu", block)]
         for line in lines:
@@ -236,9 +238,15 @@ def _answers(output: str, keys: list[tuple], first: int) -> dict[tuple, Measurem
         elif line in sizes:
             answers[key] = Measurement(sizes[line])
         else:
-            other = next(iter(errors.values()), "")
-            answers[key] = Measurement(None, f"no size in nvcc's output{': ' + other[:240] if other else ''}")
+            other = next(iter(errors.values()), anywhere)
+            answers[key] = Measurement(None, f"no size in nvcc's output{': ' + other[:240] if other else ''}{_settle(other)}")
     return answers
+
+
+def _settle(error: str) -> str:
+    """What settles a unit stopped by a header the tree does not hold (a toolkit library's `cublasLt.h`)."""
+    missing = re.search(r"([\w./-]+\.(?:h|hpp|cuh)): No such file", error) or re.search(r'cannot open source file "([^"]+)"', error)
+    return f"; pass --include-dir with the folder holding `{missing.group(1)}`" if missing else ""
 
 
 def _patched(text: str, probe: Probe) -> str | None:
