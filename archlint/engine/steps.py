@@ -56,6 +56,7 @@ def assemble_result(root: str, files_scanned: int, ctx: Context, gate_findings: 
         files_scanned=files_scanned,
         targets=tuple(t.name for t in ctx.targets),
         suppressions=tuple(sorted(state.suppressions.items())),
+        binaries=state.binaries,
     )
 
 

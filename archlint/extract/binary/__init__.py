@@ -1,0 +1,84 @@
+"""Prebuilt extension modules (`*.so`), read as bytes and never loaded: the SASS and PTX images their
+fatbins carry, and the operator schemas their read-only data holds.
+
+Only headers are read: the ELF section table, each fatbin container's and entry's header, and the
+`.rodata` section (operator schemas), so a library of hundreds of megabytes costs milliseconds."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import BinaryIO
+
+from archlint.extract.binary.elf import ElfError, ElfFile, read_sections
+from archlint.extract.binary.fatbin import Walk, walk_region, wrapper_targets
+from archlint.model.binary import BinaryFacts, Image, ImageCount
+from archlint.model.files import FileFacts, SourceFile
+from archlint.model.findings import Diagnostic
+
+__all__ = ["extract_binary"]
+
+# Sections nvcc and the device linker put fatbins in: the module's own, and those of relocatable
+# device code kept for a later device link.
+FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
+WRAPPER_SECTION = ".nvFatBinSegment"
+_RODATA_LIMIT = 64 << 20  # larger read-only data is not searched for schemas
+# `m.def("fp8_scaled_mm(Tensor mat_a, ...) -> Tensor")`: a NUL-terminated schema string
+_SCHEMA = re.compile(rb"(?<=\x00)([A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z0-9_]+)?\((?:[^\x00()]|\([^\x00()]*\))*\)\s*->\s*[^\x00]+(?=\x00)")
+def extract_binary(file: SourceFile) -> FileFacts:
+    """A library's images and schemas; a file that is no ELF library gets a diagnostic, not facts."""
+    try:
+        with open(file.absolute, "rb") as handle:
+            return _read(file, handle)
+    except ElfError as error:
+        return FileFacts(file, diagnostics=(Diagnostic(file.path, f"not read as an extension module: {error}"),))
+    except OSError as error:
+        return FileFacts(file, diagnostics=(Diagnostic(file.path, f"cannot be read: {error.strerror or error}"),))
+
+
+def _read(file: SourceFile, handle: BinaryIO) -> FileFacts:
+    elf = read_sections(handle)
+    walk, read = Walk(), []
+    covered: list[tuple[int, int]] = []
+    for name in FATBIN_SECTIONS:
+        section = elf.named(name)
+        if section is not None:
+            walk_region(handle, section.offset, section.size, walk, name)
+            read.append(name)
+            covered.append((section.address, section.address + section.size))
+    _follow_wrappers(handle, elf, walk, covered, read)
+    counts: Counter[Image] = Counter()
+    for container in walk.containers:
+        counts.update(dict.fromkeys(container, 1))
+    carried = tuple(ImageCount(image, counts[image]) for image in sorted(counts))
+    facts = BinaryFacts(file.path, len(walk.containers), carried, walk.compressed,
+                        _schemas(handle, elf), tuple(read))
+    notes = tuple(Diagnostic(file.path, f"fatbin read in part: {problem}") for problem in walk.problems)
+    return FileFacts(file, binary=facts, diagnostics=notes)
+
+
+def _follow_wrappers(handle: BinaryIO, elf: ElfFile, walk: Walk, covered: list[tuple[int, int]], read: list[str]) -> None:
+    """Fatbins the wrappers point at outside the sections already read (a toolchain that places
+    them in another section)."""
+    segment = elf.named(WRAPPER_SECTION)
+    if segment is None:
+        return
+    for address in wrapper_targets(handle, segment.offset, segment.size, elf.endian, elf.wide):
+        if any(low <= address < high for low, high in covered):
+            continue
+        section = elf.holding(address)
+        if section is None:
+            continue
+        walk_region(handle, section.offset + address - section.address, section.size - (address - section.address),
+                    walk, section.name)
+        covered.append((section.address, section.address + section.size))
+        read.append(section.name)
+
+
+def _schemas(handle: BinaryIO, elf: ElfFile) -> tuple[str, ...]:
+    section = elf.named(".rodata")
+    if section is None or section.size > _RODATA_LIMIT:
+        return ()
+    handle.seek(section.offset)
+    data = handle.read(section.size)
+    return tuple(sorted({match.group(1).decode("ascii") for match in _SCHEMA.finditer(data)}))
