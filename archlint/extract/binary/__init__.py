@@ -50,11 +50,16 @@ def _read(file: SourceFile, handle: BinaryIO) -> FileFacts:
     counts: Counter[Image] = Counter()
     for container in walk.containers:
         counts.update(dict.fromkeys(container, 1))
-    carried = tuple(ImageCount(image, counts[image]) for image in sorted(counts))
+    carried = tuple(ImageCount(image, counts[image]) for image in sorted(counts, key=_arch_order))
     facts = BinaryFacts(file.path, len(walk.containers), carried, walk.compressed,
                         _schemas(handle, elf), tuple(read))
     notes = tuple(Diagnostic(file.path, f"fatbin read in part: {problem}") for problem in walk.problems)
     return FileFacts(file, binary=facts, diagnostics=notes)
+
+
+def _arch_order(image: Image) -> tuple[int, str, bool]:
+    """By compute capability, plain before `a` before `f`, SASS before PTX."""
+    return image.arch, image.suffix, image.kind == "ptx"
 
 
 def _follow_wrappers(handle: BinaryIO, elf: ElfFile, walk: Walk, covered: list[tuple[int, int]], read: list[str]) -> None:
@@ -80,5 +85,5 @@ def _schemas(handle: BinaryIO, elf: ElfFile) -> tuple[str, ...]:
     if section is None or section.size > _RODATA_LIMIT:
         return ()
     handle.seek(section.offset)
-    data = handle.read(section.size)
+    data = b"\0" + handle.read(section.size)  # the section's first string has no NUL before it
     return tuple(sorted({match.group(1).decode("ascii") for match in _SCHEMA.finditer(data)}))
