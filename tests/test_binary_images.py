@@ -176,3 +176,12 @@ def test_the_compatibility_rows(image, cc, runs):
     assert runs_on(image, cc) is runs
     rule = image_rule(image)
     assert rule is not None and rule.source.startswith("CUDA C++ Programming Guide")
+
+
+@needs_nvcc
+def test_a_gate_that_admits_a_target_the_module_carries_nothing_for_is_al105(gates):
+    _, result = gates
+    found = [f for f in result.findings if f.rule == "AL105" and f.symbol.endswith("fused_linear")]
+    assert found, [f.message for f in result.findings]
+    assert set(found[0].targets) == {"sm_100a", "sm_120a"}
+    assert "calls `torch.ops._C.scaled_mm.default`, and nothing built for sm_100a: kernels_pkg/_C.abi3.so carries sm_90a, compute_90a" in found[0].message

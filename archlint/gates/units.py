@@ -37,7 +37,7 @@ def guarded_units(pyindex: PyIndex, gate: Gate, extensions: ExtensionIndex | Non
     calls: dict[str, ExtensionCall] = {}
     if extensions:
         module = pyindex.module_of_path.get(gate.path, "")
-        _extension_calls(pyindex, extensions, module, gate.local_function, gate.guarded_calls, head, gate.path, calls)
+        _extension_calls(pyindex, extensions, module, gate.guarded_calls, head, gate.path, calls)
     while queue:
         name, chain, depth, machinery = queue.popleft()
         function = pyindex.functions.get(name)
@@ -78,17 +78,17 @@ def _function_extension_calls(pyindex: PyIndex, extensions: ExtensionIndex, qual
         return
     local = qualname[len(module) + 1:] if module else qualname
     written = facts.calls.having(lambda callee, function: function == local and "." in callee)
-    _extension_calls(pyindex, extensions, module, local, tuple(call.callee for call in written), chain, path, calls,
+    _extension_calls(pyindex, extensions, module, tuple(call.callee for call in written), chain, path, calls,
                      {call.callee: call.span.line for call in written})
 
 
-def _extension_calls(pyindex: PyIndex, extensions: ExtensionIndex, module: str, function: str, callees: tuple[str, ...],
+def _extension_calls(pyindex: PyIndex, extensions: ExtensionIndex, module: str, callees: tuple[str, ...],
                      chain: tuple[Evidence, ...], path: str, calls: dict[str, ExtensionCall],
                      lines: dict[str, int] | None = None) -> None:
     for callee in callees:
         if callee in calls:
             continue
-        modules = extensions.operator(callee) or _imported_module(pyindex, extensions, module, function, callee)
+        modules = extensions.operator(callee) or _imported_module(pyindex, extensions, module, callee)
         if not modules:
             continue
         names = ", ".join(f"`{facts.path}`" for facts in modules)
@@ -98,8 +98,7 @@ def _extension_calls(pyindex: PyIndex, extensions: ExtensionIndex, module: str, 
         calls[callee] = ExtensionCall(callee, modules, chain + (hop,))
 
 
-def _imported_module(pyindex: PyIndex, extensions: ExtensionIndex, module: str, function: str,
-                     callee: str) -> tuple[BinaryFacts, ...]:
+def _imported_module(pyindex: PyIndex, extensions: ExtensionIndex, module: str, callee: str) -> tuple[BinaryFacts, ...]:
     """The extension module a call goes through by its imported name (`_C.op` after `from vllm import
     _C`; `vllm._C.op` after `import vllm._C`)."""
     head, *rest = callee.split(".")
