@@ -185,3 +185,29 @@ def test_a_gate_that_admits_a_target_the_module_carries_nothing_for_is_al105(gat
     assert found, [f.message for f in result.findings]
     assert set(found[0].targets) == {"sm_100a", "sm_120a"}
     assert "calls `torch.ops._C.scaled_mm.default`, and nothing built for sm_100a: kernels_pkg/_C.abi3.so carries sm_90a, compute_90a" in found[0].message
+
+
+def _module(path: str, ops: tuple[str, ...] = ()):
+    from archlint.model.binary import BinaryFacts, ImageCount
+    return BinaryFacts(path, 1, (ImageCount(Image(90, "a", "sass"), 1),), 0, ops)
+
+
+def test_torch_ops_namespaces_name_a_module_or_a_package_that_ships_modules():
+    from archlint.link.binary import ExtensionIndex
+    files = {"vllm/__init__.py", "vllm/_C.abi3.so", "vllm/_moe_C.abi3.so", "sgl_kernel/__init__.py",
+             "sgl_kernel/sm90/common_ops.abi3.so", "sgl_kernel/sm100/common_ops.abi3.so", "sgl_kernel/flash_ops.abi3.so"}
+    index = ExtensionIndex.of([
+        _module("vllm/_C.abi3.so", ("rms_norm",)), _module("vllm/_moe_C.abi3.so", ("topk_softmax",)),
+        _module("sgl_kernel/sm90/common_ops.abi3.so", ("fp8_scaled_mm",)),
+        _module("sgl_kernel/sm100/common_ops.abi3.so", ("fp8_scaled_mm",)),
+        _module("sgl_kernel/flash_ops.abi3.so", ("fwd",)),
+    ], files, ["/site-packages"])
+    assert [m.path for m in index.operator("torch.ops._C.rms_norm")] == ["vllm/_C.abi3.so"]
+    # one module per GPU generation, both defining the operator: both are candidates
+    assert {m.path for m in index.operator("torch.ops.sgl_kernel.fp8_scaled_mm.default")} == {
+        "sgl_kernel/sm90/common_ops.abi3.so", "sgl_kernel/sm100/common_ops.abi3.so"}
+    assert [m.path for m in index.operator("torch.ops.sgl_kernel.fwd.default")] == ["sgl_kernel/flash_ops.abi3.so"]
+    assert index.operator("torch.ops.sgl_kernel.not_shipped") == ()  # the modules hold schemas, none this one
+    assert index.operator("torch.ops.aten.mm") == ()
+    assert [m.path for m in index.module("vllm._moe_C")] == ["vllm/_moe_C.abi3.so"]
+    assert all(m.ops == () for m in index.operator("torch.ops._C.rms_norm"))  # what a verdict carries

@@ -109,8 +109,8 @@ def _imported_module(pyindex: PyIndex, extensions: ExtensionIndex, module: str, 
     for part in ["", *rest[:-1]]:
         dotted = f"{dotted}.{part}" if part else dotted
         found = extensions.module(dotted)
-        if found is not None:
-            return (found,)
+        if found:
+            return found
     return ()
 
 

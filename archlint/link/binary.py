@@ -31,29 +31,33 @@ def extension_module_name(path: str, files: Collection[str], roots: Sequence[str
 
 
 @dataclass(frozen=True)
+class _Module:
+    name: str  # dotted module name
+    folders: tuple[str, ...]  # the folders it lies in, the scan root's name first
+    facts: BinaryFacts
+
+
+@dataclass(frozen=True)
 class ExtensionIndex:
-    modules: dict[str, BinaryFacts]  # dotted module name -> the module's facts
-    folders: dict[str, tuple[str, ...]]  # dotted module name -> the folders it lies in, the scan root's name first
+    """The scan's extension modules. Two may share a module name (`sm90/common_ops.abi3.so` and
+    `sm100/common_ops.abi3.so`, one loaded at run time by the GPU's generation): both are kept."""
+
+    entries: tuple[_Module, ...]
 
     @staticmethod
     def of(binaries: Iterable[BinaryFacts], files: Collection[str], roots: Sequence[str] = ()) -> ExtensionIndex:
-        found: dict[str, BinaryFacts] = {}
-        folders: dict[str, tuple[str, ...]] = {}
         top = PurePosixPath(str(roots[0]).replace("\\", "/")).name if len(roots) == 1 else ""
-        for facts in sorted(binaries, key=lambda b: b.path):
-            name = extension_module_name(facts.path, files, roots)
-            if name not in found:
-                found[name] = facts
-                folders[name] = tuple(part for part in (top, *facts.path.split("/")[:-1]) if part)
-        return ExtensionIndex(found, folders)
+        return ExtensionIndex(tuple(
+            _Module(extension_module_name(facts.path, files, roots), tuple(p for p in (top, *facts.path.split("/")[:-1]) if p),
+                    facts)
+            for facts in sorted(binaries, key=lambda b: b.path)))
 
     def __bool__(self) -> bool:
-        return bool(self.modules)
+        return bool(self.entries)
 
-    def module(self, dotted: str) -> BinaryFacts | None:
-        """The extension module of that dotted name (a module imported by name)."""
-        found = self.modules.get(dotted)
-        return _bare(found) if found is not None else None
+    def module(self, dotted: str) -> tuple[BinaryFacts, ...]:
+        """The extension modules of that dotted name (a module imported by name)."""
+        return tuple(_bare(entry.facts) for entry in self.entries if entry.name == dotted)
 
     def operator(self, callee: str) -> tuple[BinaryFacts, ...]:
         """The modules that may define `torch.ops.<ns>.<op>[.overload]`, () when none is shipped."""
@@ -70,10 +74,10 @@ class ExtensionIndex:
         return tuple(_bare(facts) for facts in candidates)
 
     def _namespace(self, namespace: str) -> list[BinaryFacts]:
-        named = [facts for name, facts in self.modules.items() if name.rpartition(".")[2] == namespace]
+        named = [entry.facts for entry in self.entries if entry.name.rpartition(".")[2] == namespace]
         if named:
             return named
-        return [facts for name, facts in self.modules.items() if namespace in self.folders[name]]
+        return [entry.facts for entry in self.entries if namespace in entry.folders]
 
 
 def _bare(facts: BinaryFacts) -> BinaryFacts:
