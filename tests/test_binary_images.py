@@ -211,3 +211,24 @@ def test_torch_ops_namespaces_name_a_module_or_a_package_that_ships_modules():
     assert index.operator("torch.ops.aten.mm") == ()
     assert [m.path for m in index.module("vllm._moe_C")] == ["vllm/_moe_C.abi3.so"]
     assert all(m.ops == () for m in index.operator("torch.ops._C.rms_norm"))  # what a verdict carries
+
+
+@needs_nvcc
+def test_a_rebuilt_module_is_read_again_by_a_cached_scan(tree, tmp_path, monkeypatch):
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    copy = tmp_path / "ext"
+    shutil.copytree(tree, copy)
+
+    def verdict():
+        result = scan(ScanOptions(paths=(str(copy),), targets=("sm_120a",), jobs=1))
+        return {g.function: g.verdicts[0] for g in result.gates if g.verdicts}["apply_linear"]
+
+    assert verdict().verdict is Verdict.GENUINE
+    assert verdict().verdict is Verdict.GENUINE  # the stored result
+    source = tmp_path / "rebuilt.cu"
+    source.write_text(_SOURCE.format(schemas='"scaled_mm(Tensor a, Tensor b) -> Tensor"'))
+    subprocess.run([str(NVCC), "-shared", "-Xcompiler", "-fPIC", "-gencode", "arch=compute_90a,code=sm_90a",
+                    "-gencode", "arch=compute_120a,code=sm_120a", "-o", str(copy / "kernels_pkg" / "_C.abi3.so"), str(source)],
+                   check=True, capture_output=True)
+    rebuilt = verdict()
+    assert rebuilt.verdict is Verdict.UNKNOWN and "carries sm_120a for sm_120a" in rebuilt.reason
