@@ -232,3 +232,17 @@ def test_a_rebuilt_module_is_read_again_by_a_cached_scan(tree, tmp_path, monkeyp
                    check=True, capture_output=True)
     rebuilt = verdict()
     assert rebuilt.verdict is Verdict.UNKNOWN and "carries sm_120a for sm_120a" in rebuilt.reason
+
+
+@needs_nvcc
+def test_relocatable_device_code_kept_beside_the_linked_images_is_not_counted(tmp_path):
+    source = tmp_path / "rdc.cu"
+    source.write_text(_SOURCE.format(schemas='"op(Tensor x) -> Tensor"'))
+    out = tmp_path / "rdc.so"
+    subprocess.run([str(NVCC), "-shared", "-Xcompiler", "-fPIC", "-rdc=true", "-gencode", "arch=compute_90a,code=sm_90a",
+                    "-gencode", "arch=compute_80,code=compute_80", "-o", str(out), str(source)], check=True, capture_output=True)
+    facts = _facts(out).binary
+    # the device-linked module holds sm_90a only; the compute_80 PTX sits in __nv_relfatbin, which
+    # nothing loads (cuobjdump --list-ptx finds no PTX either)
+    assert facts is not None and [item.image.name for item in facts.images] == ["sm_90a"]
+    assert facts.sections == (".nv_fatbin",)

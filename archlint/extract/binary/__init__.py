@@ -19,7 +19,9 @@ from archlint.model.findings import Diagnostic
 __all__ = ["extract_binary"]
 
 # Sections nvcc and the device linker put fatbins in: the module's own, and those of relocatable
-# device code kept for a later device link.
+# device code kept for a later device link. A library built with -rdc has both, and loads only the
+# first: its device-linked images (the relocatable PTX beside them never runs; cuobjdump lists only
+# the first too), so the second is read only where the first is missing.
 FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
 WRAPPER_SECTION = ".nvFatBinSegment"
 _RODATA_LIMIT = 64 << 20  # larger read-only data is not searched for schemas
@@ -42,7 +44,7 @@ def _read(file: SourceFile, handle: BinaryIO) -> FileFacts:
     covered: list[tuple[int, int]] = []
     for name in FATBIN_SECTIONS:
         section = elf.named(name)
-        if section is not None:
+        if section is not None and not read:
             walk_region(handle, section.offset, section.size, walk, name)
             read.append(name)
             covered.append((section.address, section.address + section.size))
@@ -72,7 +74,7 @@ def _follow_wrappers(handle: BinaryIO, elf: ElfFile, walk: Walk, covered: list[t
         if any(low <= address < high for low, high in covered):
             continue
         section = elf.holding(address)
-        if section is None:
+        if section is None or section.name in FATBIN_SECTIONS:  # read, or relocatable code left out on purpose
             continue
         walk_region(handle, section.offset + address - section.address, section.size - (address - section.address),
                     walk, section.name)
