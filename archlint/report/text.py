@@ -190,10 +190,13 @@ def _target_lines(report: Report) -> list[str]:
 
 def _extension_lines(report: Report) -> list[str]:
     """One line per prebuilt extension module: the images it carries, and those that run on each target."""
+    with_code = [facts for facts in report.binaries if facts.has_device_code]
+    without = len(report.binaries) - len(with_code)
     if not report.binaries:
         return []
     return ["", "Prebuilt extension modules (images read from their fatbins)",
-            *(f"  {extension_line(facts, report.targets)}" for facts in report.binaries)]
+            *(f"  {extension_line(facts, report.targets)}" for facts in with_code),
+            *([f"  {plural(without, 'more module' if with_code else 'module')} without device code"] if without else [])]
 
 
 def _summary_lines(report: Report) -> list[str]:
