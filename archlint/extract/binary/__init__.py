@@ -40,7 +40,7 @@ def extract_binary(file: SourceFile) -> FileFacts:
 
 def _read(file: SourceFile, handle: BinaryIO) -> FileFacts:
     elf = read_sections(handle)
-    walk, read = Walk(), []
+    walk, read = Walk(), list[str]()
     covered: list[tuple[int, int]] = []
     for name in FATBIN_SECTIONS:
         section = elf.named(name)
