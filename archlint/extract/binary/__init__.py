@@ -40,7 +40,8 @@ def extract_binary(file: SourceFile) -> FileFacts:
 
 def _read(file: SourceFile, handle: BinaryIO) -> FileFacts:
     elf = read_sections(handle)
-    walk, read = Walk(), list[str]()
+    walk = Walk()
+    read: list[str] = []  # the sections the fatbins were read from
     covered: list[tuple[int, int]] = []
     for name in FATBIN_SECTIONS:
         section = elf.named(name)
