@@ -246,3 +246,15 @@ def test_relocatable_device_code_kept_beside_the_linked_images_is_not_counted(tm
     # nothing loads (cuobjdump --list-ptx finds no PTX either)
     assert facts is not None and [item.image.name for item in facts.images] == ["sm_90a"]
     assert facts.sections == (".nv_fatbin",)
+
+
+@needs_nvcc
+def test_the_graph_links_a_gate_to_the_modules_its_code_calls(tree):
+    out = CliRunner().invoke(cli, ["graph", str(tree), "--format", "json", "--no-cache"])
+    assert out.exit_code == 0, out.output
+    graph = json.loads(out.output)
+    modules = {node["path"]: node for node in graph["nodes"] if node["kind"] == "extension"}
+    assert modules["kernels_pkg/_C.abi3.so"]["images"] == "sm_90a,compute_90a"
+    edges = [edge for edge in graph.get("edges", graph.get("links", [])) if edge["kind"] == "calls-extension"]
+    assert {(edge["source"].rsplit(":", 2)[0], edge["name"]) for edge in edges} >= {
+        ("gate:kernels_pkg/layers.py", "torch.ops._C.scaled_mm.default"), ("gate:kernels_pkg/layers.py", "_moe_C.permute_rows")}
