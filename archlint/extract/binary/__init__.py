@@ -29,6 +29,8 @@ _RODATA_LIMIT = 64 << 20  # larger read-only data is not searched for schemas
 # which starts with the operator's name (and overload) and its parenthesised arguments
 _ARROW = re.compile(rb"\)\s*->")
 _SCHEMA = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z0-9_]+)?\((?:[^\x00()]|\([^\x00()]*\))*\)\s*->\s*[^\x00]+")
+
+
 def extract_binary(file: SourceFile) -> FileFacts:
     """A library's images and schemas; a file that is no ELF library gets a diagnostic, not facts."""
     try:
