@@ -11,6 +11,7 @@ import subprocess
 import tracemalloc
 from pathlib import Path
 
+import jsonschema
 import pytest
 from click.testing import CliRunner
 
@@ -22,6 +23,7 @@ from archlint.model.binary import Image
 from archlint.model.files import SourceFile
 from archlint.model.findings import EvidenceKind, Verdict
 from archlint.model.scan import ScanOptions
+from archlint.report.json import schema
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "ext-prebuilt"
 NVCC = shutil.which("nvcc")
@@ -126,7 +128,9 @@ def test_the_reports_say_what_each_module_carries(tree):
     runner = CliRunner()
     out = runner.invoke(cli, ["scan", str(tree), "--target", "sm_120a", "--format", "json", "--no-cache", "--jobs", "1"])
     assert out.exit_code in (0, 1), out.output
-    modules = {item["path"]: item for item in json.loads(out.output)["extensions"]}
+    document = json.loads(out.output)
+    jsonschema.Draft202012Validator(schema()).validate(document)
+    modules = {item["path"]: item for item in document["extensions"]}
     assert modules["kernels_pkg/_C.abi3.so"]["runs_on"] == {"sm_120a": []}
     assert modules["kernels_pkg/_moe_C.abi3.so"]["runs_on"] == {"sm_120a": ["compute_80"]}
     text = runner.invoke(cli, ["scan", str(tree), "--target", "sm_120a", "--no-cache", "--jobs", "1"]).output
