@@ -120,7 +120,8 @@ def test_a_call_through_an_imported_extension_module_is_linked(gates):
     verdict = by_function["permute"]["sm_120a"]
     assert verdict.verdict is Verdict.UNKNOWN
     assert "kernels_pkg/_moe_C.abi3.so carries compute_80 for sm_120a" in verdict.reason
-    assert any(hop.name == "_moe_C.permute_rows" for hop in verdict.evidence)
+    call = [hop for hop in verdict.evidence if hop.name == "_moe_C.permute_rows"]
+    assert call and call[0].location.line == 21  # the call, under the gate at line 20
 
 
 @needs_nvcc

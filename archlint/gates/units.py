@@ -37,7 +37,8 @@ def guarded_units(pyindex: PyIndex, gate: Gate, extensions: ExtensionIndex | Non
     calls: dict[str, ExtensionCall] = {}
     if extensions:
         module = pyindex.module_of_path.get(gate.path, "")
-        _extension_calls(pyindex, extensions, module, gate.guarded_calls, head, gate.path, calls)
+        _extension_calls(pyindex, extensions, module, gate.guarded_calls, head, gate.path, calls,
+                         _call_lines(pyindex, module, gate))
     while queue:
         name, chain, depth, machinery = queue.popleft()
         function = pyindex.functions.get(name)
@@ -67,6 +68,20 @@ def guarded_units(pyindex: PyIndex, gate: Gate, extensions: ExtensionIndex | Non
                         tuple(define for flags in spec for define in flags.defines),
                         tuple(flag for flags in spec for flag in flags.versioned_defines), python_kernels,
                         tuple(calls.values()))
+
+
+def _call_lines(pyindex: PyIndex, module: str, gate: Gate) -> dict[str, int]:
+    """Where the gate's function first makes each of its guarded calls, from the gate on."""
+    facts = pyindex.modules.get(module) if module and gate.guarded_calls else None
+    if facts is None:
+        return {}
+    wanted = set(gate.guarded_calls)
+    written = facts.calls.having(lambda callee, function: function == gate.local_function and callee in wanted)
+    lines: dict[str, int] = {}
+    for call in sorted(written, key=lambda call: call.span.line):
+        if call.span.line >= gate.line:
+            lines.setdefault(call.callee, call.span.line)
+    return lines
 
 
 def _function_extension_calls(pyindex: PyIndex, extensions: ExtensionIndex, qualname: str, path: str,
