@@ -263,3 +263,18 @@ def test_the_graph_links_a_gate_to_the_modules_its_code_calls(tree):
     edges = [edge for edge in graph.get("edges", graph.get("links", [])) if edge["kind"] == "calls-extension"]
     assert {(edge["source"].rsplit(":", 2)[0], edge["name"]) for edge in edges} >= {
         ("gate:kernels_pkg/layers.py", "torch.ops._C.scaled_mm.default"), ("gate:kernels_pkg/layers.py", "_moe_C.permute_rows")}
+
+
+@needs_nvcc
+def test_a_damaged_fatbin_gets_a_diagnostic_and_the_scan_goes_on(tree, tmp_path):
+    from archlint.extract.binary.elf import read_sections
+    copy = tmp_path / "damaged.abi3.so"
+    shutil.copy(tree / "kernels_pkg" / "_C.abi3.so", copy)
+    with open(copy, "r+b") as handle:
+        section = read_sections(handle).named(".nv_fatbin")
+        assert section is not None
+        handle.seek(section.offset)
+        handle.write(b"\xff" * 8)  # the first container's magic and version
+    facts = _facts(copy)
+    assert facts.binary is not None and not facts.binary.has_device_code
+    assert "fatbin read in part: .nv_fatbin: no fatbin header at offset 0x0" in facts.diagnostics[0].message
