@@ -276,5 +276,11 @@ def test_a_damaged_fatbin_gets_a_diagnostic_and_the_scan_goes_on(tree, tmp_path)
         handle.seek(section.offset)
         handle.write(b"\xff" * 8)  # the first container's magic and version
     facts = _facts(copy)
-    assert facts.binary is not None and not facts.binary.has_device_code
+    assert facts.binary is not None and not facts.binary.has_device_code and not facts.binary.complete
     assert "fatbin read in part: .nv_fatbin: no fatbin header at offset 0x0" in facts.diagnostics[0].message
+    # what could not be read is never taken as "nothing built"
+    from archlint.judge.extensions import extension_hits
+    from archlint.knowledge.arch import parse_target
+    from archlint.model.binary import ExtensionCall
+    missing, present = extension_hits((ExtensionCall("torch.ops._C.scaled_mm", (facts.binary,), ()),), parse_target("sm_120a"))
+    assert not missing and "a damaged header stopped the reading" in present[0].message

@@ -20,13 +20,15 @@ def extension_hits(calls: tuple[ExtensionCall, ...], target: Target) -> tuple[tu
     missing: list[Hit] = []
     present: list[Hit] = []
     for call in calls:
-        modules = [facts for facts in call.modules if facts.has_device_code]
+        modules = [facts for facts in call.modules if facts.has_device_code or not facts.complete]
         if not modules:
             continue
         running = [(facts, [item for item in facts.images if runs_on(item.image, target.cc)]) for facts in modules]
         usable = [(facts, images) for facts, images in running if images]
         if usable:
             present.append(_present(call, target, usable))
+        elif not all(facts.complete for facts in modules):
+            present.append(_partial(call, target, [facts for facts in modules if not facts.complete]))
         else:
             missing.append(_missing(call, target, modules))
     return tuple(missing), tuple(present)
@@ -58,6 +60,17 @@ def _present(call: ExtensionCall, target: Target, usable: list[tuple[BinaryFacts
     location = Location(facts.path, 1)
     hop = Evidence(location, message, EvidenceKind.IMAGES, source=facts.path, name=call.what)
     settle = f"settle by running `{call.what}` on a compute capability {target.major}.{target.minor} GPU"
+    return Hit(HitKind.IMAGE, location, message, call.chain + (hop,), False, settle)
+
+
+def _partial(call: ExtensionCall, target: Target, damaged: list[BinaryFacts]) -> Hit:
+    """No image read runs on the target, but a damaged header stopped the reading of a module."""
+    facts = damaged[0]
+    message = (f"{_name(facts)} carries nothing for {target} as far as its fatbins could be read "
+               f"({carried(facts) or 'no image'}); a damaged header stopped the reading")
+    location = Location(facts.path, 1)
+    hop = Evidence(location, message, EvidenceKind.IMAGES, source=facts.path, name=call.what)
+    settle = f"settle with `cuobjdump --list-elf --list-ptx {facts.path}`"
     return Hit(HitKind.IMAGE, location, message, call.chain + (hop,), False, settle)
 
 

@@ -43,6 +43,7 @@ class BinaryFacts:
     compressed: int  # entries whose payload is compressed (not read: only headers are)
     ops: tuple[str, ...] = ()  # operator names of the schemas its read-only data holds (`m.def("op(...) -> ...")`)
     sections: tuple[str, ...] = ()  # the ELF sections the fatbins were read from
+    complete: bool = True  # False: a damaged header stopped the walk, so images may be missing
 
     @property
     def has_device_code(self) -> bool:

@@ -59,7 +59,7 @@ def _read(file: SourceFile, handle: BinaryIO) -> FileFacts:
         counts.update(dict.fromkeys(container, 1))
     carried = tuple(ImageCount(image, counts[image]) for image in sorted(counts, key=_arch_order))
     facts = BinaryFacts(file.path, len(walk.containers), carried, walk.compressed,
-                        _schemas(handle, elf), tuple(read))
+                        _schemas(handle, elf), tuple(read), not walk.problems)
     notes = tuple(Diagnostic(file.path, f"fatbin read in part: {problem}") for problem in walk.problems)
     return FileFacts(file, binary=facts, diagnostics=notes)
 
