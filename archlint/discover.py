@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 from archlint.knowledge.languages import (
+    BINARY_SUFFIXES,
     CUDA_SUFFIXES,
     PYTHON_SUFFIXES,
     TEMPLATE_SUFFIXES,
@@ -61,7 +62,7 @@ def language_of(name: str) -> str | None:
 
 
 _LANGUAGES = {**dict.fromkeys(CUDA_SUFFIXES, "cuda"), **dict.fromkeys(PYTHON_SUFFIXES, "python"),
-              **dict.fromkeys(TEMPLATE_SUFFIXES, "template")}
+              **dict.fromkeys(TEMPLATE_SUFFIXES, "template"), **dict.fromkeys(BINARY_SUFFIXES, "binary")}
 
 
 def discover(paths: tuple[str, ...], exclude: tuple[str, ...] = ()) -> Discovery:

@@ -20,10 +20,12 @@ def check(ctx: Context) -> Iterator[Finding]:
             first = broken[0].blockers[0]
             said = first.chain[-1]
             construct = said.name if said.kind is EvidenceKind.CONSTRUCT else first.message
+            problem = f"`{construct}` in the code it guards is not available there"
+            if said.kind is EvidenceKind.IMAGES:  # a prebuilt module with no image for the target
+                problem = f"the code it guards calls `{said.name}`, and {first.message}"
             yield ctx.finding(
                 "AL105", gate_location(result.gate), targets=names, symbol=result.gate.function, evidence=first.chain,
-                gate=result.gate.text, arch=target_list(names),
-                problem=f"`{construct}` in the code it guards is not available there",
+                gate=result.gate.text, arch=target_list(names), problem=problem,
             )
             continue
         # A build whose every kernel only traps or is empty, where another admitted build has code:

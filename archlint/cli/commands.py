@@ -441,6 +441,7 @@ def _report(result: ScanResult, options: ScanOptions, settings: Settings, chosen
         targets_asked=bool(settings.targets),
         version=__version__,
         output_dir=str(view.output.resolve().parent) if view.output else "",
+        binaries=result.binaries,
     )
     exit_code = EXIT_FINDINGS if processed.fails(settings.fail_on) else EXIT_CLEAN
     return _Outcome(result, report, processed, render(view.fmt, report), exit_code)

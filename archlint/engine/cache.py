@@ -151,7 +151,7 @@ class FactsCache:
             return seen
         try:
             with open(file.absolute, "rb") as handle:
-                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+                digest = _binary_digest(handle, before[0]) if file.language == "binary" else hashlib.file_digest(handle, "sha256").hexdigest()
         except OSError:
             return None
         racy = time.time_ns() - before[1] < _RACY_NS or _stat(file.absolute) != before
@@ -187,6 +187,22 @@ class Unusable(Exception):
 
 class NotACacheFolder(Exception):
     """`archlint cache clear` was pointed at something that is not archlint's cache: nothing is removed."""
+
+
+_BINARY_ENDS = 1 << 20
+
+
+def _binary_digest(handle, size: int) -> str:
+    """A prebuilt library's digest: its size and its first and last MiB (the ELF header, the section
+    table, and in practice the fatbin's first headers), not its whole content: hashing a 1 GB
+    library would cost seconds, more than the scan reads of it. A rebuild that changes its images
+    changes its size or its section table."""
+    digest = hashlib.sha256(b"binary\0%d\0" % size)
+    digest.update(handle.read(_BINARY_ENDS))
+    if size > 2 * _BINARY_ENDS:
+        handle.seek(size - _BINARY_ENDS)
+    digest.update(handle.read(_BINARY_ENDS))
+    return digest.hexdigest()
 
 
 def _probe(folder: Path) -> None:

@@ -22,6 +22,7 @@ from archlint.engine.steps import (
 )
 from archlint.engine.store import GateMemo
 from archlint.engine.timing import part_progress, plan, skip, stage, stage_progress
+from archlint.extract.binary import extract_binary
 from archlint.extract.files import Workers, extract_all
 from archlint.extract.python.markers import markers
 from archlint.gates.conditions import load_condition_modules
@@ -33,10 +34,12 @@ from archlint.judge.view import Judging
 from archlint.knowledge.arch import parse_toolkit
 from archlint.knowledge.idioms import load_idioms
 from archlint.knowledge.kb import load_kb
+from archlint.link.binary import ExtensionIndex
 from archlint.link.cuda import CudaIndex, build_index, include_closure
 from archlint.link.python import PACKAGE_IMPORTS, PyIndex
 from archlint.link.python import link as link_python_index
 from archlint.link.templates import fill_holes
+from archlint.model.binary import BinaryFacts
 from archlint.model.cuda import CudaFacts
 from archlint.model.files import Discovery, FileFacts, SourceFile
 from archlint.model.gates import Gate
@@ -58,6 +61,7 @@ class Linked:
     memos: tuple[GateMemo, ...] = ()  # one per judged gate, in the order of context.gate_results
     # CUDA files read for their directives only: no gate's units can include them
     shallow: frozenset[str] = frozenset()
+    binaries: tuple[BinaryFacts, ...] = ()  # the prebuilt extension modules' images
 
 
 def link(options: ScanOptions, eager: bool = True) -> Linked:
@@ -92,6 +96,9 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
     root = discovery.root
     with stage("facts") as touched:
         facts = _extract([f for f in discovery.files if f.language == "template"], options, cache, workers)
+        # headers only, a few reads per translation unit: not worth a cache entry
+        facts += [extract_binary(f) for f in discovery.files if f.language == "binary"]
+        binaries = tuple(f.binary for f in facts if f.binary is not None)
         python = PythonFiles([f for f in discovery.files if f.language == "python"], options.max_file_bytes,
                              lambda todo, outline: _extract(todo, options, cache, workers, directives=outline),
                              None if eager else markers(load_idioms()), PACKAGE_IMPORTS)
@@ -103,8 +110,10 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         gates = _python_gates(pyindex, options.toolkit)
         facts = fill_holes(pyindex, facts)
         # a capability test with no kernel build behind it has nothing to judge
+        extensions = ExtensionIndex.of(binaries, {f.path for f in discovery.files}, [root])
         gated = [(gate, units) for gate in gates
-                 if (units := guarded_units(pyindex, gate)).sources or units.unresolved] if pyindex is not None else []
+                 if (units := guarded_units(pyindex, gate, extensions)).sources or units.unresolved or units.extensions
+                 ] if pyindex is not None else []
         variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
         tile_lists = link_tile_lists(pyindex, gates)
         passed = passed_macros(pyindex) if pyindex is not None else frozenset()
@@ -156,7 +165,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             stage_progress(len(results), len(judged))
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     ctx = with_tactic_sizes(options, root, ctx)
-    return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow)
+    return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, binaries)
 
 
 def _extract(files: list[SourceFile], options: ScanOptions, cache, workers: Workers, directives: bool = False) -> list[FileFacts]:

@@ -88,6 +88,7 @@ def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[Sca
         targets=tuple(t.name for t in ctx.targets),
         free=ctx.free,
         tile_lists=ctx.tile_lists,
+        binaries=linked.binaries,
     )
     return assemble_result(linked.root, len(discovery.files), ctx, gate_findings, state), state
 

@@ -108,7 +108,7 @@ def rescan(options, discovery, cache, store, previous):
     scan's targets or more: store.ScanStore.wider), or None when a full scan is needed."""
     digests, state = previous
     changed = store.changed_files(digests, discovery.files)
-    if changed is None or any(file.language in ("python", "template") for file in changed) or tuple(discovery.diagnostics) != state.discovery_diagnostics:
+    if changed is None or any(file.language in ("python", "template", "binary") for file in changed) or tuple(discovery.diagnostics) != state.discovery_diagnostics:
         return None
     plan(RESCAN_STAGES)
     with stage("facts", len(changed)):
@@ -161,6 +161,7 @@ def rescan(options, discovery, cache, store, previous):
         targets=tuple(t.name for t in targets),
         free=free,
         tile_lists=state.tile_lists,
+        binaries=state.binaries,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 

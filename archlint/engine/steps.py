@@ -14,6 +14,7 @@ from archlint.engine.cache import FactsCache, Unusable
 from archlint.engine.store import ScanState, target_names
 from archlint.engine.timing import stage, warn
 from archlint.judge.analysis import Analysis, analyze_units, hollow_kernels
+from archlint.judge.extensions import extension_hits
 from archlint.judge.verdicts import (
     build_target,
     excluded_targets,
@@ -57,6 +58,7 @@ def assemble_result(root: str, files_scanned: int, ctx: Context, gate_findings: 
         files_scanned=files_scanned,
         targets=tuple(t.name for t in ctx.targets),
         suppressions=tuple(sorted(state.suppressions.items())),
+        binaries=state.binaries,
     )
 
 
@@ -167,7 +169,9 @@ def judge_gate(gate: Gate, units: GuardedUnits, judging: Judging, targets: tuple
         # Of an admitted build only its blockers, kernel count and hollow kernels (AL105) and what it
         # compiles (the live table) are read; the rest (what a POLICY verdict's evidence would cite,
         # most of an analysis) would only weigh on the stored scan state a re-scan loads.
-        admitted.append(Analysis(analysis.target, blockers=analysis.blockers, empty=hollow_kernels(analysis),
+        # a prebuilt module the gate's code calls with nothing built for an admitted target blocks it too
+        missing, _ = extension_hits(units.extensions, build)
+        admitted.append(Analysis(analysis.target, blockers=analysis.blockers + missing, empty=hollow_kernels(analysis),
                                  units=analysis.units, reached=analysis.reached, kernels=analysis.kernels))
     return shared(GateResult(gate, units.sources, excluded, tuple(admitted)), {} if parts is None else parts)
 

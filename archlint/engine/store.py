@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from archlint.engine.cache import read_entry, read_header_key, write_entry
 from archlint.knowledge.arch import default_targets, parse_target
+from archlint.model.binary import BinaryFacts
 from archlint.model.files import SourceFile
 from archlint.model.findings import Diagnostic, Finding, Suppression
 from archlint.model.gates import Gate, GuardedUnits
@@ -64,6 +65,7 @@ class ScanState:
     targets: tuple[str, ...] = ()  # the targets judged, in arch order (ScanResult.targets)
     free: frozenset[str] = frozenset()  # CUDA files no gate's units can include (Context.free)
     tile_lists: tuple[LinkedTileList, ...] = ()  # CUTLASS tile lists with their gates (Context.tile_lists): Python facts a re-scan keeps
+    binaries: tuple[BinaryFacts, ...] = ()  # the prebuilt extension modules' images (ScanResult.binaries)
 
 
 @dataclass(frozen=True)

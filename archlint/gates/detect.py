@@ -250,6 +250,7 @@ def _test_gates(index, evaluator, module, facts, ccs):
             kind, test.text, facts.path, test.span, _qual(index, module, test.function), admits,
             not trace.opaque, guards=guards, unit="cc", suffix="?", local_function=test.function,
             sources=tuple(s.ref for s in own), resolved_sources=own, arch_test=_arch_test(index, module, test, trace),
+            guarded_calls=tuple(sorted({c for c in guarded if "." in c and not index.function_of(module, c, test.function)})),
         )
 
 

@@ -7,8 +7,10 @@ from collections import deque
 
 from archlint.gates.detect import flag_lists_of
 from archlint.knowledge.languages import HEADER_SUFFIXES
+from archlint.link.binary import ExtensionIndex
 from archlint.link.paths import written_name
 from archlint.link.python import PyIndex
+from archlint.model.binary import BinaryFacts, ExtensionCall
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import Gate, GuardedUnits, gate_location
 from archlint.model.python import FlagList, ResolvedSource
@@ -18,8 +20,9 @@ _MAX_CALL_DEPTH = 8
 _MACHINERY_CALLERS = 5
 
 
-def guarded_units(pyindex: PyIndex, gate: Gate) -> GuardedUnits:
-    """The CUDA sources a gate guards: the gate's own JIT spec, or what its guarded functions build."""
+def guarded_units(pyindex: PyIndex, gate: Gate, extensions: ExtensionIndex | None = None) -> GuardedUnits:
+    """The CUDA sources a gate guards: the gate's own JIT spec, or what its guarded functions build;
+    with `extensions`, also the calls its code makes into prebuilt extension modules."""
     sources: dict[str, tuple[Evidence, ...]] = {}
     unresolved: list[str] = []
     head: tuple[Evidence, ...] = (Evidence(gate_location(gate), f"gate `{gate.text}`", EvidenceKind.GATE),)
@@ -31,6 +34,11 @@ def guarded_units(pyindex: PyIndex, gate: Gate) -> GuardedUnits:
     module_paths = {module: path for path, module in pyindex.module_of_path.items()}
     specs: list[list[FlagList]] = []
     python_kernels: tuple[Evidence, ...] = ()
+    calls: dict[str, ExtensionCall] = {}
+    if extensions:
+        module = pyindex.module_of_path.get(gate.path, "")
+        _extension_calls(pyindex, extensions, module, gate.guarded_calls, head, gate.path, calls,
+                         _call_lines(pyindex, module, gate))
     while queue:
         name, chain, depth, machinery = queue.popleft()
         function = pyindex.functions.get(name)
@@ -42,6 +50,8 @@ def guarded_units(pyindex: PyIndex, gate: Gate) -> GuardedUnits:
         hop, path = chain, module_path(module_paths, name)
         if function is not None and name != gate.function:
             hop = chain + (Evidence(Location(path, function.span.line), f"calls `{name}`", EvidenceKind.CALL, name=name),)
+        if extensions and function is not None:
+            _function_extension_calls(pyindex, extensions, name, path, hop, calls)
         for ref in pyindex.sources(name):
             if machinery and not ref.path:
                 continue  # a file the shared build code names for every spec, not one this gate builds
@@ -56,7 +66,67 @@ def guarded_units(pyindex: PyIndex, gate: Gate) -> GuardedUnits:
     spec = specs[0] if len(specs) == 1 else []
     return GuardedUnits(tuple(sorted(sources)), tuple(sorted(set(unresolved))), sources,
                         tuple(define for flags in spec for define in flags.defines),
-                        tuple(flag for flags in spec for flag in flags.versioned_defines), python_kernels)
+                        tuple(flag for flags in spec for flag in flags.versioned_defines), python_kernels,
+                        tuple(calls.values()))
+
+
+def _call_lines(pyindex: PyIndex, module: str, gate: Gate) -> dict[str, int]:
+    """Where the gate's function first makes each of its guarded calls, from the gate on."""
+    facts = pyindex.modules.get(module) if module and gate.guarded_calls else None
+    if facts is None:
+        return {}
+    wanted = set(gate.guarded_calls)
+    written = facts.calls.having(lambda callee, function: function == gate.local_function and callee in wanted)
+    lines: dict[str, int] = {}
+    for call in sorted(written, key=lambda call: call.span.line):
+        if call.span.line >= gate.line:
+            lines.setdefault(call.callee, call.span.line)
+    return lines
+
+
+def _function_extension_calls(pyindex: PyIndex, extensions: ExtensionIndex, qualname: str, path: str,
+                              chain: tuple[Evidence, ...], calls: dict[str, ExtensionCall]) -> None:
+    """The calls into extension modules a scanned function makes in its own body."""
+    module = pyindex.module_of_path.get(path, "")
+    facts = pyindex.modules.get(module) if module else None
+    if facts is None:
+        return
+    local = qualname[len(module) + 1:] if module else qualname
+    written = facts.calls.having(lambda callee, function: function == local and "." in callee)
+    _extension_calls(pyindex, extensions, module, tuple(call.callee for call in written), chain, path, calls,
+                     {call.callee: call.span.line for call in written})
+
+
+def _extension_calls(pyindex: PyIndex, extensions: ExtensionIndex, module: str, callees: tuple[str, ...],
+                     chain: tuple[Evidence, ...], path: str, calls: dict[str, ExtensionCall],
+                     lines: dict[str, int] | None = None) -> None:
+    for callee in callees:
+        if callee in calls:
+            continue
+        modules = extensions.operator(callee) or _imported_module(pyindex, extensions, module, callee)
+        if not modules:
+            continue
+        names = ", ".join(f"`{facts.path}`" for facts in modules)
+        line = (lines or {}).get(callee) or (chain[-1].location.line if chain and chain[-1].location.path == path else 1)
+        hop = Evidence(Location(path, line), f"calls `{callee}`, in the prebuilt extension module {names}",
+                       EvidenceKind.CALL, name=callee)
+        calls[callee] = ExtensionCall(callee, modules, chain + (hop,))
+
+
+def _imported_module(pyindex: PyIndex, extensions: ExtensionIndex, module: str, callee: str) -> tuple[BinaryFacts, ...]:
+    """The extension module a call goes through by its imported name (`_C.op` after `from vllm import
+    _C`; `vllm._C.op` after `import vllm._C`)."""
+    head, *rest = callee.split(".")
+    binding = pyindex.scope(module).get(head)
+    if binding is None or binding.kind not in ("module", "symbol"):
+        return ()
+    dotted = binding.module if binding.kind == "module" else ".".join(p for p in (binding.module, binding.name) if p)
+    for part in ["", *rest[:-1]]:
+        dotted = f"{dotted}.{part}" if part else dotted
+        found = extensions.module(dotted)
+        if found:
+            return found
+    return ()
 
 
 _DSL_MODULES = ("cutlass.cute",)  # CuTe DSL: kernels written in Python, compiled at run time

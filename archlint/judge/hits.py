@@ -24,6 +24,8 @@ class HitKind(Enum):
     ARCH_CHECK = "arch-check"  # host code keeps the target from the unit's prebuilt kernels
     PREBUILT = "prebuilt"  # the unit runs prebuilt kernels archlint cannot judge
     LIBRARY = "library"  # a vendor library call: what the library documents for it (judge/libraries.py)
+    NO_IMAGE = "no-image"  # a prebuilt extension module the gate's code calls carries no image for the target
+    IMAGE = "image"  # ... carries one: the module can load there, which is all its images show
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ every include inside the scanned trees resolved, no blocker, no possible blocker
 from __future__ import annotations
 
 from archlint.judge.analysis import Analysis, Hit, analyze_units
+from archlint.judge.extensions import extension_hits
 from archlint.judge.view import Defines, Judging
 from archlint.knowledge.arch import Target, known_ccs
 from archlint.model.findings import Evidence, EvidenceKind, Location, Verdict
@@ -80,6 +81,11 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
         return Verdict.EMPTY, *_first(analysis.empty, " kernels")
     if analysis.arch_checks:
         return Verdict.GENUINE, *_first(analysis.arch_checks)
+    missing, present = extension_hits(units.extensions, target)
+    if missing:
+        return Verdict.GENUINE, *_first(missing)
+    if present and not units.sources:
+        return Verdict.UNKNOWN, f"{present[0].message}{_settle(present[0])}", present[0].chain
     if not units.sources:
         why = f"unresolved: {', '.join(units.unresolved[:3])}" if units.unresolved else "no CUDA source found behind it"
         return Verdict.UNKNOWN, f"guarded sources could not be resolved ({why})", ()
@@ -94,6 +100,8 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
         return Verdict.UNKNOWN, f"some guarded sources could not be resolved: {', '.join(units.unresolved[:3])}", ()
     if not exact:
         return Verdict.UNKNOWN, "the gate's condition could only be read approximately", ()
+    if present:
+        return Verdict.UNKNOWN, f"{present[0].message}{_settle(present[0])}", present[0].chain
     if analysis.prebuilt:
         first = analysis.prebuilt[0]
         return Verdict.UNKNOWN, f"{first.message}{_settle(first)}", first.chain

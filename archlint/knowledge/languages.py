@@ -16,6 +16,10 @@ PYTHON_SUFFIXES = frozenset({".py"})
 TEMPLATE_SUFFIXES = frozenset({".jinja"})
 
 
+# Prebuilt extension modules: read for the images their fatbins carry (extract/binary), never loaded.
+BINARY_SUFFIXES = frozenset({".so"})
+
+
 CUDA_EXTENSIONS = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".inl", ".jinja")
 
 

@@ -93,6 +93,7 @@ class EvidenceKind(Enum):
     TRAP_CALL = "trap-call"  # a device function that traps for the target; name: the function
     PREBUILT = "prebuilt"  # where a unit loads prebuilt kernels: a loader call, or an include of their interface
     ARCH_CHECK = "arch-check"  # host code that lets only some GPUs run the unit's prebuilt kernels; name: the check
+    IMAGES = "images"  # the images a prebuilt extension module carries; source: the module; name: the call into it
     CONDITION = "condition"  # an arch condition and the targets it is true for
     REQUIREMENT = "requirement"  # the targets a construct compiles for and the source of its requirement
     LIMIT = "limit"  # a device's shared-memory limits

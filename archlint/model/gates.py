@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from archlint.model.binary import ExtensionCall
 from archlint.model.findings import Evidence, Location, Verdict
 from archlint.model.python import ResolvedSource, SourceRef, VersionedFlag
 from archlint.model.records import fast_pickling
@@ -65,6 +66,9 @@ class Gate:
     # read the capability, in a helper it calls or the assignment of a name it reads (CONDITION;
     # name: that comparison as written). None when the condition names one itself.
     arch_test: Evidence | None = None
+    # The callees of the code the condition guards, as written, that name no scanned function
+    # (`torch.ops.sgl_kernel.fp8_scaled_mm.default`, `_C.op`): they may reach a prebuilt extension module.
+    guarded_calls: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +133,8 @@ class GuardedUnits:
     # Device code written in Python that the gate's code runs (a CuTe DSL kernel module it calls):
     # the evidence hops to the first such call, () for none.
     python_kernels: tuple[Evidence, ...] = ()
+    # Calls the gate's code makes into prebuilt extension modules (link/binary.py), in the order found.
+    extensions: tuple[ExtensionCall, ...] = ()
 
 
 def gate_location(gate: Gate) -> Location:

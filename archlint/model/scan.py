@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from archlint.model.binary import BinaryFacts
 from archlint.model.findings import Diagnostic, Finding, Suppression
 from archlint.model.gates import GateReport
 from archlint.model.records import fast_pickling
@@ -35,6 +36,7 @@ class ScanResult:
     files_scanned: int = 0
     targets: tuple[str, ...] = ()
     suppressions: tuple[tuple[str, tuple[Suppression, ...]], ...] = field(default=())
+    binaries: tuple[BinaryFacts, ...] = ()  # the prebuilt extension modules scanned and the images each carries
 
 
 fast_pickling(globals())

@@ -6,6 +6,7 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from archlint.model.binary import BinaryFacts
 from archlint.model.findings import Diagnostic, Finding, Level
 from archlint.model.gates import GateReport
 
@@ -32,6 +33,7 @@ class Report:
     verbose: bool = False  # -v: list every gate, also those that exclude none of the targets
     targets_asked: bool = False  # the targets were asked for (--target or the config): lead with them
     version: str = ""
+    binaries: tuple[BinaryFacts, ...] = ()  # the prebuilt extension modules scanned
     output_dir: str = ""  # absolute folder the report is written to, for the HTML's relative links; '' = the working directory
 
 

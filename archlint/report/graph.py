@@ -1,7 +1,8 @@
 """The gate → source → header → kernel → construct graph (networkx MultiDiGraph) and named queries.
 
 Nodes are keyed `kind:path[:name]`; edges carry `kind` (guards, compiles, includes, contains,
-calls, uses) and the line where the relation is written. The graph is built from linked facts
+calls, uses, calls-extension: a gate's code calling into a prebuilt module) and the line where the
+relation is written. The graph is built from linked facts
 and the gate verdicts; no rule logic lives here.
 """
 
@@ -12,11 +13,14 @@ from typing import Iterable
 
 import networkx as nx
 
+from archlint.model.binary import BinaryFacts
+
 
 def build_graph(linked, gate_filter: str = "") -> nx.MultiDiGraph:
     graph = nx.MultiDiGraph()
     ctx = linked.context
     files: set[str] = set()
+    units = {memo.gate.id: memo.units for memo in linked.memos}
     for result in ctx.gate_results:
         gate = result.gate
         if gate_filter and gate_filter not in gate.text and gate_filter not in gate.function:
@@ -25,6 +29,9 @@ def build_graph(linked, gate_filter: str = "") -> nx.MultiDiGraph:
         for source in result.sources:
             graph.add_edge(gate_node, file_node(graph, source), kind="compiles", line=gate.line)
             files.add(source)
+        for call in units[gate.id].extensions if gate.id in units else ():
+            for module in call.modules:
+                graph.add_edge(gate_node, _module_node(graph, module), kind="calls-extension", line=gate.line, name=call.what)
     _add_cuda(graph, linked.index, ctx.kb, _closure(linked.index, files) if gate_filter else set(linked.index.files))
     return graph
 
@@ -60,6 +67,15 @@ def file_node(graph: nx.MultiDiGraph, path: str) -> str:
     node = f"file:{path}"
     if node not in graph:
         graph.add_node(node, kind="source" if path.endswith((".cu", ".jinja")) else "header", label=path, path=path)
+    return node
+
+
+def _module_node(graph: nx.MultiDiGraph, module: BinaryFacts) -> str:
+    """A prebuilt extension module, with the images it carries."""
+    node = f"file:{module.path}"
+    if node not in graph:
+        graph.add_node(node, kind="extension", label=module.path, path=module.path,
+                       images=",".join(item.image.name for item in module.images))
     return node
 
 

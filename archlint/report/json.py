@@ -13,6 +13,7 @@ from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Location
 from archlint.model.gates import CheckedConstruct, GateReport, Reached, TargetVerdict
 from archlint.postprocess.baseline import fingerprint
 from archlint.report import Report
+from archlint.report.extensions import extension_dict
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = "schema/scan.schema.json"  # JSON Schema of these documents, shipped in this package
@@ -30,6 +31,8 @@ def render(report: Report) -> str:
         "diagnostics": [diagnostic_dict(d) for d in sorted(report.diagnostics, key=_diagnostic_key)],
         "summary": _summary(report),
     }
+    if report.binaries:
+        document["extensions"] = [extension_dict(facts, report.targets) for facts in report.binaries]
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 

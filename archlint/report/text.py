@@ -10,6 +10,7 @@ from archlint.knowledge.arch import sorted_targets
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Level, Location, Verdict
 from archlint.model.gates import Reached, TargetVerdict
 from archlint.report import Report
+from archlint.report.extensions import extension_line
 from archlint.report.focus import focus_lines
 from archlint.report.matrix import build_matrix, summary_line
 from archlint.report.textparts import (SHOWN, Paint, arch_test_note, build_lines, capped, fitted, painter, plural,
@@ -31,10 +32,10 @@ def render(report: Report) -> str:
         lines += _diagnostic_lines(report)
         if report.verbose:
             lines += _gate_lines(report, paint)
-        lines += _summary_lines(report)
+        lines += _extension_lines(report) + _summary_lines(report)
     else:
         lines = [*findings, *_diagnostic_lines(report), *_gate_lines(report, paint), *_target_lines(report),
-                 *_summary_lines(report)]
+                 *_extension_lines(report), *_summary_lines(report)]
     return "\n".join(fitted(lines)) + "\n" if lines else ""
 
 
@@ -185,6 +186,17 @@ def _target_lines(report: Report) -> list[str]:
         return []
     return ["", "Per target (`--target T` leads with T's gates that could be widened)",
             *(f"  {summary_line(summary)}" for summary in summaries)]
+
+
+def _extension_lines(report: Report) -> list[str]:
+    """One line per prebuilt extension module: the images it carries, and those that run on each target."""
+    with_code = [facts for facts in report.binaries if facts.has_device_code]
+    without = len(report.binaries) - len(with_code)
+    if not report.binaries:
+        return []
+    return ["", "Prebuilt extension modules (images read from their fatbins)",
+            *(f"  {extension_line(facts, report.targets)}" for facts in with_code),
+            *([f"  {plural(without, 'more module' if with_code else 'module')} without device code"] if without else [])]
 
 
 def _summary_lines(report: Report) -> list[str]:
