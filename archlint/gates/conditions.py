@@ -25,7 +25,9 @@ from archlint.model.python import PyAssign, PyExpr, PythonFacts
 
 def load_condition_modules(index: PyIndex) -> None:
     """Read every module that can hold a condition on the compute capability."""
-    words = {_Word(name) for name in (*index.idioms.capability_calls, *index.idioms.properties_calls)}
+    idioms = index.idioms
+    words = {_Word(name) for name in (*idioms.capability_calls, *idioms.properties_calls,
+                                      *idioms.predicate_relation, *idioms.table_names)}
     asked: set[_Word] = set()
     definitions: dict[str, list[_Definition]] = {}
     reading: set[tuple[str, str, str]] = set()  # the definitions found to read the capability

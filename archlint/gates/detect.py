@@ -239,9 +239,11 @@ def _test_gates(index, evaluator, module, facts, ccs):
         table, trace = evaluator.truth_table(test.expr, module, test.function, test.span.line)
         if not trace.arch:
             continue
+        guarded = test.rest_calls if test.exits else test.body_calls
+        if not test.exits and not picks_path(guarded, index.idioms):
+            continue  # a test that raises (or asserts) refuses the device: a gate whatever follows
         passing = (lambda v: v is not True) if test.exits and test.kind == "if" else (lambda v: v is not False)
         admits = tuple(cc for cc in ccs if passing(table[cc]))
-        guarded = test.rest_calls if test.exits else test.body_calls
         guards = tuple(sorted({g for g in (index.function_of(module, c, test.function) for c in guarded) if g}))
         direct = _direct_capability(test.expr, index.idioms.capability_calls)
         kind = "predicate-call" if trace.predicate and not direct else "capability-compare"
@@ -251,6 +253,13 @@ def _test_gates(index, evaluator, module, facts, ccs):
             not trace.opaque, guards=guards, unit="cc", suffix="?", local_function=test.function,
             sources=tuple(s.ref for s in own), resolved_sources=own, arch_test=_arch_test(index, module, test, trace),
         )
+
+
+def picks_path(guarded: Iterable[str], idioms: Idioms) -> bool:
+    """A capability test whose body calls something besides reporting picks a code path: one that only
+    picks a value (a dtype, a flag) or writes a log line does not, and is no gate."""
+    return any(call and call not in idioms.inert_calls and call.partition(".")[0] not in idioms.inert_calls
+               for call in guarded)
 
 
 def _arch_test(index, module: str, test: Test, trace: Trace) -> Evidence | None:
