@@ -106,8 +106,11 @@ class Evaluator:
     """`toolkit`: the CUDA toolkit version a toolkit-version call (`is_cuda_version_at_least("12.9")`)
     is answered for; None leaves such calls unknown."""
 
-    def __init__(self, index, ccs: tuple[int, ...], toolkit: tuple[int, ...] | None = None):
+    def __init__(self, index, ccs: tuple[int, ...], toolkit: tuple[int, ...] | None = None,
+                 env_defaults: bool = False):
         self.index = index
+        # `os.getenv("X", "80;90")` reads as its default: a build script read for an unset environment
+        self.env_defaults = env_defaults
         self.idioms = index.idioms  # which calls read the capability, which wrap a function
         self.ccs = ccs
         self.toolkit = toolkit
@@ -188,6 +191,8 @@ class Evaluator:
         found = index.assign_of(scope.module, name, scope.function, scope.line)
         if found is not None:
             owner, assign = found
+            if self.env_defaults and assign.path:
+                return UNKNOWN  # a build script's branch-dependent setting (IS_ROCM = True / False)
             value = self._assigned(owner, assign, cc, trace, depth + 1)
             if assign.unpack:
                 return _element(value, assign.targets.index(name) if name in assign.targets else -1)
@@ -309,9 +314,19 @@ class Evaluator:
         if last in idioms.table_names:
             return AttrTable(last)
         callee = expr.args[0]
-        if callee.kind == "attr" and last in idioms.capability_int_methods and not expr.positional():
+        if self.env_defaults and expr.text.endswith(idioms.env_default_calls):
+            args = expr.positional()
+            return self.value(args[1], scope, cc, trace, depth) if len(args) == 2 else UNKNOWN
+        if callee.kind != "attr":
+            return _NOT_VOCABULARY
+        if last in idioms.capability_int_methods and not expr.positional():
             base = self.value(callee.args[0], scope, cc, trace, depth)
             return base.major * 10 + base.minor if isinstance(base, Capability) else UNKNOWN
+        if last in _STR_METHODS:
+            base = self.value(callee.args[0], scope, cc, trace, depth)
+            args = tuple(self.value(arg, scope, cc, trace, depth) for arg in expr.positional())
+            if isinstance(base, str) and all(isinstance(arg, str) for arg in args) and len(args) <= 1:
+                return _STR_METHODS[last](base, *args)
         return _NOT_VOCABULARY
 
     def _predicate(self, expr, relation: str, scope, cc, trace, depth):
@@ -450,6 +465,10 @@ def _merge(candidates, trace: Trace):
     first = values[0]
     if all(value == first and type(value) is type(first) for value in values):
         return first
+    if all(type(value) is tuple and len(value) == len(first) for value in values):
+        # `return False, "requires CUDA"` beside `return False, "requires 8.9"`: the parts they agree on
+        return tuple(part if all(v[i] == part and type(v[i]) is type(part) for v in values) else UNKNOWN
+                     for i, part in enumerate(first))
     if all(isinstance(v, bool) or v is UNKNOWN for v in values):
         return UNKNOWN
     return UNKNOWN
@@ -536,6 +555,8 @@ def _members(base, names: list[str], trace: Trace):
 
 
 _NOT_VOCABULARY = object()
+_STR_METHODS = {"split": lambda text, *sep: tuple(text.split(*sep)), "strip": lambda text, *chars: text.strip(*chars),
+                "lower": lambda text: text.lower(), "upper": lambda text: text.upper()}
 
 
 def table_function(index, tables: tuple[str, ...], name: str) -> tuple[str, str] | None:

@@ -27,7 +27,7 @@ def load_condition_modules(index: PyIndex) -> None:
     """Read every module that can hold a condition on the compute capability."""
     idioms = index.idioms
     words = {_Word(name) for name in (*idioms.capability_calls, *idioms.properties_calls,
-                                      *idioms.predicate_relation, *idioms.table_names)}
+                                      *idioms.predicate_relation, *idioms.table_names, *idioms.method_form)}
     asked: set[_Word] = set()
     definitions: dict[str, list[_Definition]] = {}
     reading: set[tuple[str, str, str]] = set()  # the definitions found to read the capability

@@ -67,6 +67,7 @@ class Idioms:
     # (the callee's last dotted part, the module-level dict literals that map an attribute of the
     # object it returns to the name of the function whose call gives the attribute's value)
     attribute_tables: tuple[tuple[str, tuple[str, ...]], ...]
+    env_default_calls: tuple[str, ...]  # ends of a dotted callee: `c("NAME", default)` reads an environment variable
     inert_calls: frozenset[str]  # a callee's first dotted part, or the whole callee: a call that picks no path (logging)
 
     @cached_property
@@ -115,6 +116,7 @@ _EXTRA_KEYS: Mapping[str, Mapping[str, type]] = {
     "capability_method": {"form": str},
     "attribute_table": {"tables": list},
     "inert_call": {},
+    "env_default_call": {},
 }
 # Keys whose value is one of a few words.
 _CHOICES: Mapping[str, tuple[str, ...]] = {
@@ -254,6 +256,7 @@ def _merge(folder: Path, rows: Sequence[_Row]) -> Idioms:
         attribute_tables=tuple((name, tuple(str(t) for t in row.extra["tables"]))  # type: ignore[attr-defined]
                                for row in by_table["attribute_table"] for name in row.names),
         inert_calls=frozenset(names("inert_call")),
+        env_default_calls=names("env_default_call"),
     )
 
 
