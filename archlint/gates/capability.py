@@ -134,6 +134,10 @@ class Evaluator:
     def call_value(self, qualname: str, args: tuple, cc: int, trace: Trace) -> object:
         return self._call_function(FuncRef(qualname), args, (), cc, trace, 0)
 
+    def call_ref(self, ref: "FuncRef", cc: int, trace: Trace) -> object:
+        """The value of calling a function value with no arguments (`lru_cache(partial(f, x=[10]))`)."""
+        return self._call_function(ref, (), (), cc, trace, 0)
+
     # ---------------------------------------------------------------- expressions
 
     def value(self, expr: PyExpr, scope: Scope, cc: int, trace: Trace, depth: int) -> object:
