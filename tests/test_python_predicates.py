@@ -125,3 +125,43 @@ def test_capability_predicate_rows_are_checked(tmp_path):
         '[[capability_predicate]]\nnames = ["at_least_sm"]\nrelation = "above"\nsource = "mine"\n')
     with pytest.raises(IdiomsError, match="relation.*at_least, exactly, same_major"):
         read_idioms(folder)
+
+
+FORMS = '''import torch
+from vl.platforms import current_platform
+
+
+def tuple_exact(x):
+    if current_platform.is_device_capability((12, 0)):
+        return launch(x)
+
+
+def tuple_at_least(x):
+    if current_platform.has_device_capability((10, 3)):
+        return launch(x)
+
+
+def torch_major(x):
+    if torch.cuda.get_device_capability()[0] >= 9:
+        return launch(x)
+
+
+def unpacked(x):
+    major, minor = torch.cuda.get_device_capability()
+    if major == 12 and minor == 1:
+        return launch(x)
+
+
+def launch(x):
+    return x
+'''
+
+
+def test_tuple_arguments_and_torch_forms():
+    facts = [extract_python("m/__init__.py", b""), extract_python("m/forms.py", FORMS.encode())]
+    found = {g.local_function: g.admits for g in find_gates(link_python(facts, ["m"], ["m/__init__.py", "m/forms.py"]))}
+    ccs = known_ccs()
+    assert found["tuple_exact"] == (120,)
+    assert found["tuple_at_least"] == tuple(cc for cc in ccs if cc >= 103)
+    assert found["torch_major"] == tuple(cc for cc in ccs if cc >= 90)
+    assert found["unpacked"] == (121,)
