@@ -152,9 +152,13 @@ def _supports_affine_split_launch(device):
     return get_compute_capability(device) in ((10, 0), (10, 3))
 
 
+def _launch_affine_split(device):
+    return device
+
+
 def prepare(compute_dtype, device):
     if compute_dtype == "tf32" and _supports_affine_split_launch(device):
-        return 1
+        return _launch_affine_split(device)
     return 0
 '''}
     facts = [extract_python(path, text.encode()) for path, text in sources.items()]

@@ -12,8 +12,9 @@ from __future__ import annotations
 import operator
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from archlint.lang.python.expr import walk
+from archlint.lang.python.expr import new_expr, walk
 from archlint.model.python import PyExpr, version_tuple
 
 
@@ -38,6 +39,22 @@ class Props:
     def member(self, name: str) -> int:
         """`props.major` or `props.minor`, as the evaluated Python reads it."""
         return self.major if name == "major" else self.minor
+
+
+class Capability(NamedTuple):
+    """The device's capability as a capability call yields it: a (major, minor) pair that compares as
+    one, indexes as one and has `.major` and `.minor` (PyTorch's tuple, vLLM's DeviceCapability)."""
+
+    major: int
+    minor: int
+
+
+@dataclass(frozen=True)
+class AttrTable:
+    """What an attribute-table call (`get_platform()`) returns: an object whose attribute `x` is the
+    call of the function its tables name for `x`."""
+
+    call: str  # the callee's last dotted part, a key of Idioms.table_names
 
 
 @dataclass(frozen=True)
@@ -89,8 +106,11 @@ class Evaluator:
     """`toolkit`: the CUDA toolkit version a toolkit-version call (`is_cuda_version_at_least("12.9")`)
     is answered for; None leaves such calls unknown."""
 
-    def __init__(self, index, ccs: tuple[int, ...], toolkit: tuple[int, ...] | None = None):
+    def __init__(self, index, ccs: tuple[int, ...], toolkit: tuple[int, ...] | None = None,
+                 env_defaults: bool = False):
         self.index = index
+        # `os.getenv("X", "80;90")` reads as its default: a build script read for an unset environment
+        self.env_defaults = env_defaults
         self.idioms = index.idioms  # which calls read the capability, which wrap a function
         self.ccs = ccs
         self.toolkit = toolkit
@@ -113,6 +133,10 @@ class Evaluator:
 
     def call_value(self, qualname: str, args: tuple, cc: int, trace: Trace) -> object:
         return self._call_function(FuncRef(qualname), args, (), cc, trace, 0)
+
+    def call_ref(self, ref: "FuncRef", cc: int, trace: Trace) -> object:
+        """The value of calling a function value with no arguments (`lru_cache(partial(f, x=[10]))`)."""
+        return self._call_function(ref, (), (), cc, trace, 0)
 
     # ---------------------------------------------------------------- expressions
 
@@ -159,6 +183,8 @@ class Evaluator:
                 if found is not UNKNOWN:
                     return found
                 base = self._lookup(head, scope, cc, trace, depth)
+            if isinstance(base, AttrTable) and "." not in rest:
+                return self._table_attr(base, rest, scope, cc, trace, depth)
             return _members(base, rest.split("."), trace)
         return self._lookup(name, scope, cc, trace, depth)
 
@@ -169,6 +195,8 @@ class Evaluator:
         found = index.assign_of(scope.module, name, scope.function, scope.line)
         if found is not None:
             owner, assign = found
+            if self.env_defaults and assign.path:
+                return UNKNOWN  # a build script's branch-dependent setting (IS_ROCM = True / False)
             value = self._assigned(owner, assign, cc, trace, depth + 1)
             if assign.unpack:
                 return _element(value, assign.targets.index(name) if name in assign.targets else -1)
@@ -199,10 +227,9 @@ class Evaluator:
 
     def _attr(self, expr, scope, cc, trace, depth):
         base = self.value(expr.args[0], scope, cc, trace, depth)
-        if isinstance(base, Props) and expr.text in ("major", "minor"):
-            trace.arch = True
-            return base.member(expr.text)
-        return UNKNOWN
+        if isinstance(base, AttrTable):
+            return self._table_attr(base, expr.text, scope, cc, trace, depth)
+        return _members(base, [expr.text], trace)
 
     def _subscript(self, expr, scope, cc, trace, depth):
         base = self.value(expr.args[0], scope, cc, trace, depth)
@@ -259,7 +286,10 @@ class Evaluator:
 
     def _call(self, expr, scope, cc, trace, depth):
         callee = expr.args[0]
-        last = expr.text.rpartition(".")[2]
+        last = expr.text.rpartition(".")[2] or (callee.text if callee.kind == "attr" else "")
+        known = self._vocabulary_call(expr, last, scope, cc, trace, depth)
+        if known is not _NOT_VOCABULARY:
+            return known
         if callee.kind == "call":
             inner_last = callee.text.rpartition(".")[2]
             if inner_last in self.idioms.wrapper_calls and len(expr.args) == 2:
@@ -275,10 +305,75 @@ class Evaluator:
             return self._call_function(target, args, kwargs, cc, trace, depth + 1)
         return self._builtin(expr, last, scope, cc, trace, depth)
 
+    def _vocabulary_call(self, expr, last, scope, cc, trace, depth):
+        """The calls the gate vocabulary gives a meaning of their own, whatever scanned function
+        their name would resolve to; _NOT_VOCABULARY for any other call."""
+        idioms = self.idioms
+        if last in idioms.capability_calls:
+            # SGLang's own get_device_capability() tries XPU and HPU too: its body says less than its name
+            trace.arch = True
+            return Capability(cc // 10, cc % 10)
+        relation = idioms.predicate_relation.get(last)
+        if relation is not None:
+            return self._predicate(expr, relation, scope, cc, trace, depth)
+        if last in idioms.capability_value_calls:
+            args = tuple(self.value(arg, scope, cc, trace, depth) for arg in expr.positional())
+            return Capability(*args) if len(args) == 2 and all(type(a) is int for a in args) else UNKNOWN
+        if last in idioms.table_names:
+            return AttrTable(last)
+        callee = expr.args[0]
+        if self.env_defaults and expr.text.endswith(idioms.env_default_calls):
+            args = expr.positional()
+            return self.value(args[1], scope, cc, trace, depth) if len(args) == 2 else UNKNOWN
+        if callee.kind != "attr":
+            return _NOT_VOCABULARY
+        if last in idioms.capability_int_methods and not expr.positional():
+            base = self.value(callee.args[0], scope, cc, trace, depth)
+            return base.major * 10 + base.minor if isinstance(base, Capability) else UNKNOWN
+        if last in _STR_METHODS:
+            base = self.value(callee.args[0], scope, cc, trace, depth)
+            args = tuple(self.value(arg, scope, cc, trace, depth) for arg in expr.positional())
+            if isinstance(base, str) and all(isinstance(arg, str) for arg in args) and len(args) <= 1:
+                return _STR_METHODS[last](base, *args)
+        return _NOT_VOCABULARY
+
+    def _predicate(self, expr, relation: str, scope, cc, trace, depth):
+        """`has_device_capability(90)`, `is_device_capability((12, 0))`, `is_device_capability_family(120)`."""
+        args = expr.positional()
+        wanted = self.value(args[0], scope, cc, trace, depth) if args else UNKNOWN
+        device = Capability(cc // 10, cc % 10)
+        trace.arch = trace.predicate = True
+        if scope.line is not None:
+            trace.tests.append(ArchTest(scope.module, scope.line, expr))
+        if type(wanted) is int:
+            number = device.major * 10 + device.minor
+            if relation == "same_major":
+                return number // 10 == wanted // 10
+            return number >= wanted if relation == "at_least" else number == wanted
+        if isinstance(wanted, tuple) and len(wanted) == 2 and all(type(part) is int for part in wanted):
+            pair = tuple(wanted)
+            if relation == "same_major":
+                return device.major == pair[0]
+            return device >= pair if relation == "at_least" else device == pair
+        return UNKNOWN
+
+    def _table_attr(self, table: AttrTable, name: str, scope, cc, trace, depth):
+        """`get_platform().is_sm100`: the call of the function the table names for `is_sm100`, in
+        the module that defines it (a def, or a name bound to `lru_cache(partial(...))`)."""
+        key = ("table", table.call, name)
+        if key not in self._memo:
+            self._memo[key] = table_function(self.index, self.idioms.table_names[table.call], name)
+        found = self._memo[key]
+        if found is None or depth > _MAX_CALL_DEPTH * 4:
+            return UNKNOWN
+        module, function = found
+        call = new_expr("call", function, None, (new_expr("name", function),))
+        return self.value(call, Scope(module, "", None), cc, trace, depth + 1)
+
     def _builtin(self, expr, last, scope, cc, trace, depth):
         if last in self.idioms.capability_calls:
             trace.arch = True
-            return (cc // 10, cc % 10)
+            return Capability(cc // 10, cc % 10)
         if last in self.idioms.properties_calls:
             return Props(cc // 10, cc % 10)
         args = expr.positional()
@@ -378,6 +473,10 @@ def _merge(candidates, trace: Trace):
     first = values[0]
     if all(value == first and type(value) is type(first) for value in values):
         return first
+    if all(type(value) is tuple and len(value) == len(first) for value in values):
+        # `return False, "requires CUDA"` beside `return False, "requires 8.9"`: the parts they agree on
+        return tuple(part if all(v[i] == part and type(v[i]) is type(part) for v in values) else UNKNOWN
+                     for i, part in enumerate(first))
     if all(isinstance(v, bool) or v is UNKNOWN for v in values):
         return UNKNOWN
     return UNKNOWN
@@ -457,10 +556,44 @@ def _compare(op, left, right):
 
 
 def _members(base, names: list[str], trace: Trace):
-    if isinstance(base, Props) and len(names) == 1 and names[0] in ("major", "minor"):
+    if isinstance(base, (Props, Capability)) and len(names) == 1 and names[0] in ("major", "minor"):
         trace.arch = True
-        return base.member(names[0])
+        return base.major if names[0] == "major" else base.minor
     return UNKNOWN
+
+
+_NOT_VOCABULARY = object()
+_STR_METHODS = {"split": lambda text, *sep: tuple(text.split(*sep)), "strip": lambda text, *chars: text.strip(*chars),
+                "lower": lambda text: text.lower(), "upper": lambda text: text.upper()}
+
+
+def table_function(index, tables: tuple[str, ...], name: str) -> tuple[str, str] | None:
+    """(module, name) of the function a module-level dict literal named in `tables` maps `name` to
+    (`_PLATFORM_PROBES = {"is_sm100": "is_sm100_supported", ...}`): a module-level def or binding of
+    that name, in a module the table's module imports when several modules define one."""
+    for module in index.spelling(set(tables)):
+        facts = index.modules.get(module)
+        for assign in facts.assigns if facts is not None else ():
+            if assign.function or assign.value.kind != "dict" or not set(assign.targets) & set(tables):
+                continue
+            value = next((kw.args[0] for kw in assign.value.args if kw.kind == "kw" and kw.text == name), None)
+            if value is not None and value.kind == "str":
+                return _function_named(index, facts, value.text)
+    return None
+
+
+def _function_named(index, facts, name: str) -> tuple[str, str] | None:
+    found = [module for module in index.spelling({name}) if _defines(index.modules[module], name)]
+    if len(found) > 1:
+        imported = {imp.module for imp in facts.imports} | {
+            f"{imp.module}.{n}" if imp.module else n for imp in facts.imports for n in imp.names}
+        found = [module for module in found if module in imported]
+    return (found[0], name) if len(found) == 1 else None
+
+
+def _defines(facts, name: str) -> bool:
+    return (any(fn.qualname == name for fn in facts.functions)
+            or any(not assign.function and name in assign.targets for assign in facts.assigns))
 
 
 def _element(value, position: int):

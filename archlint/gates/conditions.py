@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from archlint.gates.capability import Evaluator, Scope, Trace, is_dunder
+from archlint.gates.capability import Evaluator, FuncRef, Scope, Trace, is_dunder
 from archlint.knowledge.arch import known_ccs
 from archlint.lang.python.expr import walk
 from archlint.link.python import PyIndex
@@ -25,7 +25,9 @@ from archlint.model.python import PyAssign, PyExpr, PythonFacts
 
 def load_condition_modules(index: PyIndex) -> None:
     """Read every module that can hold a condition on the compute capability."""
-    words = {_Word(name) for name in (*index.idioms.capability_calls, *index.idioms.properties_calls)}
+    idioms = index.idioms
+    words = {_Word(name) for name in (*idioms.capability_calls, *idioms.properties_calls,
+                                      *idioms.predicate_relation, *idioms.table_names, *idioms.method_form)}
     asked: set[_Word] = set()
     definitions: dict[str, list[_Definition]] = {}
     reading: set[tuple[str, str, str]] = set()  # the definitions found to read the capability
@@ -47,6 +49,19 @@ def load_condition_modules(index: PyIndex) -> None:
                 if _reads_capability(evaluator, index, module, definition):
                     reading.add(key)
                     words.add(_Word(definition.name, "." if definition.method else module.rpartition(".")[2]))
+                    if not definition.method and _star_exported(index, module):
+                        words.add(_Word(definition.name, module.rpartition(".")[0].rpartition(".")[2]))
+
+
+def _star_exported(index: PyIndex, module: str) -> bool:
+    """The module's package re-exports it (`sglang/srt/utils/__init__.py`: `from
+    sglang.srt.utils.common import *`): a file importing the name from the package spells the
+    package's name, not the module's."""
+    package, _, last = module.rpartition(".")
+    if not package or package not in index.modules:
+        return False
+    return any("*" in imp.names and (imp.module == module or (imp.level == 1 and imp.module == last))
+               for imp in index.modules[package].imports)
 
 
 @dataclass(frozen=True)
@@ -80,7 +95,9 @@ def _reads_capability(evaluator: Evaluator, index: PyIndex, module: str, definit
     if definition.kind == "function":
         evaluator.call_value(index.qualify(module, definition.ref), (), cc, trace)
     for assign in definition.assigns:
-        evaluator.value(assign.value, Scope(module, "", assign.line), cc, trace, 0)
+        value = evaluator.value(assign.value, Scope(module, "", assign.line), cc, trace, 0)
+        if isinstance(value, FuncRef):  # `is_sm100_supported = lru_cache(maxsize=1)(partial(_check, ...))`
+            evaluator.call_ref(value, cc, trace)
     return trace.arch
 
 

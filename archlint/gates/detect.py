@@ -11,7 +11,9 @@ from typing import Any
 
 from archlint.gates.capability import UNKNOWN, Evaluator, Scope, Trace, names_arch
 from archlint.gates.flagrefs import with_constants
+from archlint.gates.branches import appended_to, common_path, contradicts, decided_out, path_at
 from archlint.gates.builds import project_builds
+from archlint.gates.methods import capability_methods
 from archlint.knowledge.arch import known_ccs, newest_toolkit
 from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.lang.python.expr import int_values, walk
@@ -41,6 +43,8 @@ def find_gates(index, toolkit: tuple[int, ...] | None = None) -> tuple[Gate, ...
     """`toolkit`: the CUDA toolkit the project's flag code is read for (default: the newest known)."""
     ccs = known_ccs()
     evaluator = Evaluator(index, ccs)
+    # build scripts' own branches, read for the toolkit and an environment left at its defaults
+    build_evaluator = Evaluator(index, ccs, toolkit or newest_toolkit(), env_defaults=True)
     builds = project_builds(index, ccs, toolkit or newest_toolkit())
     suffixes = {build.cc: build.suffix for build in builds}
     found: list[Gate] = []
@@ -48,9 +52,10 @@ def find_gates(index, toolkit: tuple[int, ...] | None = None) -> tuple[Gate, ...
         found.extend(_flag_gates(index, evaluator, module, facts, ccs, suffixes))
         found.extend(_decorator_gates(index, evaluator, module, facts, ccs))
         found.extend(_test_gates(index, evaluator, module, facts, ccs))
+        found.extend(_method_gates(index, evaluator, module, facts, ccs))
         spec_gates, folded = _flag_list_gates(index, evaluator, module, facts, ccs)
         found.extend(spec_gates)
-        found.extend(_build_flag_gates(index, module, facts, ccs, folded))
+        found.extend(_build_flag_gates(index, module, facts, ccs, folded, build_evaluator))
     macros = arch_macros(index)
     if macros or builds:
         found = [replace(gate, arch_macros=macros, project_builds=builds) for gate in found]
@@ -229,6 +234,21 @@ class _CallView:
         return self.decorator.span
 
 
+# ---------------------------------------------------------------- supports_compute_capability(cls, cap)
+
+
+def _method_gates(index, evaluator, module, facts, ccs):
+    for found in capability_methods(index, evaluator, module, facts, ccs):
+        fn = found.method
+        qualname = index.qualify(module, fn.qualname)
+        resolved = tuple(source for guard in found.guards for source in index.sources(guard))
+        yield _gate(
+            "capability-method", f"{fn.cls}.{fn.name}", facts.path, fn.span, qualname, found.admits, found.exact,
+            guards=found.guards, sources=tuple(s.ref for s in resolved), resolved_sources=resolved,
+            unit="cc", suffix="?", local_function=fn.qualname,
+        )
+
+
 # ---------------------------------------------------------------- if / assert / while conditions
 
 
@@ -239,9 +259,11 @@ def _test_gates(index, evaluator, module, facts, ccs):
         table, trace = evaluator.truth_table(test.expr, module, test.function, test.span.line)
         if not trace.arch:
             continue
+        guarded = test.rest_calls if test.exits else test.body_calls
+        if not test.exits and not picks_path(guarded, index.idioms):
+            continue  # a test that raises (or asserts) refuses the device: a gate whatever follows
         passing = (lambda v: v is not True) if test.exits and test.kind == "if" else (lambda v: v is not False)
         admits = tuple(cc for cc in ccs if passing(table[cc]))
-        guarded = test.rest_calls if test.exits else test.body_calls
         guards = tuple(sorted({g for g in (index.function_of(module, c, test.function) for c in guarded) if g}))
         direct = _direct_capability(test.expr, index.idioms.capability_calls)
         kind = "predicate-call" if trace.predicate and not direct else "capability-compare"
@@ -252,6 +274,13 @@ def _test_gates(index, evaluator, module, facts, ccs):
             sources=tuple(s.ref for s in own), resolved_sources=own, arch_test=_arch_test(index, module, test, trace),
             guarded_calls=tuple(sorted({c for c in guarded if "." in c and not index.function_of(module, c, test.function)})),
         )
+
+
+def picks_path(guarded: Iterable[str], idioms: Idioms) -> bool:
+    """A capability test whose body calls something besides reporting picks a code path: one that only
+    picks a value (a dtype, a flag) or writes a log line does not, and is no gate."""
+    return any(call and call not in idioms.inert_calls and call.partition(".")[0] not in idioms.inert_calls
+               for call in guarded)
 
 
 def _arch_test(index, module: str, test: Test, trace: Trace) -> Evidence | None:
@@ -315,33 +344,56 @@ def parse_arch_string(value: str, context: str, idioms: Idioms | None = None,
     return tuple(dict.fromkeys((int(cc), suffix) for cc, suffix in found))
 
 
-def _build_flag_gates(index, module, facts, ccs, folded=frozenset()):
-    """One gate per target list: an arch string on its own, or the arch strings of one list literal
+def _build_flag_gates(index, module, facts, ccs, folded=frozenset(), build_evaluator=None):
+    """One gate per target list: an arch string on its own, the arch strings of one list literal
     together (`["-gencode=...sm_90", "-gencode=...sm_100", "-gencode=...sm_103"]` builds all three;
-    no element excludes its siblings). Strings in the body of the project's arch-flags call
-    (`get_nvcc_flags_list`) are not gates: that function spells the flags for whatever targets its
-    callers ask for, and each call is the gate (`_flag_gates`)."""
+    no element excludes its siblings), or those a function appends to one list (`cc_flag.append(...)`),
+    less any appended on a path the build is read not to take. Strings in the body of the project's
+    arch-flags call (`get_nvcc_flags_list`) are not gates: that function spells the flags for
+    whatever targets its callers ask for, and each call is the gate (`_flag_gates`). A source named
+    on a branch that contradicts the list's (the ROCm branch beside the CUDA one) is not its source."""
     lists: dict[tuple, list] = {}
     for item in facts.arch_strings:
         if (item.function, item.value) in folded or index.idioms.arch_flags_call(item.function) is not None:
             continue
         targets = parse_arch_string(item.value, item.context, index.idioms)
-        if targets:
-            key = (item.function, item.within) if item.within is not None else (item.function, item.span)
-            lists.setdefault(key, []).append((item, targets))
+        if not targets:
+            continue
+        receiver = appended_to(item) if item.within is None else ""
+        path = path_at(facts, item.function, item.span.line, item.span.col)
+        if receiver and build_evaluator is not None and decided_out(build_evaluator, module, item.function,
+                                                                    item.span.line, path):
+            continue
+        key = ((item.function, "+", receiver) if receiver else
+               (item.function, item.within) if item.within is not None else (item.function, item.span))
+        lists.setdefault(key, []).append((item, targets, path))
     for members in lists.values():
         first = members[0][0]
-        targets = tuple(dict.fromkeys(target for _, found in members for target in found))
+        targets = tuple(dict.fromkeys(target for _, found, _ in members for target in found))
         admits = tuple(sorted({cc for cc, _ in targets if cc in ccs}))
         suffixes = {suffix for _, suffix in targets}
         span = replace(first.span, end_line=members[-1][0].span.end_line, end_col=members[-1][0].span.end_col)
+        fields = _context(index, module, first.function).fields()
+        _own_branch(facts, first.function, fields, common_path([path for _, _, path in members]))
         yield _gate(
-            "build-flags", ", ".join(item.value for item, _ in members), facts.path, span,
+            "build-flags", ", ".join(item.value for item, _, _ in members), facts.path, span,
             _qual(index, module, first.function), admits,
             all(cc in ccs for cc, _ in targets), suffix=suffixes.pop() if len(suffixes) == 1 else "?",
             suffix_by_cc=tuple((cc, s) for cc, s in targets if cc in ccs), unit="cc", local_function=first.function,
-            **_context(index, module, first.function).fields(),
+            **fields,
         )
+
+
+def _own_branch(facts, function: str, fields: dict, path) -> None:
+    """Leave out of the spec's fields the sources the list's own function names on a branch its
+    path contradicts (those its callers name are on their own paths)."""
+    if not path:
+        return
+    kept = tuple(source for source in fields["resolved_sources"]
+                 if source.ref.function != function
+                 or not contradicts(path, path_at(facts, function, source.ref.line, source.ref.col)))
+    fields["resolved_sources"] = kept
+    fields["sources"] = tuple(source.ref for source in kept)
 
 
 # ---------------------------------------------------------------- a spec's whole flag list

@@ -56,6 +56,31 @@ class Idioms:
     path_calls: tuple[str, ...]  # ends of a dotted callee: a value they build is a file path
     toolkit_version_calls: frozenset[str]  # the callee's last dotted part: `c("12.8")` tests the CUDA toolkit is at least 12.8
     toolkit_version_value_calls: frozenset[str]  # the callee's last dotted part: `c()` is the CUDA toolkit's version
+    # (the callee's last dotted part, how `p(90)` / `p((9, 0))` relates the device's capability to
+    # its argument: "at_least", "exactly" or "same_major")
+    capability_predicates: tuple[tuple[str, str], ...]
+    capability_value_calls: frozenset[str]  # the callee's last dotted part: `C(9, 0)` is the capability 9.0
+    capability_int_methods: frozenset[str]  # `cap.m()` is major * 10 + minor
+    # (a method's name, the form its first parameter takes the device's capability in: "pair"
+    # ((major, minor), with .major and .minor) or "int" (major * 10 + minor))
+    capability_methods: tuple[tuple[str, str], ...]
+    # (the callee's last dotted part, the module-level dict literals that map an attribute of the
+    # object it returns to the name of the function whose call gives the attribute's value)
+    attribute_tables: tuple[tuple[str, tuple[str, ...]], ...]
+    env_default_calls: tuple[str, ...]  # ends of a dotted callee: `c("NAME", default)` reads an environment variable
+    inert_calls: frozenset[str]  # a callee's first dotted part, or the whole callee: a call that picks no path (logging)
+
+    @cached_property
+    def predicate_relation(self) -> Mapping[str, str]:
+        return dict(self.capability_predicates)
+
+    @cached_property
+    def method_form(self) -> Mapping[str, str]:
+        return dict(self.capability_methods)
+
+    @cached_property
+    def table_names(self) -> Mapping[str, tuple[str, ...]]:
+        return dict(self.attribute_tables)
 
     def arch_flags_call(self, callee: str) -> ArchFlagsCall | None:
         """The arch-flags call a dotted callee names, if any (asked of every call in a scan)."""
@@ -85,6 +110,18 @@ _EXTRA_KEYS: Mapping[str, Mapping[str, type]] = {
     "path_call": {},
     "toolkit_version_call": {},
     "toolkit_version_value_call": {},
+    "capability_predicate": {"relation": str},
+    "capability_value_call": {},
+    "capability_int_method": {},
+    "capability_method": {"form": str},
+    "attribute_table": {"tables": list},
+    "inert_call": {},
+    "env_default_call": {},
+}
+# Keys whose value is one of a few words.
+_CHOICES: Mapping[str, tuple[str, ...]] = {
+    "relation": ("at_least", "exactly", "same_major"),
+    "form": ("pair", "int"),
 }
 TABLES = tuple(_EXTRA_KEYS)
 
@@ -154,12 +191,15 @@ def _row(path: Path, table: str, number: int, entry: Mapping[str, object]) -> _R
     if not isinstance(source, str) or not source.strip():
         raise IdiomsError(f"{where}: `source` must say which project, file or API the names mirror")
     for key, kind in extras.items():
-        if not isinstance(entry.get(key), kind):
+        value = entry.get(key)
+        if not isinstance(value, kind) or (kind is list and not _is_name_list(value)):
             raise IdiomsError(f"{where}: `{key}` must be a {_KIND_WORDS[kind]}")
+        if key in _CHOICES and value not in _CHOICES[key]:
+            raise IdiomsError(f"{where}: `{key}` must be one of {', '.join(_CHOICES[key])}")
     return _Row(path, table, number, tuple(names), {key: entry[key] for key in extras})
 
 
-_KIND_WORDS = {str: "string", bool: "boolean (true or false)"}
+_KIND_WORDS = {str: "string", bool: "boolean (true or false)", list: "non-empty list of names"}
 
 
 def _is_name_list(value: object) -> TypeGuard[list[str]]:
@@ -209,4 +249,16 @@ def _merge(folder: Path, rows: Sequence[_Row]) -> Idioms:
         path_calls=names("path_call"),
         toolkit_version_calls=frozenset(names("toolkit_version_call")),
         toolkit_version_value_calls=frozenset(names("toolkit_version_value_call")),
+        capability_predicates=_by_name(by_table["capability_predicate"], "relation"),
+        capability_value_calls=frozenset(names("capability_value_call")),
+        capability_int_methods=frozenset(names("capability_int_method")),
+        capability_methods=_by_name(by_table["capability_method"], "form"),
+        attribute_tables=tuple((name, tuple(str(t) for t in row.extra["tables"]))  # type: ignore[attr-defined]
+                               for row in by_table["attribute_table"] for name in row.names),
+        inert_calls=frozenset(names("inert_call")),
+        env_default_calls=names("env_default_call"),
     )
+
+
+def _by_name(rows: Sequence[_Row], key: str) -> tuple[tuple[str, str], ...]:
+    return tuple((name, str(row.extra[key])) for row in rows for name in row.names)

@@ -32,8 +32,16 @@ def module_name(path: str, files: Collection[str], roots: Sequence[str] = ()) ->
     parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
     if parts[-1] == "__init__":
         parts = parts[:-1]
-    start = len(path.split("/")) - 1
-    while start > 0 and "/".join(path.split("/")[:start] + ["__init__.py"]) in files:
+    segments = path.split("/")
+
+    def package(depth: int) -> bool:
+        return "/".join(segments[:depth] + ["__init__.py"]) in files
+
+    start = len(segments) - 1
+    # A folder without __init__.py inside a package is a namespace portion of it (`sglang/srt/`
+    # and `sglang/srt/layers/` below `sglang/__init__.py`): `sglang.srt.layers.attention.x` is
+    # imported through them.
+    while start > 0 and (package(start) or any(package(depth) for depth in range(start))):
         start -= 1
     if start == 0 and "__init__.py" in files and len(roots) == 1:
         top = PurePosixPath(str(roots[0]).replace("\\", "/")).name
@@ -366,7 +374,7 @@ class PyIndex:
             nested = self.qualify(module, f"{function}.{name}")
             if self.function(nested) is not None:
                 return Binding("function", module, f"{function}.{name}")
-        return self.scope(module).get(name)
+        return self.scope(module).get(name) or self._starred(module, name)
 
     def _settle(self, binding: Binding | None) -> Binding | None:
         """Follow re-exports: a 'symbol' becomes what the target module binds to that name."""
@@ -376,10 +384,26 @@ class PyIndex:
             submodule = f"{binding.module}.{binding.name}" if binding.module else binding.name
             if submodule in self._path_of:
                 return Binding("module", submodule)
-            target = self.scope(binding.module).get(binding.name)
+            target = self.scope(binding.module).get(binding.name) or self._starred(binding.module, binding.name)
             if target is None or target == binding:
                 return None
             binding = target
+        return None
+
+    def _starred(self, module: str, name: str) -> Binding | None:
+        """What a module's `from x import *` binds to `name` (`sglang/srt/utils/__init__.py`:
+        `from sglang.srt.utils.common import *`): x's own binding of it, one level deep."""
+        facts = self._module(module)
+        if facts is None:
+            return None
+        package = module if facts.path.endswith("__init__.py") else module.rpartition(".")[0]
+        for imp in facts.imports:
+            if imp.function or "*" not in imp.names:
+                continue
+            base = _import_base(package, imp.module, imp.level)
+            target = self.scope(base).get(name) if base and base != module else None
+            if target is not None and not name.startswith("_"):
+                return target
         return None
 
     def _member(self, binding: Binding, name: str) -> Binding | None:
@@ -387,7 +411,7 @@ class PyIndex:
             submodule = f"{binding.module}.{name}" if binding.module else name
             if submodule in self._path_of:
                 return Binding("module", submodule)
-            return self.scope(binding.module).get(name)
+            return self.scope(binding.module).get(name) or self._starred(binding.module, name)
         if binding.kind == "class":
             seen: set[Binding] = set()
             queue = [binding]

@@ -30,7 +30,7 @@ class ProjectBuild:
 @dataclass(frozen=True, slots=True)
 class Gate:
     id: str
-    kind: str  # 'nvcc-flags' | 'decorator' | 'predicate-call' | 'capability-compare' | 'build-flags'
+    kind: str  # 'nvcc-flags' | 'decorator' | 'predicate-call' | 'capability-compare' | 'capability-method' | 'build-flags'
     text: str
     path: str
     line: int
