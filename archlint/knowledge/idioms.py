@@ -56,6 +56,12 @@ class Idioms:
     path_calls: tuple[str, ...]  # ends of a dotted callee: a value they build is a file path
     toolkit_version_calls: frozenset[str]  # the callee's last dotted part: `c("12.8")` tests the CUDA toolkit is at least 12.8
     toolkit_version_value_calls: frozenset[str]  # the callee's last dotted part: `c()` is the CUDA toolkit's version
+    # CMake build lists (command names compared lowercased, as CMake does)
+    cmake_arch_list_calls: frozenset[str] = frozenset()  # `c(OUT "SRC" "${TGT}")`: vLLM's loose intersection
+    cmake_gencode_calls: tuple[tuple[str, str, str], ...] = ()  # (name, sources keyword, archs keyword)
+    cmake_extension_calls: tuple[tuple[str, str, str], ...] = ()  # (name, sources keyword, flags keyword)
+    cmake_build_variables: tuple[tuple[str, str], ...] = ()  # (variable, value) a CUDA build of the project has
+    cmake_toolkit_variables: frozenset[str] = frozenset()  # variables holding the CUDA toolkit's version
 
     def arch_flags_call(self, callee: str) -> ArchFlagsCall | None:
         """The arch-flags call a dotted callee names, if any (asked of every call in a scan)."""
@@ -85,6 +91,11 @@ _EXTRA_KEYS: Mapping[str, Mapping[str, type]] = {
     "path_call": {},
     "toolkit_version_call": {},
     "toolkit_version_value_call": {},
+    "cmake_arch_list_call": {},
+    "cmake_gencode_call": {"sources_keyword": str, "archs_keyword": str},
+    "cmake_extension_call": {"sources_keyword": str, "flags_keyword": str},
+    "cmake_build_variable": {"value": str},
+    "cmake_toolkit_variable": {},
 }
 TABLES = tuple(_EXTRA_KEYS)
 
@@ -209,4 +220,12 @@ def _merge(folder: Path, rows: Sequence[_Row]) -> Idioms:
         path_calls=names("path_call"),
         toolkit_version_calls=frozenset(names("toolkit_version_call")),
         toolkit_version_value_calls=frozenset(names("toolkit_version_value_call")),
+        cmake_arch_list_calls=frozenset(name.lower() for name in names("cmake_arch_list_call")),
+        cmake_gencode_calls=tuple((name.lower(), str(row.extra["sources_keyword"]), str(row.extra["archs_keyword"]))
+                                  for row in by_table["cmake_gencode_call"] for name in row.names),
+        cmake_extension_calls=tuple((name.lower(), str(row.extra["sources_keyword"]), str(row.extra["flags_keyword"]))
+                                    for row in by_table["cmake_extension_call"] for name in row.names),
+        cmake_build_variables=tuple((name, str(row.extra["value"])) for row in by_table["cmake_build_variable"]
+                                    for name in row.names),
+        cmake_toolkit_variables=frozenset(names("cmake_toolkit_variable")),
     )

@@ -16,6 +16,11 @@ PYTHON_SUFFIXES = frozenset({".py"})
 TEMPLATE_SUFFIXES = frozenset({".jinja"})
 
 
+# CMake build lists: `CMakeLists.txt` by its whole name, included scripts by their suffix.
+CMAKE_SUFFIXES = frozenset({".cmake"})
+CMAKE_NAMES = frozenset({"CMakeLists.txt"})
+
+
 CUDA_EXTENSIONS = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".inl", ".jinja")
 
 

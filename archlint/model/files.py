@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from archlint.model.build import CMakeFacts
 from archlint.model.cuda import CudaFacts
 from archlint.model.findings import Diagnostic
 from archlint.model.python import PythonFacts
@@ -14,7 +15,7 @@ from archlint.model.records import fast_pickling
 class SourceFile:
     path: str  # posix, relative to the scan root
     absolute: str
-    language: str  # 'cuda' | 'python' | 'template'
+    language: str  # 'cuda' | 'python' | 'template' | 'cmake'
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,7 @@ class FileFacts:
     cuda: CudaFacts | None = None
     python: PythonFacts | None = None
     diagnostics: tuple[Diagnostic, ...] = ()
+    cmake: CMakeFacts | None = None
 
 
 fast_pickling(globals())
