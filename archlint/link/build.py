@@ -104,7 +104,7 @@ class _Recorder:
         out, src, tgt = args[0], split_list(args[1]), split_list(args[2])
         raw_target = _REF_RE.match(command.args[2].text) if len(command.args) > 2 else None
         build_filter = raw_target is not None and raw_target.group(1) == out  # CUDA_ARCHS = supported ∩ CUDA_ARCHS
-        if not all(known(a) for a in tgt) or not tgt:
+        if not all(known(a) for a in tgt):  # the build's list comes from outside (TORCH_CUDA_ARCH_LIST)
             tgt = [] if self.requested == _ANY else [self.requested]
         if not all(known(a) for a in src):
             env[out] = UNKNOWN
