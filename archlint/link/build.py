@@ -168,7 +168,7 @@ def _keyword_values(args: list[str], keyword: str) -> list[str]:
 def _empty_globs(command: CMakeCommand, env: Env) -> list[str]:
     """The `file(GLOB)` patterns of the variables the command names that matched no scanned file
     (sources the build generates before it compiles them)."""
-    out = []
+    out: list[str] = []
     for arg in command.args:
         for name in re.findall(r"\$\{([^${}]+)\}", arg.text):
             origin = env.get(ORIGIN + name, "")
