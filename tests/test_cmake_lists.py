@@ -193,3 +193,31 @@ def test_reports_show_the_cmake_gate() -> None:
                                           "--format", "json"]).output)
     verdicts = {g["text"].split("(")[1].split()[0]: [v["verdict"] for v in g["verdicts"]] for g in data["gates"]}
     assert verdicts["ROW_NORM_ARCHS"] == ["POLICY"] and verdicts["HOPPER_GEMM_ARCHS"] == ["GENUINE"]
+
+
+def test_sources_the_build_generates_or_fetches_leave_the_gate_unknown(tmp_path: Path) -> None:
+    """A `file(GLOB)` that matches nothing (vLLM's generated Marlin kernels) and a source under a
+    FetchContent folder (FlashMLA's) are not in the tree: the gate says so instead of judging the rest."""
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "csrc" / "ops.cu").write_text("__global__ void k(float* x) { x[0] = 1.f; }\n")
+    (tmp_path / "CMakeLists.txt").write_text("""
+cuda_archs_loose_intersection(GEN_ARCHS "7.5" "${CUDA_ARCHS}")
+if(GEN_ARCHS)
+  file(GLOB GEN_SRC "csrc/generated/sm75_kernel_*.cu")
+  set_gencode_flags_for_srcs(SRCS "${GEN_SRC}" CUDA_ARCHS "${GEN_ARCHS}")
+  set(SRCS "csrc/ops.cu")
+  set_gencode_flags_for_srcs(SRCS "${SRCS}" CUDA_ARCHS "${GEN_ARCHS}")
+endif()
+FetchContent_MakeAvailable(flashmla)
+cuda_archs_loose_intersection(MLA_ARCHS "9.0a" "${CUDA_ARCHS}")
+if(MLA_ARCHS)
+  set(MLA_SRC ${flashmla_SOURCE_DIR}/csrc/sm90/fwd.cu)
+  set_gencode_flags_for_srcs(SRCS "${MLA_SRC}" CUDA_ARCHS "${MLA_ARCHS}")
+endif()
+""")
+    result = scan(ScanOptions(paths=(str(tmp_path),), targets=("sm_120a",), use_cache=False, jobs=1))
+    generated = _gate(result, "GEN_ARCHS").verdicts[0]
+    assert generated.verdict is Verdict.UNKNOWN
+    assert "csrc/generated/sm75_kernel_*.cu" in generated.reason and "generated at build time" in generated.reason
+    fetched = _gate(result, "MLA_ARCHS").verdicts[0]
+    assert fetched.verdict is Verdict.UNKNOWN and "${…}/csrc/sm90/fwd.cu" in fetched.reason
