@@ -221,3 +221,19 @@ endif()
     assert "csrc/generated/sm75_kernel_*.cu" in generated.reason and "generated at build time" in generated.reason
     fetched = _gate(result, "MLA_ARCHS").verdicts[0]
     assert fetched.verdict is Verdict.UNKNOWN and "${…}/csrc/sm90/fwd.cu" in fetched.reason
+
+
+def test_a_cmake_comment_suppresses_the_gate_finding(tmp_path: Path) -> None:
+    import shutil
+
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURE, tree)
+    lists = tree / "CMakeLists.txt"
+    text = lists.read_text().replace(
+        "# expect: AL101\n", "# archlint: ignore[policy-gate] -- only tested on these GPUs\n")
+    lists.write_text(text)
+    args = ["scan", str(tree), "--target", "sm_120a", "--no-cache", "--jobs", "1", "--format", "json"]
+    data = json.loads(CliRunner().invoke(cli, args).output)
+    assert not [f for f in data["findings"] if f["rule"] == "AL101"]
+    shown = json.loads(CliRunner().invoke(cli, [*args, "--no-suppress"]).output)
+    assert [f["line"] for f in shown["findings"] if f["rule"] == "AL101"] == [_line_of("(ROW_NORM_ARCHS")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from archlint.model.findings import Diagnostic
+from archlint.model.findings import Diagnostic, Suppression
 from archlint.model.records import fast_pickling
 
 
@@ -59,6 +59,7 @@ class CMakeFacts:
     sha256: str
     statements: tuple[CMakeStatement, ...]
     diagnostics: tuple[Diagnostic, ...] = ()
+    suppressions: tuple[Suppression, ...] = ()  # `# archlint: ignore[AL101]` comments
 
 
 @dataclass(frozen=True, slots=True)

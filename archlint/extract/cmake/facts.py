@@ -11,8 +11,9 @@ from functools import lru_cache
 import tree_sitter
 import tree_sitter_cmake
 
+from archlint.extract.suppressions import parse_suppression_text
 from archlint.model.build import CMakeArg, CMakeBlock, CMakeClause, CMakeCommand, CMakeFacts, CMakeStatement
-from archlint.model.findings import Diagnostic
+from archlint.model.findings import Diagnostic, Suppression
 
 # grammar node -> the block kind it is, and the node types of its arms' opening commands
 _BLOCKS = {
@@ -44,7 +45,34 @@ def extract_cmake(path: str, data: bytes) -> CMakeFacts:
         line = _first_error_line(tree.root_node)
         notes.append(Diagnostic(path, "CMake syntax error: the commands around it may be missing from the build lists read",
                                 line, rule="AL902"))
-    return CMakeFacts(path, sha, tuple(statements), tuple(notes))
+    suppressions = _suppressions(tree.root_node) if b"archlint:" in data else ()
+    return CMakeFacts(path, sha, tuple(statements), tuple(notes), suppressions)
+
+
+def _suppressions(root: tree_sitter.Node) -> tuple[Suppression, ...]:
+    """`# archlint: ignore[AL101]` in CMake comments: on its own line it covers the next command,
+    after a command the line it ends."""
+    comments, starts, ends = [], set(), set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("line_comment", "bracket_comment"):
+            comments.append(node)
+        elif node.type in ("normal_command", *_HEADS):
+            starts.add(node.start_point[0] + 1)
+            ends.add(node.end_point[0] + 1)
+        stack.extend(node.children)
+    found = []
+    for comment in comments:
+        parsed = parse_suppression_text(_text(comment))
+        if parsed is None:
+            continue
+        ids, file_level = parsed
+        line = comment.start_point[0] + 1
+        trailing = line in ends or line in starts
+        covered = line if trailing else min((s for s in starts if s > line), default=line)
+        found.append(Suppression(covered, ids, file_level, line))
+    return tuple(sorted(found, key=lambda s: (s.comment_line, s.line)))
 
 
 def _statements(node: tree_sitter.Node, depth: int, notes: list[Diagnostic]) -> list[CMakeStatement]:
