@@ -128,7 +128,7 @@ endif()
 def test_each_build_list_is_a_gate_at_its_call_line() -> None:
     result = _scan()
     kinds = {g.text.split("(")[1].split()[0]: g for g in result.gates}
-    assert set(kinds) == {"HOPPER_GEMM_ARCHS", "BLACKWELL_MMA_ARCHS", "ROW_NORM_ARCHS", "SCAN_ARCHS", "FUSED_GEMM_ARCHS"}
+    assert set(kinds) == {"HOPPER_GEMM_ARCHS", "BLACKWELL_MMA_ARCHS", "ROW_NORM_ARCHS", "SCAN_ARCHS"}
     hopper = kinds["HOPPER_GEMM_ARCHS"]
     assert hopper.location.path == "CMakeLists.txt"
     assert hopper.location.line == _line_of('cuda_archs_loose_intersection(HOPPER_GEMM_ARCHS "9.0a"')
@@ -152,16 +152,6 @@ def test_verdicts_for_sm_120a() -> None:
     # 8.0+PTX serves 12.0: admitted, nothing to judge
     scan_gate = _gate(result, "SCAN_ARCHS")
     assert "sm_120a" in scan_gate.admits and scan_gate.verdicts == ()
-
-
-def test_shared_memory_sized_for_the_admitted_gpus_is_no_policy_on_a_smaller_one() -> None:
-    """fused_gemm.cu opts into dynamic shared memory computed from template parameters (as vLLM's
-    dsv3_fused_a_gemm.cu does, 193 KB): the gate admits only GPUs with 227 KB per block, sm_120a has
-    99 KB, so widening it is not known to be safe."""
-    fused = _gate(_scan(), "FUSED_GEMM_ARCHS").verdicts[0]
-    assert fused.verdict is Verdict.UNKNOWN
-    assert "`smem_bytes`" in fused.reason and "101,376 bytes per block" in fused.reason
-    assert "--launch-probe" in fused.reason
 
 
 def test_the_toolkit_decides_which_call_is_the_gate() -> None:

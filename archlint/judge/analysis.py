@@ -168,7 +168,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
             if not site.construct.function or (path, site.construct.function) in reached:
                 _judge_construct(view, facts, site, (reached, surely, called, sure_spans), source, chain, blockers, possible, checked)
         for request in facts.smem:
-            _judge_smem(view, facts, request, reached, source, chain, blockers, possible, (unresolved, references))
+            _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
         if path in scope.asserts:
             for location, message in assert_hits(view, path, scope.asserts[path], references, compiled):
                 hop = Evidence(location, message, EvidenceKind.ASSERT)
@@ -313,11 +313,8 @@ def smem_limit(kb: KnowledgeBase, target: Target, request: SmemRequest) -> int:
     return profile.smem_per_block_optin
 
 
-def _judge_smem(view, facts, request: SmemRequest, reached, source, chain, blockers, possible, unsized) -> None:
-    if request.nbytes is None:
-        _unsized_opt_in(view, facts, request, reached, chain, *unsized)
-        return
-    if request.nbytes <= smem_limit(view.kb, view.target, request):
+def _judge_smem(view, facts, request: SmemRequest, reached, source, chain, blockers, possible) -> None:
+    if request.nbytes is None or request.nbytes <= smem_limit(view.kb, view.target, request):
         return
     if request.function and (facts.path, request.function) not in reached:
         return
@@ -329,25 +326,6 @@ def _judge_smem(view, facts, request: SmemRequest, reached, source, chain, block
     message = f"shared memory request of {request.nbytes:,} bytes ({request.text}) exceeds {view.target}'s limit of {limit:,} bytes"
     hit = Hit(HitKind.SMEM, location, message, chain + (Evidence(location, message, EvidenceKind.SMEM),), state == 1)
     (blockers if state == 1 else possible).append(hit)
-
-
-def _unsized_opt_in(view, facts, request: SmemRequest, reached, chain, unresolved, references) -> None:
-    """A kernel that opts into more dynamic shared memory than the default 48 KB, by a size archlint
-    cannot compute (a constexpr of template parameters): sized for the GPUs the gate admits, it may
-    not fit a target with less shared memory per block than every one of them, so POLICY cannot be
-    said there (vLLM's dsv3_fused_a_gemm asks 193 KB of sm_90a/sm_100; sm_120 allows 99 KB)."""
-    if request.kind != "dynamic-attr" or (request.function and (facts.path, request.function) not in reached):
-        return
-    if view.truth(facts.path, request.region, host=True) == 0:
-        return
-    limit = smem_limit(view.kb, view.target, request)
-    if not references or any(limit >= smem_limit(view.kb, ref.target, request) for ref in references):
-        return
-    location = Location(facts.path, request.line, request.col)
-    message = (f"dynamic shared memory opted into with `{request.text}` is a size archlint cannot compute; "
-               f"{view.target} allows {limit:,} bytes per block")
-    unresolved.append(Hit(HitKind.UNRESOLVED, location, message, chain + (Evidence(location, message, EvidenceKind.SMEM),),
-                          False, "settle with `archlint runtime --launch-probe` on the GPU"))
 
 
 def _dedupe(hits: list[Hit]) -> tuple[Hit, ...]:
