@@ -9,6 +9,8 @@ from pathlib import Path
 
 from archlint.knowledge.languages import (
     BINARY_SUFFIXES,
+    CMAKE_NAMES,
+    CMAKE_SUFFIXES,
     CUDA_SUFFIXES,
     PYTHON_SUFFIXES,
     TEMPLATE_SUFFIXES,
@@ -55,6 +57,8 @@ def report_root(paths: tuple[str, ...]) -> Path:
 
 
 def language_of(name: str) -> str | None:
+    if name in CMAKE_NAMES:
+        return "cmake"
     dot = name.rfind(".")
     if dot <= 0 or not name[:dot].strip("."):  # no suffix, as os.path.splitext reads a leading dot
         return None
@@ -62,7 +66,8 @@ def language_of(name: str) -> str | None:
 
 
 _LANGUAGES = {**dict.fromkeys(CUDA_SUFFIXES, "cuda"), **dict.fromkeys(PYTHON_SUFFIXES, "python"),
-              **dict.fromkeys(TEMPLATE_SUFFIXES, "template"), **dict.fromkeys(BINARY_SUFFIXES, "binary")}
+              **dict.fromkeys(TEMPLATE_SUFFIXES, "template"), **dict.fromkeys(BINARY_SUFFIXES, "binary"),
+              **dict.fromkeys(CMAKE_SUFFIXES, "cmake")}
 
 
 def discover(paths: tuple[str, ...], exclude: tuple[str, ...] = ()) -> Discovery:

@@ -25,6 +25,7 @@ from archlint.engine.timing import part_progress, plan, skip, stage, stage_progr
 from archlint.extract.binary import extract_binary
 from archlint.extract.files import Workers, extract_all
 from archlint.extract.python.markers import markers
+from archlint.gates.build_lists import cmake_gates
 from archlint.gates.conditions import load_condition_modules
 from archlint.gates.detect import find_gates
 from archlint.gates.tactics import link_tile_lists
@@ -117,6 +118,11 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
         tile_lists = link_tile_lists(pyindex, gates)
         passed = passed_macros(pyindex) if pyindex is not None else frozenset()
+        cmake = _extract([f for f in discovery.files if f.language == "cmake"], options, cache, workers)
+        gated += cmake_gates({f.file.path: f.cmake for f in cmake if f.cmake is not None},
+                             tuple(f.path for f in discovery.files),
+                             parse_toolkit(options.toolkit) if options.toolkit else None, scan_targets(options))
+        facts = facts + cmake
         touched.files = len(python.full) - before
     generated = generated_files(pyindex)
     with stage("outline", len(python.modules) - len(python.full)):

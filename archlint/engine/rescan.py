@@ -108,7 +108,7 @@ def rescan(options, discovery, cache, store, previous):
     scan's targets or more: store.ScanStore.wider), or None when a full scan is needed."""
     digests, state = previous
     changed = store.changed_files(digests, discovery.files)
-    if changed is None or any(file.language in ("python", "template", "binary") for file in changed) or tuple(discovery.diagnostics) != state.discovery_diagnostics:
+    if changed is None or any(file.language in ("python", "template", "binary", "cmake") for file in changed) or tuple(discovery.diagnostics) != state.discovery_diagnostics:
         return None
     plan(RESCAN_STAGES)
     with stage("facts", len(changed)):

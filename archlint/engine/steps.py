@@ -101,6 +101,8 @@ def suppressions_of(facts: FileFacts) -> tuple[Suppression, ...]:
         return facts.cuda.suppressions
     if facts.python is not None:
         return facts.python.suppressions
+    if facts.cmake is not None:
+        return facts.cmake.suppressions
     return ()
 
 

@@ -66,6 +66,11 @@ def extract_file(file: SourceFile, max_bytes: int, directives: bool = False) -> 
 def _extract(file: SourceFile, data: bytes, notes: tuple[Diagnostic, ...]) -> FileFacts:
     if b"\x00" in data[:8192]:
         return FileFacts(file, diagnostics=(*notes, Diagnostic(file.path, "binary content (NUL bytes); skipped")))
+    if file.language == "cmake":
+        from archlint.extract.cmake.facts import extract_cmake  # deferred: only a tree with build lists loads it
+
+        cmake = extract_cmake(file.path, data)
+        return FileFacts(file, diagnostics=notes + cmake.diagnostics, cmake=cmake)
     if file.language == "python":
         from archlint.extract.python.facts import extract_python  # deferred: a CUDA re-scan never loads it
 

@@ -81,6 +81,12 @@ class Idioms:
     @cached_property
     def table_names(self) -> Mapping[str, tuple[str, ...]]:
         return dict(self.attribute_tables)
+    # CMake build lists (command names compared lowercased, as CMake does)
+    cmake_arch_list_calls: frozenset[str] = frozenset()  # `c(OUT "SRC" "${TGT}")`: vLLM's loose intersection
+    cmake_gencode_calls: tuple[tuple[str, str, str], ...] = ()  # (name, sources keyword, archs keyword)
+    cmake_extension_calls: tuple[tuple[str, str, str], ...] = ()  # (name, sources keyword, flags keyword)
+    cmake_build_variables: tuple[tuple[str, str], ...] = ()  # (variable, value) a CUDA build of the project has
+    cmake_toolkit_variables: frozenset[str] = frozenset()  # variables holding the CUDA toolkit's version
 
     def arch_flags_call(self, callee: str) -> ArchFlagsCall | None:
         """The arch-flags call a dotted callee names, if any (asked of every call in a scan)."""
@@ -110,6 +116,11 @@ _EXTRA_KEYS: Mapping[str, Mapping[str, type]] = {
     "path_call": {},
     "toolkit_version_call": {},
     "toolkit_version_value_call": {},
+    "cmake_arch_list_call": {},
+    "cmake_gencode_call": {"sources_keyword": str, "archs_keyword": str},
+    "cmake_extension_call": {"sources_keyword": str, "flags_keyword": str},
+    "cmake_build_variable": {"value": str},
+    "cmake_toolkit_variable": {},
     "capability_predicate": {"relation": str},
     "capability_value_call": {},
     "capability_int_method": {},
@@ -257,6 +268,14 @@ def _merge(folder: Path, rows: Sequence[_Row]) -> Idioms:
                                for row in by_table["attribute_table"] for name in row.names),
         inert_calls=frozenset(names("inert_call")),
         env_default_calls=names("env_default_call"),
+        cmake_arch_list_calls=frozenset(name.lower() for name in names("cmake_arch_list_call")),
+        cmake_gencode_calls=tuple((name.lower(), str(row.extra["sources_keyword"]), str(row.extra["archs_keyword"]))
+                                  for row in by_table["cmake_gencode_call"] for name in row.names),
+        cmake_extension_calls=tuple((name.lower(), str(row.extra["sources_keyword"]), str(row.extra["flags_keyword"]))
+                                    for row in by_table["cmake_extension_call"] for name in row.names),
+        cmake_build_variables=tuple((name, str(row.extra["value"])) for row in by_table["cmake_build_variable"]
+                                    for name in row.names),
+        cmake_toolkit_variables=frozenset(names("cmake_toolkit_variable")),
     )
 
 

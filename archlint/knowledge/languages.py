@@ -18,6 +18,9 @@ TEMPLATE_SUFFIXES = frozenset({".jinja"})
 
 # Prebuilt extension modules: read for the images their fatbins carry (extract/binary), never loaded.
 BINARY_SUFFIXES = frozenset({".so"})
+# CMake build lists: `CMakeLists.txt` by its whole name, included scripts by their suffix.
+CMAKE_SUFFIXES = frozenset({".cmake"})
+CMAKE_NAMES = frozenset({"CMakeLists.txt"})
 
 
 CUDA_EXTENSIONS = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".inl", ".jinja")

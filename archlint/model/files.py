@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from archlint.model.binary import BinaryFacts
+from archlint.model.build import CMakeFacts
 from archlint.model.cuda import CudaFacts
 from archlint.model.findings import Diagnostic
 from archlint.model.python import PythonFacts
@@ -15,7 +16,7 @@ from archlint.model.records import fast_pickling
 class SourceFile:
     path: str  # posix, relative to the scan root
     absolute: str
-    language: str  # 'cuda' | 'python' | 'template' | 'binary'
+    language: str  # 'cuda' | 'python' | 'template' | 'binary' | 'cmake'
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,7 @@ class FileFacts:
     python: PythonFacts | None = None
     diagnostics: tuple[Diagnostic, ...] = ()
     binary: BinaryFacts | None = None  # a prebuilt extension module's images
+    cmake: CMakeFacts | None = None
 
 
 fast_pickling(globals())

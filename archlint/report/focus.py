@@ -96,8 +96,9 @@ def _section_lines(section: _Section, gates: list[GateReport], target: str, seve
 
 def gate_entry(gate: GateReport) -> str:
     """`  path:line  function  condition`: the gate, where it is, named as its module names it."""
-    function = local_function(gate.function, gate.location.path) or "<module>"
-    return f"  {where(gate.location, col=False)}  {function}  {_short(gate.text)}{arch_test_note(gate)}"
+    function = local_function(gate.function, gate.location.path) or ("<module>" if gate.location.path.endswith(".py") else "")
+    named = f"{function}  " if function else ""  # a build list (CMakeLists.txt) has no enclosing function
+    return f"  {where(gate.location, col=False)}  {named}{_short(gate.text)}{arch_test_note(gate)}"
 
 
 def _short(text: str) -> str:
