@@ -118,6 +118,13 @@ class FactsCache:
         self._seen.pop(file.absolute, None)
         return replace(facts, file=file)
 
+    def stored(self, file: SourceFile, digest: str) -> FileFacts | None:
+        """The facts stored for the file as it was when its bytes hashed to `digest` (an earlier
+        version: what a re-scan compares the new facts with), or None."""
+        key = self._key(file, digest)
+        facts = read_entry(self._entry(key), key, FileFacts)
+        return None if facts is None else replace(facts, file=file)
+
     def sink(self, files: list[SourceFile]) -> EntrySink:
         """What a worker needs to store the facts of these files itself (picklable, small): each
         file's key and the stat its hash was taken at. Files not seen by get() are hashed now."""

@@ -43,7 +43,8 @@ from archlint.link.templates import fill_holes
 from archlint.model.binary import BinaryFacts
 from archlint.model.cuda import CudaFacts
 from archlint.model.files import Discovery, FileFacts, SourceFile
-from archlint.model.gates import Gate
+from archlint.model.gates import Gate, GuardedUnits
+from archlint.model.tactics import LinkedTileList
 from archlint.model.python import PythonFacts
 from archlint.model.scan import ScanOptions
 
@@ -87,13 +88,26 @@ def link_files(options: ScanOptions, discovery: Discovery, cache, eager: bool, k
         return _link_with(options, discovery, cache, eager, workers, keep_python)
 
 
-def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers,
-               keep_python: bool) -> Linked:
-    """Python first, then CUDA on demand. Python: every file's bytes, full facts for those the byte
-    prefilter picks and those whose conditions can read the capability, then whatever linking asks
-    for; the rest are outlined (diagnostics and suppressions). CUDA: every file's directives (the
-    macro table and the include graph), and full facts only for the files the gates' units can
-    include. A scan whose gates guard no source, or an eager one, reads every CUDA file in full."""
+@dataclass(frozen=True)
+class PythonSide:
+    """What the Python stages give the rest of a scan: every Python file's and template's facts
+    (what a Python file reports, unless kept whole), the gates with their units, ready to judge,
+    the CUTLASS tile lists, and the sources the JIT renders from templates."""
+
+    facts: list[FileFacts]
+    judged: list[tuple[Gate, GuardedUnits]]
+    sources: tuple[str, ...]  # every source the gates' units name
+    tile_lists: tuple[LinkedTileList, ...]
+    generated: dict[str, str]
+    pyindex: PyIndex | None
+    binaries: tuple[BinaryFacts, ...] = ()  # the prebuilt extension modules' images
+
+
+def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers,
+                keep_python: bool = False) -> PythonSide:
+    """Every file's bytes, full facts for those the byte prefilter picks and those whose conditions
+    can read the capability, then whatever linking asks for; the rest are outlined (diagnostics and
+    suppressions)."""
     root = discovery.root
     with stage("facts") as touched:
         facts = _extract([f for f in discovery.files if f.language == "template"], options, cache, workers)
@@ -133,9 +147,22 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             pyindex, read = None, [_reported_only(f) for f in read]
         facts = facts + read
     workers.close()
+    sources = tuple(sorted({s for _, units in gated for s in units.sources}))
+    judged = with_absent_variant_macros(gated, variants, passed)
+    return PythonSide(facts, judged, sources, tile_lists, generated, pyindex, binaries)
+
+
+def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers,
+               keep_python: bool) -> Linked:
+    """Python first (python_side), then CUDA on demand: every file's directives (the macro table
+    and the include graph), and full facts only for the files the gates' units can include. A scan
+    whose gates guard no source, or an eager one, reads every CUDA file in full."""
+    root = discovery.root
+    side = python_side(options, discovery, cache, eager, workers, keep_python)
+    facts, gated, sources, tile_lists, generated, pyindex = (side.facts, side.judged, side.sources, side.tile_lists,
+                                                            side.generated, side.pyindex)
     cuda_files = [f for f in discovery.files if f.language == "cuda"]
     include_dirs = relative_dirs(options.include_dirs, root)
-    sources = tuple(sorted({s for _, units in gated for s in units.sources}))
     targets, kb = scan_targets(options), load_kb()
     shallow: frozenset[str] = frozenset()
     if gated and not eager:
@@ -164,14 +191,13 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         memos, results = [], []
         parts: dict = {}  # shared by the results' equal parts
         overrides = user_defines(options)
-        judged = with_absent_variant_macros(gated, variants, passed)
-        for gate, units in judged:
+        for gate, units in gated:
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, judging, targets, overrides, parts))
-            stage_progress(len(results), len(judged))
+            stage_progress(len(results), len(gated))
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     ctx = with_tactic_sizes(options, root, ctx)
-    return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, binaries)
+    return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, side.binaries)
 
 
 def _extract(files: list[SourceFile], options: ScanOptions, cache, workers: Workers, directives: bool = False) -> list[FileFacts]:

@@ -1,5 +1,6 @@
 """The scan pipeline: a stored result for an unchanged tree, a partial re-scan when only CUDA files
-changed, else a full scan (engine.linking, then the checks); engine.scan() is its public door."""
+changed (engine.rescan) or only Python files (engine.pyrescan), else a full scan (engine.linking,
+then the checks); engine.scan() is its public door."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ from dataclasses import replace
 from archlint.discover import discover
 from archlint.engine.collector import collector_paused
 from archlint.engine.linkstore import DamagedState, stored_links
+from archlint.engine.pyrescan import python_rescan
 from archlint.engine.rescan import rescan
+from archlint.engine.roots import analysed
 from archlint.engine.steps import (SCAN_STAGES, assemble_result, findings_by_file, open_cache, run_checks, selected,
                                    suppressions_of)
 from archlint.engine.store import ScanState, ScanStore
 from archlint.engine.timing import hint, plan, stage
 from archlint.link.templates import read_templates
+from archlint.postprocess.paths import rebase
 from archlint.model.scan import ScanOptions, ScanResult
 
 
@@ -30,7 +34,8 @@ def run(options: ScanOptions, eager: bool = False) -> ScanResult:
 def _run(options: ScanOptions, eager: bool) -> ScanResult:
     plan(SCAN_STAGES)
     with stage("discover"):
-        discovery = discover(options.paths, options.exclude)
+        found = discover(options.paths, options.exclude)
+        discovery, options = analysed(found, options)
         cache = open_cache(options)
         store = ScanStore.open(cache, options, discovery) if cache is not None else None
     if store is not None and store.is_new():
@@ -43,7 +48,7 @@ def _run(options: ScanOptions, eager: bool) -> ScanResult:
             store.save(result, state)
     if cache is not None:
         cache.flush()
-    return selected(_only_reported(result, options.report_paths), options)
+    return rebase(selected(_only_reported(result, options.report_paths), options), found.root)
 
 
 def _from_store(options: ScanOptions, discovery, cache, store: ScanStore) -> tuple[ScanResult, ScanState | None] | None:
@@ -57,7 +62,7 @@ def _from_store(options: ScanOptions, discovery, cache, store: ScanStore) -> tup
         if previous is None:
             continue
         try:
-            done = rescan(options, discovery, cache, store, previous)
+            done = rescan(options, discovery, cache, store, previous) or python_rescan(options, discovery, cache, store, previous)
         except DamagedState:  # a stored part that no longer matches its checksum
             done = None
         if done is not None:

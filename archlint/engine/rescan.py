@@ -6,9 +6,10 @@ links are unpickled, and their facts loaded from the facts cache, only when judg
 for them (engine.linkstore). A gate is judged again
 when a changed file is among the files its units can include (its verdicts read nothing else but
 the scan-wide macro table); the file rules run again on the changed files and on the files whose
-compiling builds changed. Whenever a change could reach further than that — a file added or
-removed, a Python file changed, a changed #define, or gates appearing or disappearing — this
-returns None and the caller runs a full scan.
+compiling builds changed. A changed Python file whose facts are those it had (a comment added at
+its end) changes nothing. Whenever a change could reach further than that — a file added or
+removed, a Python file's facts changed, a changed #define, or gates appearing or disappearing —
+this returns None and the caller runs a full scan.
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ from archlint.judge.view import Judging
 from archlint.knowledge.arch import Target, parse_target
 from archlint.knowledge.kb import load_kb
 from archlint.link.cuda import file_links, include_closure, resolver_for
-from archlint.model.files import FileFacts
+from archlint.model.files import FileFacts, SourceFile
 
 
-class _LazyFacts(Mapping):
+class LazyFacts(Mapping):
     """path -> CudaFacts for every CUDA file, loaded from the facts cache when first asked for: the
     directive-level facts of a file the scan read for its directives only (`shallow`), else its
     full facts."""
@@ -73,10 +74,10 @@ class _LazyFacts(Mapping):
         return len(self._files)
 
 
-class _LazyFunctions(Mapping):
+class LazyFunctions(Mapping):
     """name -> ((path, Function), ...) as link.build_index makes it, loading only the files named."""
 
-    def __init__(self, facts: _LazyFacts, links: StoredLinks):
+    def __init__(self, facts: LazyFacts, links: StoredLinks):
         self._facts = facts
         self._paths: dict[str, list[str]] = {}
         for path in links.paths:
@@ -108,7 +109,13 @@ def rescan(options, discovery, cache, store, previous):
     scan's targets or more: store.ScanStore.wider), or None when a full scan is needed."""
     digests, state = previous
     changed = store.changed_files(digests, discovery.files)
-    if changed is None or any(file.language in ("python", "template", "binary", "cmake") for file in changed) or tuple(discovery.diagnostics) != state.discovery_diagnostics:
+    if changed is None or tuple(discovery.diagnostics) != state.discovery_diagnostics:
+        return None
+    python = [file for file in changed if file.language == "python"]
+    if python and not _same_python_facts(python, digests, cache, options):
+        return None
+    changed = [file for file in changed if file.language != "python"]
+    if any(file.language in ("template", "binary", "cmake") for file in changed):
         return None
     plan(RESCAN_STAGES)
     with stage("facts", len(changed)):
@@ -121,8 +128,8 @@ def rescan(options, discovery, cache, store, previous):
         loaded = {**state.templates, **{f.file.path: f.cuda for f in fresh}}
         changed_paths = {f.file.path for f in fresh}
         shallow = state.shallow - changed_paths
-        facts = _LazyFacts({f.path: f for f in discovery.files if f.path in known}, loaded, cache, options.max_file_bytes, shallow)
-        index = lazy_index(links, facts, _LazyFunctions(facts, links))
+        facts = LazyFacts({f.path: f for f in discovery.files if f.path in known}, loaded, cache, options.max_file_bytes, shallow)
+        index = lazy_index(links, facts, LazyFunctions(facts, links))
     with stage("verdicts"):
         judging, targets = Judging(index, load_kb()), scan_targets(options)
         before, narrowing = _narrowed(state, targets)
@@ -139,9 +146,9 @@ def rescan(options, discovery, cache, store, previous):
             memos.append(memo)
             results.append(old)
             stage_progress(len(results), len(state.memos))
-    free = _free(discovery, memos) if rejudged else state.free
+    free = reached_free(discovery, memos) if rejudged else state.free
     with stage("checks"):
-        paths = tuple(sorted(changed_paths | narrowing | (free ^ state.free) | _live_changed(before, tuple(results), rejudged)))
+        paths = tuple(sorted(changed_paths | narrowing | (free ^ state.free) | live_changed(before, tuple(results), rejudged)))
         ctx = with_tactic_sizes(options, discovery.root, Context.judged(judging, targets, tuple(results), paths, free,
                                                                        state.tile_lists))
         gate_findings = run_checks(ctx, file_rules=False)
@@ -152,8 +159,8 @@ def rescan(options, discovery, cache, store, previous):
         memos=tuple(memos),
         results=tuple(results),
         file_findings={**kept, **rechecked},
-        file_diagnostics=_replaced(state.file_diagnostics, {f.file.path: f.diagnostics for f in fresh}),
-        suppressions=_replaced(state.suppressions, {f.file.path: suppressions_of(f) for f in fresh}),
+        file_diagnostics=replaced(state.file_diagnostics, {f.file.path: f.diagnostics for f in fresh}),
+        suppressions=replaced(state.suppressions, {f.file.path: suppressions_of(f) for f in fresh}),
         discovery_diagnostics=state.discovery_diagnostics,
         generated=state.generated,
         templates=state.templates,
@@ -164,6 +171,23 @@ def rescan(options, discovery, cache, store, previous):
         binaries=state.binaries,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
+
+
+def _same_python_facts(files: list[SourceFile], digests: dict[str, tuple[str, str]], cache, options) -> bool:
+    """Whether each changed Python file's full facts equal those of the version the stored state
+    saw (its content hash then), its own hash aside: a comment added at the end, a blank line
+    trimmed. A scan reads a Python file only through its facts (the bytes it reads of one more
+    only pick which files to read: reading one more gives the same result, tests/test_demand.py),
+    so the stored state then stands. A file the stored scan did not read in full (its old full
+    facts are not in the cache) cannot be compared: a full scan."""
+    fresh = extract_all(files, 1, options.max_file_bytes, cache)
+    for file, new in zip(files, fresh):
+        old = cache.stored(file, digests[file.path][1])
+        if old is None or old.python is None or new.python is None:
+            return False
+        if replace(old, python=replace(old.python, sha256=new.python.sha256)) != new:
+            return False
+    return True
 
 
 def _narrowed(state: ScanState, targets: tuple[Target, ...]) -> tuple[tuple[GateResult, ...], set[str]]:
@@ -179,7 +203,7 @@ def _narrowed(state: ScanState, targets: tuple[Target, ...]) -> tuple[tuple[Gate
     return tuple(narrowed(r, wider, targets) for r in state.results), {path for _, path in state.file_findings}
 
 
-def _free(discovery, memos: list[GateMemo]) -> frozenset[str]:
+def reached_free(discovery, memos: list[GateMemo]) -> frozenset[str]:
     """The CUDA files no gate's units can include, now that some gates' include closures changed (a
     file that leaves them was read in full for them; one that joins them was too, or the re-scan
     gave way to a full scan)."""
@@ -202,7 +226,7 @@ def _updated_links(stored: StoredLinks, generated: dict[str, str], fresh: list[F
     return with_links(stored, changed)
 
 
-def _live_changed(before: tuple[GateResult, ...], after: tuple[GateResult, ...],
+def live_changed(before: tuple[GateResult, ...], after: tuple[GateResult, ...],
                   rejudged: list[tuple[GateResult, GateResult]]) -> set[str]:
     """Files for which some function's compiling builds differ between the live tables of the
     results before and after. Only the re-judged gates' results differ, so only the functions
@@ -214,7 +238,7 @@ def _live_changed(before: tuple[GateResult, ...], after: tuple[GateResult, ...],
     return {path for path, function in keys if old.get((path, function)) != new.get((path, function))}
 
 
-def _replaced(table: dict, updates: dict) -> dict:
+def replaced(table: dict, updates: dict) -> dict:
     out = {path: value for path, value in table.items() if path not in updates}
     out.update({path: value for path, value in updates.items() if value})
     return out

@@ -195,9 +195,11 @@ def _store(path, key: bytes, value: object) -> None:
 
 
 def _scope_key(cache, options: ScanOptions, discovery) -> bytes:
-    """What the analysis depends on besides the files and the targets: not the rules reported."""
+    """What the analysis depends on besides the files and the targets: not the rules reported, nor
+    the paths named on the command line (the files discovered from them, and the folder they are
+    analysed from, stand for them: engine.roots)."""
     scope = (
-        cache.salt, discovery.root, tuple(sorted(str(Path(p).resolve()) for p in options.paths)), options.include_dirs,
-        options.defines, options.exclude, options.max_file_bytes, options.toolkit, options.compile_probe,
+        cache.salt, discovery.root, tuple(str(Path(p).resolve()) for p in options.include_dirs),
+        options.defines, options.max_file_bytes, options.toolkit, options.compile_probe,
     )
     return hashlib.sha256(repr(scope).encode("utf-8", "surrogateescape")).digest()

@@ -1,0 +1,122 @@
+"""A re-scan after Python files changed and nothing else: the Python side again, the CUDA side kept.
+
+The Python stages run as in a full scan (their facts come from the facts cache but for the
+changed files), so the gates, their units and the variant macros are what a full scan finds. The
+CUDA side is the stored state's: the index is built from the stored links and loads a file's
+facts only when a verdict asks (engine.rescan). A gate found again with the same units (its
+spec, flags and sources: everything its verdicts read besides the CUDA files) keeps its stored
+result; any other is judged. The file rules run again on the files whose compiling builds or
+whose place among the files no gate builds changed. Whatever the CUDA side depends on beyond the
+stored state — the sources rendered from templates, the templates' filled holes, a gate's units
+reaching a file read for its directives only, a scan that gains or loses all its gates — makes
+this return None, and the caller runs a full scan.
+"""
+
+from __future__ import annotations
+
+from archlint.checks.context import Context, GateResult, live_table
+from archlint.engine.cache import FactsCache
+from archlint.engine.linkstore import lazy_index
+from archlint.engine.rescan import LazyFacts, LazyFunctions, reached_free
+from archlint.engine.steps import (assemble_result, findings_by_file, judge_gate, run_checks, scan_targets,
+                                   suppressions_of, user_defines, with_tactic_sizes)
+from archlint.link.cuda import include_closure
+from archlint.engine.store import GateMemo, ScanState, ScanStore
+from archlint.engine.timing import plan, stage, stage_progress
+from archlint.extract.files import Workers
+from archlint.judge.view import Judging
+from archlint.knowledge.kb import load_kb
+from archlint.link.templates import read_templates
+from archlint.model.files import Discovery
+from archlint.model.scan import ScanOptions, ScanResult
+
+PYRESCAN_STAGES = ("discover", "facts", "pylink", "outline", "verdicts", "checks")  # numbered on the progress line
+
+
+def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache, store: ScanStore,
+                  previous: tuple[dict[str, tuple[str, str]], ScanState]) -> tuple[ScanResult, ScanState] | None:
+    """(result, state) of the scan from `previous` (a stored state of this scan's very targets and
+    the files it saw) when only Python files changed, or None when a full scan is needed."""
+    from archlint.engine.linking import python_side  # deferred: as engine.pipeline's full scan
+
+    digests, state = previous
+    changed = store.changed_files(digests, discovery.files)
+    if (not changed or any(file.language != "python" for file in changed)
+            or tuple(discovery.diagnostics) != state.discovery_diagnostics):
+        return None
+    targets = scan_targets(options)
+    if tuple(t.name for t in targets) != state.targets:
+        return None  # a state of more targets: its results would need narrowing and more
+    plan(PYRESCAN_STAGES)
+    with Workers(options.jobs) as workers:
+        side = python_side(options, discovery, cache, False, workers)
+    if (side.generated != state.generated or read_templates(side.facts) != state.templates
+            or side.tile_lists != state.tile_lists or bool(side.judged) != bool(state.memos)):
+        return None
+    links = state.links
+    known = set(links.paths)
+    facts = LazyFacts({f.path: f for f in discovery.files if f.path in known}, state.templates, cache,
+                      options.max_file_bytes, state.shallow)
+    index = lazy_index(links, facts, LazyFunctions(facts, links))
+    judging = Judging(index, load_kb())
+    stored: dict[tuple[str, int, int], list[tuple[GateMemo, GateResult]]] = {}
+    for memo, result in zip(state.memos, state.results):
+        stored.setdefault(_place(memo), []).append((memo, result))
+    with stage("verdicts", len(side.judged), "gates"):
+        overrides, parts = user_defines(options), dict[object, object]()
+        memos: list[GateMemo] = []
+        results: list[GateResult] = []
+        kept: set[int] = set()  # ids of the stored results kept
+        judged: list[GateResult] = []
+        for gate, units in side.judged:
+            found = next(((m, r) for m, r in stored.get((gate.path, gate.line, gate.col), ())
+                          if m.gate == gate and m.units == units and id(r) not in kept), None)
+            if found is not None:
+                memo, result = found
+                kept.add(id(result))
+            else:
+                memo = GateMemo(gate, units, include_closure(index, units.sources))
+                if memo.deps & state.shallow:
+                    return None  # the units reach a file read for its directives only
+                result = judge_gate(gate, units, judging, targets, overrides, parts)
+                judged.append(result)
+            memos.append(memo)
+            results.append(result)
+            stage_progress(len(results), len(side.judged))
+    gone = [result for result in state.results if id(result) not in kept]
+    free = reached_free(discovery, memos)
+    with stage("checks"):
+        keys = {key for result in (*judged, *gone) for analysis in result.admitted for key in analysis.reached}
+        before, after = live_table(state.results, keys), live_table(results, keys)
+        moved = {path for path, function in keys if before.get((path, function)) != after.get((path, function))}
+        paths = tuple(sorted((free ^ state.free) | moved))
+        ctx = with_tactic_sizes(options, discovery.root, Context.judged(judging, targets, tuple(results), paths, free,
+                                                                       side.tile_lists))
+        gate_findings = run_checks(ctx, file_rules=False)
+        rechecked = findings_by_file(run_checks(ctx, file_rules=True))
+    python = {f.path for f in discovery.files if f.language in ("python", "template", "binary", "cmake")}  # python_side reads them
+    new_state = ScanState(
+        links=links,
+        memos=tuple(memos),
+        results=tuple(results),
+        file_findings={**{k: v for k, v in state.file_findings.items() if k[1] not in set(paths)}, **rechecked},
+        file_diagnostics={**_cuda_only(state.file_diagnostics, python), **{f.file.path: f.diagnostics for f in side.facts if f.diagnostics}},
+        suppressions={**_cuda_only(state.suppressions, python), **{f.file.path: suppressions_of(f) for f in side.facts if suppressions_of(f)}},
+        discovery_diagnostics=state.discovery_diagnostics,
+        generated=state.generated,
+        templates=state.templates,
+        shallow=state.shallow,
+        targets=state.targets,
+        free=free,
+        tile_lists=side.tile_lists,
+        binaries=side.binaries,
+    )
+    return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
+
+
+def _place(memo: GateMemo) -> tuple[str, int, int]:
+    return memo.gate.path, memo.gate.line, memo.gate.col
+
+
+def _cuda_only(table: dict, python: set[str]) -> dict:
+    return {path: value for path, value in table.items() if path not in python}
