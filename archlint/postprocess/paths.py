@@ -9,6 +9,8 @@ with the scan root's place under the report root.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,6 +39,7 @@ def rebase(result: ScanResult, report_root: str | Path) -> ScanResult:
         diagnostics=tuple(move.diagnostic(d) for d in result.diagnostics),
         gates=tuple(move.gate(g) for g in result.gates),
         suppressions=tuple((move.path(path), items) for path, items in result.suppressions),
+        binaries=tuple(replace(binary, path=move.path(binary.path)) for binary in result.binaries),
     )
 
 
@@ -54,10 +57,17 @@ class _Mover:
     def location(self, location: Location) -> Location:
         return replace(location, path=self.path(location.path))
 
+    def text(self, message: str, paths: Iterable[str]) -> str:
+        """A message with the root-relative paths it names (`builds X`, `(X:557)`, `X carries ...`)
+        moved too, where a path stands on its own: not the tail of a longer one, nor code or an include
+        quoted as written (`x.h`, "x.h", <x.h>: a launcher's file name, an include's text)."""
+        for path in sorted({p for p in paths if p and p != "." and not os.path.isabs(p)}, key=len, reverse=True):
+            if path in message:
+                message = re.sub(rf"(?<![\w./`'\"<-]){re.escape(path)}(?![\w/`'\">-]|\.\w)", lambda _: self.path(path), message)
+        return message
+
     def hop(self, hop: Evidence) -> Evidence:
-        message = hop.message
-        if hop.source and message.endswith(f" {hop.source}"):  # "builds X", "compiles X", "includes X"
-            message = message[: -len(hop.source)] + self.path(hop.source)
+        message = self.text(hop.message, (hop.source, hop.location.path))
         return replace(hop, location=self.location(hop.location), message=message, source=self.path(hop.source))
 
     def hops(self, hops: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
@@ -65,7 +75,9 @@ class _Mover:
 
     def finding(self, finding: Finding) -> Finding:
         fixes = tuple(Fix(self.location(fix.location), fix.replacement, fix.description) for fix in finding.fixes)
-        return replace(finding, location=self.location(finding.location), evidence=self.hops(finding.evidence), fixes=fixes)
+        message = self.text(finding.message, touched_paths(finding))
+        return replace(finding, location=self.location(finding.location), evidence=self.hops(finding.evidence), fixes=fixes,
+                       message=message)
 
     def diagnostic(self, diagnostic: Diagnostic) -> Diagnostic:
         return replace(diagnostic, path=self.path(diagnostic.path))
@@ -90,8 +102,9 @@ class _Mover:
                 constructs=tuple(replace(c, hop=self.hop(c.hop)) for c in reached.constructs),
                 path=self.hops(reached.path),
             )
+        named = {p for hop in (*verdict.evidence, *verdict.empty_kernels) for p in (hop.source, hop.location.path)}
         return replace(verdict, evidence=self.hops(verdict.evidence), empty_kernels=self.hops(verdict.empty_kernels),
-                       reached=reached)
+                       reached=reached, reason=self.text(verdict.reason, named))
 
 
 def touched_paths(finding: Finding) -> set[str]:
