@@ -26,6 +26,7 @@ from archlint.extract.files import Workers, extract_all
 from archlint.extract.python.markers import markers
 from archlint.gates.conditions import load_condition_modules
 from archlint.gates.detect import find_gates
+from archlint.gates.host import host_gates
 from archlint.gates.tactics import link_tile_lists
 from archlint.gates.units import guarded_units
 from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
@@ -130,6 +131,8 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             needed = include_closure(outlined, sources)
             # the files no gate builds where the file rules can report something, read in full too
             needed |= worth_reading(Judging(outlined, kb), targets, free_files((f.path for f in cuda_files), needed))
+            if any(f.cuda is not None and f.cuda.host_marked for f in outline):
+                needed = frozenset(f.path for f in cuda_files)  # host checks reach units through their calls
             deep = [f for f in cuda_files if f.path in needed]
         shallow = frozenset(f.path for f in cuda_files if f.path not in needed)
         with stage("unit facts", len(deep)):
@@ -149,7 +152,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         memos, results = [], []
         parts: dict = {}  # shared by the results' equal parts
         overrides = user_defines(options)
-        judged = with_absent_variant_macros(gated, variants, passed)
+        judged = with_absent_variant_macros(gated, variants, passed) + host_gates(index)
         for gate, units in judged:
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, judging, targets, overrides, parts))

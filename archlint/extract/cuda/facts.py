@@ -17,6 +17,7 @@ from dataclasses import replace
 from archlint.extract.cuda.asserts import arch_constants, static_asserts
 from archlint.extract.cuda.chains import constexpr_branch_spans, names_every_alternative_spells, uniform_chains
 from archlint.extract.cuda.functions import find_functions
+from archlint.extract.cuda.host import extract_host, host_marked
 from archlint.extract.cuda.prebuilt import PrebuiltScan
 from archlint.extract.cuda.screen import asm_statements, rule_sites
 from archlint.extract.cuda.smem import smem_requests
@@ -42,7 +43,8 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
     calls = FileCalls(structure)
     prebuilt = PrebuiltScan(structure, load_prebuilt())
     # host code is parsed where it hands work to a run-time compiler or a vendor library
-    host_code = prebuilt.wanted or _RUNTIME_ARCH_RE.search(data) is not None or kb.calls_library(structure.masked)
+    marked = host_marked(structure.masked) and len(data) <= parse_limit
+    host_code = prebuilt.wanted or marked or _RUNTIME_ARCH_RE.search(data) is not None or kb.calls_library(structure.masked)
     functions, partial = find_functions(data, structure, calls, parse_limit, host_code=host_code)
     spans = _FunctionSpans(functions)
     text = data.decode("utf-8", "replace")
@@ -73,6 +75,7 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         loaders=prebuilt.loaders(spans.function_at),
         arch_checks=prebuilt.checks(spans.function_at) + prebuilt.predicates(functions),
         sm_constants=prebuilt.constants(),
+        host=extract_host(data, structure, spans.function_at) if marked else None,
     )
 
 
@@ -99,7 +102,8 @@ def extract_cuda_directives(path: str, data: bytes) -> CudaFacts:
     functions, constructs and the rest stay empty (a file no gate's units can include), and
     `rule_sites` says what the file rules could find in them (extract.cuda.screen)."""
     structure = scan_directives(path, data)
-    return replace(_directive_facts(path, data, structure), rule_sites=rule_sites(data, structure, load_kb()))
+    return replace(_directive_facts(path, data, structure), rule_sites=rule_sites(data, structure, load_kb()),
+                   host_marked=host_marked(structure.masked))
 
 
 def _directive_facts(path: str, data: bytes, structure: Structure) -> CudaFacts:

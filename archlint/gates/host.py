@@ -1,0 +1,184 @@
+"""C++ host checks as gates: `TORCH_CHECK(is_sm90 || is_sm8x, ...)` and dispatch ladders over the
+compute capability, with the capability helpers they call resolved scan-wide (known by their body,
+remapped as rules/kb/host.toml says), and the translation units their arms reach.
+
+A check admits the capabilities its condition holds for. A ladder admits those some arm takes; a
+GPU it refuses is judged as taking the arm of the highest capability it admits (widening a ladder
+lets a newer GPU into the newest arm). An arm's units are the source files that define what it
+calls, followed through the names each definition spells (`run_mha_fwd` in flash_api.cpp names
+`run_mha_fwd_`, whose specialisations are the flash_fwd_*.cu units), as declaration reach does.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Mapping
+
+from archlint.knowledge.arch import known_ccs
+from archlint.knowledge.host import load_host
+from archlint.knowledge.languages import SOURCE_SUFFIXES
+from archlint.lang.cpp.capability import Value, evaluate
+from archlint.lang.cpp.expr import render
+from archlint.link.cuda import CudaIndex
+from archlint.model.cexpr import Binary, Expr, Name, Num, Opaque, Ternary, Unary
+from archlint.model.cuda import Declaration
+from archlint.model.findings import Evidence, EvidenceKind, Location
+from archlint.model.gates import Gate, GuardedUnits
+from archlint.model.host import CALL, MAJOR, MINOR, HostArm, HostCheck
+
+HOST_KIND = "host-check"
+_MAX_DEPTH = 4  # calls followed from an arm to the units that define what it reaches
+_HELPER_DEPTH = 4  # helpers calling helpers
+
+Helpers = Mapping[str, tuple[Expr, ...]]
+
+
+def capability_helpers(index: CudaIndex) -> dict[str, tuple[Expr, ...]]:
+    """Every helper of the scan whose values are the capability (a helper may call another):
+    name -> its values. A name two files define differently is no helper."""
+    found: dict[str, tuple[Expr, ...] | None] = {}
+    for path in sorted(index.files):
+        host = index.files[path].host
+        for helper in host.helpers if host is not None else ():
+            known = found.get(helper.name, helper.values)
+            found[helper.name] = helper.values if known == helper.values else None
+    candidates = {name: values for name, values in found.items() if values is not None}
+    return {name: values for name, values in candidates.items()
+            if all(evaluate(v, leaf_values(90, candidates)) is not None for v in values)}
+
+
+def leaf_values(cc: int, helpers: Helpers, depth: int = 0) -> Callable[[str], Value]:
+    """What a capability name is worth on a GPU of capability `cc`."""
+    remaps = load_host()
+
+    def leaf(name: str) -> Value:
+        if name == MAJOR:
+            return cc // 10
+        if name == MINOR:
+            return cc % 10
+        if not name.startswith(CALL) or depth >= _HELPER_DEPTH:
+            return None
+        helper, _, element = name[len(CALL):].partition("#")
+        values = helpers.get(helper)
+        if values is None or (not element and len(values) != 1) or (element and int(element) >= len(values)):
+            return None
+        reported = remaps.remap(helper).get(cc, cc)  # getSMVersion() reports 12.1 as 120
+        return evaluate(values[int(element or 0)], leaf_values(reported, helpers, depth + 1))
+
+    return leaf
+
+
+def admitted(arms: tuple[HostArm, ...], cc: int, helpers: Helpers) -> tuple[int | None, bool]:
+    """(the index of the arm a GPU of capability `cc` takes, None if refused; whether that is certain)."""
+    leaf = leaf_values(cc, helpers)
+    certain = True
+    for number, arm in enumerate(arms):
+        value = evaluate(arm.cond, leaf)
+        if value is None:
+            certain = False
+        elif value:
+            return number, certain
+    return None, certain
+
+
+def host_gates(index: CudaIndex) -> list[tuple[Gate, GuardedUnits]]:
+    """Every host check of the scan that reads the capability, as a gate with its arm's units."""
+    helpers = capability_helpers(index)
+    definitions = _source_definitions(index)
+    ccs = known_ccs()
+    found = []
+    for path in sorted(index.files):
+        host = index.files[path].host
+        for check in host.checks if host is not None else ():
+            taken = {cc: admitted(check.arms, cc, helpers) for cc in ccs}
+            if len({arm for arm, _ in taken.values()}) < 2 and all(sure for _, sure in taken.values()):
+                continue  # the same for every GPU: no capability in it after all
+            if all(arm is None and not sure for arm, sure in taken.values()):
+                continue  # no helper behind its calls: nothing read of the capability
+            gate = _gate(path, check, taken, helpers)
+            arm = _widened_arm(check, taken)
+            found.append((gate, _units(index, definitions, gate, path, arm)))
+    return found
+
+
+def _gate(path: str, check: HostCheck, taken: dict[int, tuple[int | None, bool]], helpers: Helpers) -> Gate:
+    admits = tuple(cc for cc, (arm, _) in taken.items() if arm is not None)
+    exact = all(sure for _, sure in taken.values())
+    text = check.text if check.kind == "check" else (
+        " / ".join(f"`{arm.text}`" for arm in check.arms) + f", else {check.macro}(false, ...)")
+    readable = "; ".join(_capability_text(arm.cond, helpers) for arm in check.arms)
+    listed = ", ".join(f"{cc // 10}.{cc % 10}" for cc in admits) or "none"
+    test = Evidence(Location(path, check.arms[0].line), f"reads the compute capability: {readable}; admits {listed}",
+                    EvidenceKind.CONDITION, name=check.arms[0].text)
+    return Gate(f"{path}:{check.line}:{check.col}", HOST_KIND, text, path, check.line, check.col, check.end_line,
+                check.end_col, check.function, admits, exact, suffix="?", guards=(), sources=(), defines=(),
+                list_span=None, majors_literal=None, unit="cc", local_function=check.function, arch_test=test)
+
+
+def _widened_arm(check: HostCheck, taken: dict[int, tuple[int | None, bool]]) -> HostArm:
+    """The arm a refused GPU would take if the gate let it through: a check's only arm; for a
+    ladder, the arm of the highest capability it admits."""
+    chosen = [arm for _, (arm, _) in sorted(taken.items()) if arm is not None]
+    return check.arms[chosen[-1] if chosen else 0]
+
+
+def _capability_text(expr: Expr, helpers: Helpers, depth: int = 0) -> str:
+    """A condition with its capability reads spelled out: `major == 9 && minor == 0`."""
+    return render(_spelled(expr, helpers, depth))
+
+
+def _spelled(expr: Expr, helpers: Helpers, depth: int) -> Expr:
+    if isinstance(expr, Name):
+        if expr.name in (MAJOR, MINOR):
+            return Name(expr.name[1:])
+        if expr.name.startswith(CALL) and depth < _HELPER_DEPTH:
+            helper, _, element = expr.name[len(CALL):].partition("#")
+            values = helpers.get(helper)
+            if values is not None and (element or len(values) == 1) and int(element or 0) < len(values):
+                return _spelled(values[int(element or 0)], helpers, depth + 1)
+            return Name(f"{helper}()" + (f"[{element}]" if element else ""))
+        return expr
+    if isinstance(expr, Unary):
+        return Unary(expr.op, _spelled(expr.operand, helpers, depth))
+    if isinstance(expr, Binary):
+        return Binary(expr.op, _spelled(expr.left, helpers, depth), _spelled(expr.right, helpers, depth))
+    if isinstance(expr, Ternary):
+        return Ternary(*(_spelled(part, helpers, depth) for part in (expr.cond, expr.then, expr.other)))
+    return expr if isinstance(expr, (Num, Opaque)) else expr
+
+
+def _source_definitions(index: CudaIndex) -> dict[str, list[tuple[str, Declaration]]]:
+    """name -> the namespace-scope definitions of that name in translation units (not headers)."""
+    found: dict[str, list[tuple[str, Declaration]]] = {}
+    for path in sorted(index.files):
+        if not path.endswith(SOURCE_SUFFIXES):
+            continue
+        for item in index.files[path].declarations.items:
+            for name in item.names:
+                found.setdefault(name, []).append((path, item))
+    return found
+
+
+def _units(index: CudaIndex, definitions: dict[str, list[tuple[str, Declaration]]], gate: Gate, path: str,
+           arm: HostArm) -> GuardedUnits:
+    """The units an arm reaches: each source file defining a name it calls, and so on through the
+    names those definitions spell. The check's own file counts only where it defines a kernel."""
+    head = (Evidence(Location(gate.path, gate.line, gate.col), f"gate `{gate.text}`", EvidenceKind.GATE),)
+    own_kernels = any(f.kind == "global" for f in index.files[path].functions)
+    sources: dict[str, tuple[Evidence, ...]] = {}
+    seen = set(arm.calls)
+    queue = deque((name, head, 0) for name in arm.calls)
+    while queue:
+        name, chain, depth = queue.popleft()
+        for where, item in definitions.get(name, ()):
+            hop = chain + (Evidence(Location(where, item.start[0], item.start[1]), f"calls `{name}`",
+                                    EvidenceKind.CALL, name=name),)
+            if where != path or own_kernels:
+                sources.setdefault(where, hop)
+            if depth >= _MAX_DEPTH:
+                continue
+            for used in item.uses:
+                if used not in seen and used in definitions:
+                    seen.add(used)
+                    queue.append((used, hop, depth + 1))
+    return GuardedUnits(tuple(sorted(sources)), (), sources)
