@@ -27,6 +27,7 @@ from archlint.extract.python.markers import markers
 from archlint.gates.conditions import load_condition_modules
 from archlint.gates.detect import find_gates
 from archlint.gates.host import host_gates
+from archlint.gates.ops import guarded_op_calls, with_op_units
 from archlint.gates.tactics import link_tile_lists
 from archlint.gates.units import guarded_units
 from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
@@ -104,8 +105,12 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         gates = _python_gates(pyindex, options.toolkit)
         facts = fill_holes(pyindex, facts)
         # a capability test with no kernel build behind it has nothing to judge
-        gated = [(gate, units) for gate in gates
-                 if (units := guarded_units(pyindex, gate)).sources or units.unresolved] if pyindex is not None else []
+        gated, ops = [], {}
+        for gate in gates if pyindex is not None else ():
+            units, reached = guarded_units(pyindex, gate), guarded_op_calls(pyindex, gate)
+            if units.sources or units.unresolved or reached:
+                gated.append((gate, units))
+                ops[gate.id] = reached
         variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
         tile_lists = link_tile_lists(pyindex, gates)
         passed = passed_macros(pyindex) if pyindex is not None else frozenset()
@@ -152,7 +157,9 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         memos, results = [], []
         parts: dict = {}  # shared by the results' equal parts
         overrides = user_defines(options)
-        judged = with_absent_variant_macros(gated, variants, passed) + host_gates(index)
+        through_ops = [(gate, with_op_units(units, ops.get(gate.id, ()), index)) for gate, units in gated]
+        judged = with_absent_variant_macros([(g, u) for g, u in through_ops if u.sources or u.unresolved], variants,
+                                            passed) + host_gates(index)
         for gate, units in judged:
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, judging, targets, overrides, parts))

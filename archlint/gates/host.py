@@ -31,6 +31,7 @@ _MAX_DEPTH = 4  # calls followed from an arm to the units that define what it re
 _HELPER_DEPTH = 4  # helpers calling helpers
 
 Helpers = Mapping[str, tuple[Expr, ...]]
+Definitions = dict[str, list[tuple[str, Declaration]]]  # name -> (translation unit, its definition of it)
 
 
 def capability_helpers(index: CudaIndex) -> dict[str, tuple[Expr, ...]]:
@@ -84,7 +85,7 @@ def admitted(arms: tuple[HostArm, ...], cc: int, helpers: Helpers) -> tuple[int 
 def host_gates(index: CudaIndex) -> list[tuple[Gate, GuardedUnits]]:
     """Every host check of the scan that reads the capability, as a gate with its arm's units."""
     helpers = capability_helpers(index)
-    definitions = _source_definitions(index)
+    reach = Reach(index)
     ccs = known_ccs()
     found = []
     for path in sorted(index.files):
@@ -97,7 +98,7 @@ def host_gates(index: CudaIndex) -> list[tuple[Gate, GuardedUnits]]:
                 continue  # no helper behind its calls: nothing read of the capability
             gate = _gate(path, check, taken, helpers)
             arm = _widened_arm(check, taken)
-            found.append((gate, _units(index, definitions, gate, path, arm)))
+            found.append((gate, _units(reach, gate, path, arm)))
     return found
 
 
@@ -105,7 +106,7 @@ def _gate(path: str, check: HostCheck, taken: dict[int, tuple[int | None, bool]]
     admits = tuple(cc for cc, (arm, _) in taken.items() if arm is not None)
     exact = all(sure for _, sure in taken.values())
     text = check.text if check.kind == "check" else (
-        " / ".join(f"`{arm.text}`" for arm in check.arms) + f", else {check.macro}(false, ...)")
+        "; ".join(f"if ({arm.text}) ..." for arm in check.arms) + f"; {check.macro}(false, ...)")
     readable = "; ".join(_capability_text(arm.cond, helpers) for arm in check.arms)
     listed = ", ".join(f"{cc // 10}.{cc % 10}" for cc in admits) or "none"
     test = Evidence(Location(path, check.arms[0].line), f"reads the compute capability: {readable}; admits {listed}",
@@ -147,38 +148,79 @@ def _spelled(expr: Expr, helpers: Helpers, depth: int) -> Expr:
     return expr if isinstance(expr, (Num, Opaque)) else expr
 
 
-def _source_definitions(index: CudaIndex) -> dict[str, list[tuple[str, Declaration]]]:
-    """name -> the namespace-scope definitions of that name in translation units (not headers)."""
-    found: dict[str, list[tuple[str, Declaration]]] = {}
+def source_definitions(index: CudaIndex) -> Definitions:
+    """name -> the namespace-scope definitions of that name in every file."""
+    found: Definitions = {}
     for path in sorted(index.files):
-        if not path.endswith(SOURCE_SUFFIXES):
-            continue
         for item in index.files[path].declarations.items:
             for name in item.names:
                 found.setdefault(name, []).append((path, item))
     return found
 
 
-def _units(index: CudaIndex, definitions: dict[str, list[tuple[str, Declaration]]], gate: Gate, path: str,
-           arm: HostArm) -> GuardedUnits:
-    """The units an arm reaches: each source file defining a name it calls, and so on through the
-    names those definitions spell. The check's own file counts only where it defines a kernel."""
+class Reach:
+    """Calls followed from one translation unit to another the way a linker does: a name the
+    unit defines (in its own file or a header it includes) is the unit's own; a name it declares
+    (a prototype, spelled outside every definition of its files, or a template whose
+    specialisations other units define) is also defined by other units; any other name (a member,
+    a namespace, a library's function) is not followed."""
+
+    def __init__(self, index: CudaIndex) -> None:
+        self.index = index
+        self.definitions = source_definitions(index)
+        self._closures: dict[str, frozenset[str]] = {}
+        self._declared: dict[str, frozenset[str]] = {}
+
+    def closure(self, path: str) -> frozenset[str]:
+        if path not in self._closures:
+            seen, stack = {path}, [path]
+            while stack:
+                for resolved in self.index.resolved(stack.pop()):
+                    if resolved.target is not None and resolved.target not in seen:
+                        seen.add(resolved.target)
+                        stack.append(resolved.target)
+            self._closures[path] = frozenset(seen)
+        return self._closures[path]
+
+    def declared(self, path: str) -> frozenset[str]:
+        if path not in self._declared:
+            files = [self.index.files[p].declarations for p in self.closure(path) if p in self.index.files]
+            namespaces = frozenset().union(*(d.namespaces for d in files))
+            self._declared[path] = frozenset().union(*(d.loose for d in files)) - namespaces
+        return self._declared[path]
+
+    def units(self, caller: str, names: tuple[str, ...], head: tuple[Evidence, ...],
+              skip: str = "") -> dict[str, tuple[Evidence, ...]]:
+        """Each unit defining a name `caller` calls and only declares, and so on from those units,
+        with the hops from `head` to it; `skip`: a unit followed through but not counted."""
+        sources: dict[str, tuple[Evidence, ...]] = {}
+        seen = {(caller, name) for name in names}
+        queue = deque((caller, name, head, 0) for name in names)
+        while queue:
+            unit, name, chain, depth = queue.popleft()
+            definitions = self.definitions.get(name, ())
+            closure = self.closure(unit)
+            local = [(where, item) for where, item in definitions if where in closure]
+            targets = [(unit, where, item) for where, item in local]
+            # a prototype, or a template declared (and maybe defined) here whose specialisations other units define
+            if depth < _MAX_DEPTH and (name in self.declared(unit) or any(item.templated for _, item in local)):
+                targets += [(where, where, item) for where, item in definitions
+                            if where not in closure and where.endswith(SOURCE_SUFFIXES)]
+            for owner, where, item in targets:
+                hop = chain if owner == unit and where == unit else chain + (
+                    Evidence(Location(where, item.start[0], item.start[1]), f"calls `{name}`", EvidenceKind.CALL, name=name),)
+                if owner != skip:
+                    sources.setdefault(owner, hop)
+                for used in item.uses:
+                    if (owner, used) not in seen:
+                        seen.add((owner, used))
+                        queue.append((owner, used, hop, depth + (owner != unit)))
+        return sources
+
+
+def _units(reach: Reach, gate: Gate, path: str, arm: HostArm) -> GuardedUnits:
+    """The units an arm reaches. The check's own file counts only where it defines a kernel."""
     head = (Evidence(Location(gate.path, gate.line, gate.col), f"gate `{gate.text}`", EvidenceKind.GATE),)
-    own_kernels = any(f.kind == "global" for f in index.files[path].functions)
-    sources: dict[str, tuple[Evidence, ...]] = {}
-    seen = set(arm.calls)
-    queue = deque((name, head, 0) for name in arm.calls)
-    while queue:
-        name, chain, depth = queue.popleft()
-        for where, item in definitions.get(name, ()):
-            hop = chain + (Evidence(Location(where, item.start[0], item.start[1]), f"calls `{name}`",
-                                    EvidenceKind.CALL, name=name),)
-            if where != path or own_kernels:
-                sources.setdefault(where, hop)
-            if depth >= _MAX_DEPTH:
-                continue
-            for used in item.uses:
-                if used not in seen and used in definitions:
-                    seen.add(used)
-                    queue.append((used, hop, depth + 1))
+    own_kernels = any(f.kind == "global" for f in reach.index.files[path].functions)
+    sources = reach.units(path, arm.calls, head, "" if own_kernels else path)
     return GuardedUnits(tuple(sorted(sources)), (), sources)

@@ -19,6 +19,7 @@ class HostKnowledge:
     registrations: tuple[tuple[str, str], ...]  # (macro, 'library' | 'impl' | 'pybind')
     namespace_macros: frozenset[str]
     remaps: tuple[tuple[str, int, int], ...]  # (helper name, capability, what it reports instead)
+    op_roots: tuple[str, ...] = ()  # the Python objects custom ops are called through ('torch.ops')
 
     @property
     def all_checks(self) -> frozenset[str]:
@@ -50,4 +51,5 @@ def load_host() -> HostKnowledge:
         registrations=_pairs(data.get("registration", []), "kind"),
         namespace_macros=_names(data.get("namespace_macro", [])),
         remaps=tuple((row["helper"], int(row["from"]), int(row["to"])) for row in data.get("remap", [])),
+        op_roots=tuple(sorted(_names(data.get("op_root", [])))),
     )

@@ -70,6 +70,32 @@ class OpRegistration:
     line: int
     col: int
     namespace_macro: bool = False  # the namespace is a macro the build defines (any extension's name)
+    dispatch: str = ""  # an impl's dispatch key as written ('CUDA', 'torch::kCUDA'); '' for none
+
+
+@dataclass(frozen=True, slots=True)
+class OpCall:
+    """A Python call of a custom op: `torch.ops._C.cutlass_scaled_mm(...)` (kind 'torch-op'), or of a
+    function of a compiled extension module (`flash_attn_gpu.fwd(...)` after `import
+    flash_attn_2_cuda as flash_attn_gpu`, kind 'pybind')."""
+
+    kind: str  # 'torch-op' | 'pybind'
+    namespace: str  # the op namespace ('_C'), or the extension module's name
+    op: str
+    path: str
+    line: int
+    col: int
+    function: str  # the enclosing Python function, local to its module ('' at module level)
+
+
+@dataclass(frozen=True, slots=True)
+class OpBinding:
+    """An op call linked through its registration to the C++ function and the units defining it."""
+
+    call: OpCall
+    registration: OpRegistration
+    registration_path: str
+    units: tuple[str, ...]  # root-relative translation units defining the function, sorted
 
 
 @dataclass(frozen=True, slots=True)

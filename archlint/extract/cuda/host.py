@@ -376,8 +376,10 @@ class _Reader:
             if kind == "pybind":
                 bound = _bound_function(arguments[1:2])
             fact_kind = "pybind" if kind == "pybind" else _text(method)
+            keys = [_text(a) for a in arguments[1:] if a.type == "qualified_identifier" and _text(a).startswith("torch::k")]
+            dispatch = keys[0] if keys else names[1] if kind == "impl" and len(names) > 2 else ""
             self.registrations.append(OpRegistration(fact_kind, macro, namespace, op, bound, call.start_point[0] + 1,
-                                                     call.start_point[1] + 1, is_macro))
+                                                     call.start_point[1] + 1, is_macro, dispatch))
 
     # ------------------------------------------------------------------ expressions
 

@@ -1,0 +1,74 @@
+"""A Python gate judged through the custom ops it guards: the op calls its guarded functions (and
+what they call) make, linked (link.ops) to the C++ functions that implement them and the units
+that define those; the units join the gate's guarded units."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from archlint.gates.host import Reach
+from archlint.gates.units import module_path
+from archlint.link.cuda import CudaIndex
+from archlint.link.ops import link_ops, op_calls
+from archlint.link.python import PyIndex
+from archlint.model.findings import Evidence, EvidenceKind, Location
+from archlint.model.gates import Gate, GuardedUnits, gate_location
+from archlint.model.host import OpCall
+
+_MAX_CALL_DEPTH = 4
+
+Reached = tuple[tuple[OpCall, tuple[Evidence, ...]], ...]  # each op call, with the hops from the gate to it
+
+
+def guarded_op_calls(pyindex: PyIndex, gate: Gate) -> Reached:
+    """The custom-op calls a gate's guarded functions make, directly or through what they call."""
+    module_paths = {module: path for path, module in pyindex.module_of_path.items()}
+    head = (Evidence(gate_location(gate), f"gate `{gate.text}`", EvidenceKind.GATE),)
+    found: list[tuple[OpCall, tuple[Evidence, ...]]] = []
+    seen = set(gate.guards)
+    queue = deque((name, head, 0) for name in gate.guards)
+    while queue:
+        qualname, chain, depth = queue.popleft()
+        function = pyindex.functions.get(qualname)
+        path = module_path(module_paths, qualname)
+        module = pyindex.module_of_path.get(path, "")
+        facts = pyindex.modules.get(module) if module else None
+        if function is None or facts is None:
+            continue
+        hop = chain + (Evidence(Location(path, function.span.line), f"calls `{qualname}`", EvidenceKind.CALL, name=qualname),)
+        local = qualname[len(module) + 1:]
+        for call in op_calls(facts, lambda name: name not in pyindex.modules and name.partition(".")[0] not in _roots(pyindex)):
+            if call.function == local:
+                found.append((call, hop))
+        if depth < _MAX_CALL_DEPTH:
+            for callee in pyindex.callees(qualname):
+                if callee not in seen:
+                    seen.add(callee)
+                    queue.append((callee, hop, depth + 1))
+    return tuple(found)
+
+
+def _roots(pyindex: PyIndex) -> frozenset[str]:
+    """The top-level packages of the scan: a module under one is Python, not a compiled extension."""
+    return frozenset(module.partition(".")[0] for module in pyindex.module_of_path.values())
+
+
+def with_op_units(units: GuardedUnits, reached: Reached, index: CudaIndex) -> GuardedUnits:
+    """The gate's units plus those defining the C++ functions its op calls are bound to."""
+    if not reached:
+        return units
+    chains = {call: chain for call, chain in reached}
+    evidence = dict(units.evidence)
+    reach = Reach(index)
+    for binding in link_ops([call for call, _ in reached], index):
+        call, registration = binding.call, binding.registration
+        hops = chains[call] + (
+            Evidence(Location(call.path, call.line, call.col), f"calls op `{call.namespace}.{call.op}`", EvidenceKind.CALL,
+                     name=call.op),
+            Evidence(Location(binding.registration_path, registration.line, registration.col),
+                     f"`{registration.op}` is registered to `{registration.function}`", EvidenceKind.CALL,
+                     name=registration.function))
+        for unit, chain in reach.units(binding.registration_path, (registration.function,), hops, binding.registration_path).items():
+            evidence.setdefault(unit, chain)
+    return GuardedUnits(tuple(sorted(evidence)), units.unresolved, evidence, units.spec_defines, units.spec_versioned,
+                        units.python_kernels)
