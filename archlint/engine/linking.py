@@ -106,7 +106,8 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         facts = fill_holes(pyindex, facts)
         # a capability test with no kernel build behind it has nothing to judge
         gated, ops = [], {}
-        for gate in gates if pyindex is not None else ():
+        for gate in gates:
+            assert pyindex is not None  # gates come from it
             units, reached = guarded_units(pyindex, gate), guarded_op_calls(pyindex, gate)
             if units.sources or units.unresolved or reached:
                 gated.append((gate, units))

@@ -201,7 +201,8 @@ class Reach:
             definitions = self.definitions.get(name, ())
             closure = self.closure(unit)
             local = [(where, item) for where, item in definitions if where in closure]
-            targets = [(unit, where, item) for where, item in local]
+            # the unit's own definitions lead on; a header's are compiled into it whoever calls them
+            targets = [(unit, where, item) for where, item in local if where == unit]
             # a prototype, or a template declared (and maybe defined) here whose specialisations other units define
             if depth < _MAX_DEPTH and (name in self.declared(unit) or any(item.templated for _, item in local)):
                 targets += [(where, where, item) for where, item in definitions

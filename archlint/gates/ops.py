@@ -26,7 +26,7 @@ def guarded_op_calls(pyindex: PyIndex, gate: Gate) -> Reached:
     head = (Evidence(gate_location(gate), f"gate `{gate.text}`", EvidenceKind.GATE),)
     found: list[tuple[OpCall, tuple[Evidence, ...]]] = []
     seen = set(gate.guards)
-    queue = deque((name, head, 0) for name in gate.guards)
+    queue: deque[tuple[str, tuple[Evidence, ...], int]] = deque((name, head, 0) for name in gate.guards)
     while queue:
         qualname, chain, depth = queue.popleft()
         function = pyindex.functions.get(qualname)

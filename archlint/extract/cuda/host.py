@@ -124,6 +124,7 @@ class _Function:
     env: dict[str, Expr] = field(default_factory=dict)
     calls: list[tuple[int, str]] = field(default_factory=list)  # (start byte, name) of every call
     returns: list[tuple[Expr, ...]] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)  # `auto launch = &run_mha_bwd;`: launch -> run_mha_bwd
     opaque_return: bool = False
 
 
@@ -156,7 +157,9 @@ class _Reader:
         line = node.start_point[0] + 1
         enclosing = self.function_at(declarator.start_point[0] + 1) or self.function_at(line)
         state = _Function(enclosing.qualname if enclosing is not None else name)
-        state.calls = sorted((call.start_byte, callee) for call in _calls(body) if (callee := _callee(call)))
+        state.aliases = _function_pointers(body)
+        state.calls = sorted((call.start_byte, state.aliases.get(callee, callee)) for call in _calls(body)
+                             if (callee := _callee(call)))
         self._block(body, state, [])
         values = state.returns[-1] if state.returns and not state.opaque_return else ()
         if values and all(_pure(value) for value in values):
@@ -269,7 +272,7 @@ class _Reader:
                 # `if (!cap) throw ...;`: a check that lets through what the condition does not hold for
                 self._check(node, refusal, Unary("!", cond), f"!({_text(inner)})", state, end=consequence)
                 return
-            arms.append(self._arm(cond, inner, consequence))
+            arms.append(self._arm(cond, inner, consequence, state))
             chain = self._else_chain(alternative, state, arms)
             if chain is not None:
                 self._ladder(chain[0], chain[1], state, arms)
@@ -291,16 +294,16 @@ class _Reader:
                 cond = self.expr(inner, state.env)
                 if not capability_named(cond):
                     return None
-                arms.append(self._arm(cond, inner, consequence))
+                arms.append(self._arm(cond, inner, consequence, state))
                 alternative = body.child_by_field_name("alternative")
                 continue
             refusal = self._refusal(body)
             return (body, refusal) if refusal is not None else None
         return None
 
-    def _arm(self, cond: Expr, inner: Node, consequence: Node) -> HostArm:
+    def _arm(self, cond: Expr, inner: Node, consequence: Node, state: _Function) -> HostArm:
         line = inner.start_point[0] + 1
-        calls = tuple(sorted({name for call in _calls(consequence) if (name := _callee(call))}))
+        calls = tuple(sorted({state.aliases.get(name, name) for call in _calls(consequence) if (name := _callee(call))}))
         return HostArm(cond, _one_line(_text(inner)), line, self.structure.region_at(line), calls)
 
     def _refusal(self, node: Node) -> str | None:
@@ -452,6 +455,22 @@ def _calls(node: Node) -> Iterator[Node]:
         if current.type == "call_expression":
             yield current
         stack.extend(reversed(current.named_children))
+
+
+def _function_pointers(body: Node) -> dict[str, str]:
+    """Locals bound to a function (`auto launch = &run_mha_bwd;`): calls through them call it."""
+    found: dict[str, str] = {}
+    stack = [body]
+    while stack:
+        current = stack.pop()
+        if current.type == "init_declarator":
+            target, value = current.child_by_field_name("declarator"), current.child_by_field_name("value")
+            if target is not None and value is not None and target.type == "identifier" and value.type == "pointer_expression":
+                operand = value.child_by_field_name("argument")
+                if operand is not None and operand.type in ("identifier", "qualified_identifier") and _text(value).startswith("&"):
+                    found[_text(target)] = _text(operand).rpartition("::")[2]
+        stack.extend(current.named_children)
+    return found
 
 
 def _string(node: Node) -> str | None:
