@@ -173,7 +173,7 @@ def test_getsmversion_reports_12_1_as_120_so_an_exact_check_admits_both():
     facts = extract_cuda("cpp/runner.cu", TRTLLM)
     index = build_index([facts])
     assert set(capability_helpers(index)) == {"getSMVersion"}
-    ((gate, _),) = host_gates(index)
+    ((gate, _),) = host_gates(index).pairs
     assert gate.admits == (120, 121) and gate.line == 18 and gate.exact
 
 
@@ -182,3 +182,39 @@ def test_an_undecided_operand_leaves_a_conjunction_unknown_but_a_false_one_decid
     assert evaluate(cond, {"@major": 8}.get) == 0
     assert evaluate(cond, {"@major": 9}.get) is None
     assert evaluate(Binary("||", cond, Num(1)), {"@major": 9}.get) == 1
+
+
+NVFP4 = b"""
+int32_t get_sm_version_num();
+
+static bool nvfp4_quant_sm_supported() {
+  const int32_t sm = get_sm_version_num();
+  #if defined(ENABLE_NVFP4_SM100) && ENABLE_NVFP4_SM100
+  if (sm >= 100 && sm < 120) return true;
+  #endif
+  #if defined(ENABLE_NVFP4_SM120) && ENABLE_NVFP4_SM120
+  if (sm >= 120 && sm < 130) return true;
+  #endif
+  return false;
+}
+
+void scaled_fp4_quant_out(int output) {
+  STD_TORCH_CHECK(nvfp4_quant_sm_supported(), "No compiled nvfp4 quantization kernel for SM ", get_sm_version_num());
+  scaled_fp4_quant_sm1xxa(output);
+}
+"""
+
+
+def test_a_predicate_returning_true_under_capability_tests_is_a_helper_too():
+    helper = _facts(VLLM, "csrc/cutlass_extensions/common.cpp")
+    index = build_index([helper, extract_cuda("csrc/nvfp4_quant_entry.cu", NVFP4)])
+    ((gate, _),) = host_gates(index).pairs
+    assert gate.line == 16 and gate.admits == (100, 103, 110, 120, 121)
+
+
+def test_a_ladder_judges_as_admitted_only_the_capabilities_of_its_widened_arm():
+    result = scan(ScanOptions(paths=(str(VLLM),), targets=("sm_80", "sm_120a"), use_cache=False, jobs=1))
+    at_azp = [f for f in result.findings if f.location.path.endswith("scaled_mm_entry.cu") and f.location.line == 88]
+    # 12.x takes the `version_num >= 90` arm and its Hopper kernels; 8.0 takes the Ampere arm
+    assert [(f.rule, f.targets) for f in at_azp] == [("AL105", ("sm_120a",))]
+    assert "wgmma" in at_azp[0].message

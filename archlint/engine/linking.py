@@ -159,11 +159,15 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         parts: dict = {}  # shared by the results' equal parts
         overrides = user_defines(options)
         through_ops = [(gate, with_op_units(units, ops.get(gate.id, ()), index)) for gate, units in gated]
+        host = host_gates(index)
         judged = with_absent_variant_macros([(g, u) for g, u in through_ops if u.sources or u.unresolved], variants,
-                                            passed) + host_gates(index)
+                                            passed) + host.pairs
         for gate, units in judged:
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
-            results.append(judge_gate(gate, units, judging, targets, overrides, parts))
+            result = judge_gate(gate, units, judging, targets, overrides, parts)
+            if gate.id in host.arm_ccs:  # a ladder's other arms run other units
+                result = replace(result, admitted=tuple(a for a in result.admitted if a.target.cc in host.arm_ccs[gate.id]))
+            results.append(result)
             stage_progress(len(results), len(judged))
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow)

@@ -12,6 +12,7 @@ calls, followed through the names each definition spells (`run_mha_fwd` in flash
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from collections.abc import Callable, Mapping
 
 from archlint.knowledge.arch import known_ccs
@@ -82,12 +83,21 @@ def admitted(arms: tuple[HostArm, ...], cc: int, helpers: Helpers) -> tuple[int 
     return None, certain
 
 
-def host_gates(index: CudaIndex) -> list[tuple[Gate, GuardedUnits]]:
+@dataclass(frozen=True)
+class HostGates:
+    pairs: list[tuple[Gate, GuardedUnits]]  # each host check as a gate, with the units of its widened arm
+    # gate id -> the capabilities that take that arm: an admitted capability taking another arm runs
+    # other units, so only these are judged as admitted builds of those units
+    arm_ccs: dict[str, frozenset[int]]
+
+
+def host_gates(index: CudaIndex) -> HostGates:
     """Every host check of the scan that reads the capability, as a gate with its arm's units."""
     helpers = capability_helpers(index)
     reach = Reach(index)
     ccs = known_ccs()
     found = []
+    arm_ccs = {}
     for path in sorted(index.files):
         host = index.files[path].host
         for check in host.checks if host is not None else ():
@@ -99,7 +109,8 @@ def host_gates(index: CudaIndex) -> list[tuple[Gate, GuardedUnits]]:
             gate = _gate(path, check, taken, helpers)
             arm = _widened_arm(check, taken)
             found.append((gate, _units(reach, gate, path, arm)))
-    return found
+            arm_ccs[gate.id] = frozenset(cc for cc, (number, _) in taken.items() if number is not None and check.arms[number] is arm)
+    return HostGates(found, arm_ccs)
 
 
 def _gate(path: str, check: HostCheck, taken: dict[int, tuple[int | None, bool]], helpers: Helpers) -> Gate:

@@ -125,6 +125,8 @@ class _Function:
     calls: list[tuple[int, str]] = field(default_factory=list)  # (start byte, name) of every call
     returns: list[tuple[Expr, ...]] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)  # `auto launch = &run_mha_bwd;`: launch -> run_mha_bwd
+    admits: list[Expr] = field(default_factory=list)  # conditions of `if (cap) return true;`
+    literal_returns: set[int] = field(default_factory=set)  # the literals its other returns give
     opaque_return: bool = False
 
 
@@ -162,6 +164,9 @@ class _Reader:
                              if (callee := _callee(call)))
         self._block(body, state, [])
         values = state.returns[-1] if state.returns and not state.opaque_return else ()
+        if not values and state.admits and not state.opaque_return and state.literal_returns <= {0}:
+            # `if (sm >= 100 && sm < 120) return true; ... return false;`: a predicate of the capability
+            values = (_any_of(state.admits),)
         if values and all(_pure(value) for value in values):
             self.helpers.append(CapabilityHelper(name, values, line))
 
@@ -267,6 +272,13 @@ class _Reader:
         inner = condition.named_children[-1] if condition.named_children else condition
         cond = self.expr(inner, state.env)
         if capability_named(cond):
+            literal = _returned_literal(consequence)
+            if literal is not None and alternative is None:
+                if literal:
+                    state.admits.append(cond)
+                else:
+                    state.opaque_return = True  # `if (cap) return false;`: not read as a predicate
+                return
             refusal = self._refusal(consequence)
             if refusal is not None and alternative is None:
                 # `if (!cap) throw ...;`: a check that lets through what the condition does not hold for
@@ -334,7 +346,9 @@ class _Reader:
         values = tuple(self.expr(part, state.env) for part in parts)
         if any(capability_named(v) for v in values):
             state.returns.append(values)
-        elif not all(isinstance(v, Num) for v in values):
+        elif len(values) == 1 and isinstance(values[0], Num):
+            state.literal_returns.add(values[0].value)
+        else:
             state.opaque_return = True  # a function returning something else too is no helper
 
     # ------------------------------------------------------------------ facts
@@ -455,6 +469,24 @@ def _calls(node: Node) -> Iterator[Node]:
         if current.type == "call_expression":
             yield current
         stack.extend(reversed(current.named_children))
+
+
+def _any_of(conditions: list[Expr]) -> Expr:
+    value = conditions[0]
+    for cond in conditions[1:]:
+        value = Binary("||", value, cond)
+    return value
+
+
+def _returned_literal(node: Node) -> int | None:
+    """1 or 0 for a branch that only returns `true` or `false`; None otherwise."""
+    statements = list(_statements(node)) if node.type == "compound_statement" else [node]
+    if len(statements) != 1 or statements[0].type != "return_statement":
+        return None
+    value = [c for c in statements[0].named_children if c.type != "comment"]
+    if len(value) == 1 and value[0].type in ("true", "false"):
+        return 1 if value[0].type == "true" else 0
+    return None
 
 
 def _function_pointers(body: Node) -> dict[str, str]:
