@@ -78,6 +78,17 @@ def test_the_hopper_check_read_from_device_properties_is_genuine_on_sm120a(flash
         assert verdict.evidence[-1].location.path.endswith("flash_fwd_hdim128_fp16_sm90.cu")
 
 
+def test_a_check_that_refuses_8_6_but_admits_8_0_refuses_for_shared_memory_and_so_refuses_sm120(flash):
+    gate = flash[("flash_api.cpp", 69)]
+    assert set(gate.admits) == {"sm_80", "sm_90a"}
+    verdict = _verdict(gate, "sm_120a")
+    assert verdict.verdict is Verdict.GENUINE
+    assert "refuses 8.6, which has every instruction 8.0 has but 101,376 bytes" in verdict.reason
+    assert verdict.evidence[-1].kind is EvidenceKind.LIMIT
+    # the Ampere check before it, through a function pointer to the launcher, stays POLICY
+    assert _verdict(flash[("flash_api.cpp", 66)], "sm_120a").verdict is Verdict.POLICY
+
+
 def test_the_helper_returning_a_pair_is_known_by_its_body_not_its_name():
     facts = _facts(FLASH, "csrc/flash_attn/src/hardware_info.h")
     helpers = {h.name: h.values for h in facts.host.helpers}
