@@ -86,6 +86,22 @@ def _callee(node: Node) -> str:
     return _text(function) if function is not None and function.type == "identifier" else ""
 
 
+def _call_names(node: Node) -> list[str]:
+    """What a call names: the function, and the classes it is qualified with
+    (`LoopUnroller<1, 16>::unroll(...)` names `unroll` and `LoopUnroller`, whose definition leads on)."""
+    callee = _callee(node)
+    names = [callee] if callee else []
+    function = node.child_by_field_name("function")
+    while function is not None and function.type == "qualified_identifier":
+        scope = function.child_by_field_name("scope")
+        if scope is not None and scope.type == "template_type":
+            scope = scope.child_by_field_name("name")
+        if scope is not None and scope.type == "type_identifier":
+            names.append(_text(scope))
+        function = function.child_by_field_name("name")
+    return names
+
+
 def _arguments(node: Node) -> list[Node]:
     arguments = node.child_by_field_name("arguments")
     return [child for child in arguments.named_children if child.type != "comment"] if arguments is not None else []
@@ -160,8 +176,8 @@ class _Reader:
         enclosing = self.function_at(declarator.start_point[0] + 1) or self.function_at(line)
         state = _Function(enclosing.qualname if enclosing is not None else name)
         state.aliases = _function_pointers(body)
-        state.calls = sorted((call.start_byte, state.aliases.get(callee, callee)) for call in _calls(body)
-                             if (callee := _callee(call)))
+        state.calls = sorted((call.start_byte, state.aliases.get(name, name)) for call in _calls(body)
+                             for name in _call_names(call))
         self._block(body, state, [])
         values = state.returns[-1] if state.returns and not state.opaque_return else ()
         if not values and state.admits and not state.opaque_return and state.literal_returns <= {0}:
@@ -315,7 +331,7 @@ class _Reader:
 
     def _arm(self, cond: Expr, inner: Node, consequence: Node, state: _Function) -> HostArm:
         line = inner.start_point[0] + 1
-        calls = tuple(sorted({state.aliases.get(name, name) for call in _calls(consequence) if (name := _callee(call))}))
+        calls = tuple(sorted({state.aliases.get(name, name) for call in _calls(consequence) for name in _call_names(call)}))
         return HostArm(cond, _one_line(_text(inner)), line, self.structure.region_at(line), calls)
 
     def _refusal(self, node: Node) -> str | None:
