@@ -200,6 +200,20 @@ class Reach:
             self._declared[path] = frozenset().union(*(d.loose for d in files)) - namespaces
         return self._declared[path]
 
+    def _links(self, unit: str, name: str, local: list[tuple[str, Declaration]], other: str) -> bool:
+        """Whether `unit`'s use of `name` can be `other`'s definition of it: a prototype `unit`
+        declares; or a template `unit` declares that `other` specialises (it includes the same
+        declaration) or explicitly instantiates. A file-local template of the same name in an
+        unrelated unit is neither."""
+        if not other.endswith(SOURCE_SUFFIXES):
+            return False
+        if name in self.declared(unit):
+            return True
+        templates = {where for where, item in local if item.templated}
+        if not templates:
+            return False
+        return bool(templates & self.closure(other)) or name in self.index.files[other].declarations.instantiated
+
     def units(self, caller: str, names: tuple[str, ...], head: tuple[Evidence, ...],
               skip: str = "") -> dict[str, tuple[Evidence, ...]]:
         """Each unit defining a name `caller` calls and only declares, and so on from those units,
@@ -214,10 +228,9 @@ class Reach:
             local = [(where, item) for where, item in definitions if where in closure]
             # the unit's own definitions lead on; a header's are compiled into it whoever calls them
             targets = [(unit, where, item) for where, item in local if where == unit]
-            # a prototype, or a template declared (and maybe defined) here whose specialisations other units define
-            if depth < _MAX_DEPTH and (name in self.declared(unit) or any(item.templated for _, item in local)):
+            if depth < _MAX_DEPTH:
                 targets += [(where, where, item) for where, item in definitions
-                            if where not in closure and where.endswith(SOURCE_SUFFIXES)]
+                            if where not in closure and self._links(unit, name, local, where)]
             for owner, where, item in targets:
                 hop = chain if owner == unit and where == unit else chain + (
                     Evidence(Location(where, item.start[0], item.start[1]), f"calls `{name}`", EvidenceKind.CALL, name=name),)
