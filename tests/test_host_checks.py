@@ -53,14 +53,14 @@ def _facts(root: Path, relative: str):
 
 
 def test_the_ampere_check_through_boolean_locals_admits_8x_and_9_0(flash):
-    gate = flash[("flash_api.cpp", 22)]
+    gate = flash[("flash_api.cpp", 23)]
     assert set(gate.admits) >= {"sm_80", "sm_90a"} and {"sm_100a", "sm_120a", "sm_121a"}.isdisjoint(gate.admits)
     assert gate.function == "FLASH_NAMESPACE::mha_fwd"
     assert "((major == 9) && (minor == 0)) || ((major == 8) && (minor >= 0))" in gate.arch_test.message and "admits 8.0, 8.6, 8.7, 8.8, 8.9, 9.0" in gate.arch_test.message
 
 
 def test_the_ampere_check_is_policy_on_sm120a_through_the_launcher_in_another_unit(flash):
-    verdict = _verdict(flash[("flash_api.cpp", 22)], "sm_120a")
+    verdict = _verdict(flash[("flash_api.cpp", 23)], "sm_120a")
     assert verdict.verdict is Verdict.POLICY
     assert verdict.reached.units == ("csrc/flash_attn/src/flash_fwd_hdim128_fp16_sm80.cu",)
     assert [hop.name for hop in verdict.reached.kernels] == ["flash_fwd_kernel"]
@@ -69,7 +69,7 @@ def test_the_ampere_check_is_policy_on_sm120a_through_the_launcher_in_another_un
 
 
 def test_the_hopper_check_read_from_device_properties_is_genuine_on_sm120a(flash):
-    gate = flash[("flash_api.cpp", 37)]
+    gate = flash[("flash_api.cpp", 39)]
     assert set(gate.admits) == {"sm_90a"}
     for target in ("sm_100a", "sm_120a"):
         verdict = _verdict(gate, target)
@@ -79,14 +79,14 @@ def test_the_hopper_check_read_from_device_properties_is_genuine_on_sm120a(flash
 
 
 def test_a_check_that_refuses_8_6_but_admits_8_0_refuses_for_shared_memory_and_so_refuses_sm120(flash):
-    gate = flash[("flash_api.cpp", 69)]
+    gate = flash[("flash_api.cpp", 73)]
     assert set(gate.admits) == {"sm_80", "sm_90a"}
     verdict = _verdict(gate, "sm_120a")
     assert verdict.verdict is Verdict.GENUINE
     assert "refuses 8.6, which has every instruction 8.0 has but 101,376 bytes" in verdict.reason
     assert verdict.evidence[-1].kind is EvidenceKind.LIMIT
     # the Ampere check before it, through a function pointer to the launcher, stays POLICY
-    assert _verdict(flash[("flash_api.cpp", 66)], "sm_120a").verdict is Verdict.POLICY
+    assert _verdict(flash[("flash_api.cpp", 69)], "sm_120a").verdict is Verdict.POLICY
 
 
 def test_the_helper_returning_a_pair_is_known_by_its_body_not_its_name():
@@ -98,7 +98,7 @@ def test_the_helper_returning_a_pair_is_known_by_its_body_not_its_name():
 def test_pybind_registrations_bind_names_to_functions():
     facts = _facts(FLASH, "csrc/flash_attn/flash_api.cpp")
     bound = {(r.kind, r.op, r.function, r.line) for r in facts.host.registrations}
-    assert bound == {("pybind", "fwd", "mha_fwd", 50), ("pybind", "fwd_hopper", "mha_fwd_hopper", 51)}
+    assert bound == {("pybind", "fwd", "mha_fwd", 52), ("pybind", "fwd_hopper", "mha_fwd_hopper", 53)}
     assert all(r.namespace == "TORCH_EXTENSION_NAME" and r.namespace_macro for r in facts.host.registrations)
 
 
@@ -106,16 +106,16 @@ def test_pybind_registrations_bind_names_to_functions():
 
 
 def test_the_ladder_over_version_num_is_one_gate_at_its_refusal(vllm):
-    scaled_mm = vllm[("scaled_mm_entry.cu", 36)]
+    scaled_mm = vllm[("scaled_mm_entry.cu", 37)]
     assert {"sm_90a", "sm_120a", "sm_121a"} <= set(scaled_mm.admits)
     assert {"sm_80", "sm_100a"}.isdisjoint(scaled_mm.admits)
     assert "if (version_num >= 120) ...; if (version_num >= 90 && version_num < 100) ...;" in scaled_mm.text
-    moe = vllm[("scaled_mm_entry.cu", 58)]
+    moe = vllm[("scaled_mm_entry.cu", 60)]
     assert set(moe.admits) & {"sm_80", "sm_90a", "sm_100a", "sm_120a", "sm_121a"} == {"sm_90a", "sm_100a"}
 
 
 def test_the_moe_ladder_is_genuine_on_sm120a_through_the_newest_arm(vllm):
-    verdict = _verdict(vllm[("scaled_mm_entry.cu", 58)], "sm_120a")
+    verdict = _verdict(vllm[("scaled_mm_entry.cu", 60)], "sm_120a")
     assert verdict.verdict is Verdict.GENUINE
     assert "tcgen05" in verdict.reason
     assert [hop.name for hop in verdict.evidence if hop.kind is EvidenceKind.CALL] == ["cutlass_moe_mm_sm100"]
@@ -146,7 +146,7 @@ def test_torch_library_registrations_and_the_python_op_call_link_to_the_entry_un
 
 
 def test_a_python_predicate_before_a_custom_op_is_judged_through_the_ops_kernels(vllm):
-    verdict = _verdict(vllm[("cutlass_moe.py", 9)], "sm_120a")
+    verdict = _verdict(vllm[("cutlass_moe.py", 10)], "sm_120a")
     assert verdict.verdict is Verdict.GENUINE
     messages = [hop.message for hop in verdict.evidence]
     assert "calls op `_C.cutlass_moe_mm`" in messages
@@ -225,7 +225,7 @@ def test_a_predicate_returning_true_under_capability_tests_is_a_helper_too():
 
 def test_a_ladder_judges_as_admitted_only_the_capabilities_of_its_widened_arm():
     result = scan(ScanOptions(paths=(str(VLLM),), targets=("sm_80", "sm_120a"), use_cache=False, jobs=1))
-    at_azp = [f for f in result.findings if f.location.path.endswith("scaled_mm_entry.cu") and f.location.line == 88]
+    at_azp = [f for f in result.findings if f.location.path.endswith("scaled_mm_entry.cu") and f.location.line == 91]
     # 12.x takes the `version_num >= 90` arm and its Hopper kernels; 8.0 takes the Ampere arm
     assert [(f.rule, f.targets) for f in at_azp] == [("AL105", ("sm_120a",))]
     assert "wgmma" in at_azp[0].message

@@ -158,15 +158,17 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         memos, results = [], []
         parts: dict = {}  # shared by the results' equal parts
         overrides = user_defines(options)
-        through_ops = [(gate, with_op_units(units, ops.get(gate.id, ()), index)) for gate, units in gated]
         host = host_gates(index)
-        judged = with_absent_variant_macros([(g, u) for g, u in through_ops if u.sources or u.unresolved], variants,
+        through_ops = [(gate, with_op_units(units, ops.get(gate.id, ()), index, host.pairs)) for gate, units in gated]
+        # a Python gate whose op passes a host check: the check judges the arms its admitted GPUs take
+        arm_ccs = dict(host.arm_ccs) | {gate.id: frozenset() for gate, (_, through) in through_ops if through}
+        judged = with_absent_variant_macros([(g, u) for g, (u, _) in through_ops if u.sources or u.unresolved], variants,
                                             passed) + host.pairs
         for gate, units in judged:
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             result = judge_gate(gate, units, judging, targets, overrides, parts)
-            if gate.id in host.arm_ccs:  # a ladder's other arms run other units
-                result = replace(result, admitted=tuple(a for a in result.admitted if a.target.cc in host.arm_ccs[gate.id]))
+            if gate.id in arm_ccs:  # a ladder's other arms run other units
+                result = replace(result, admitted=tuple(a for a in result.admitted if a.target.cc in arm_ccs[gate.id]))
             results.append(result)
             stage_progress(len(results), len(judged))
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)

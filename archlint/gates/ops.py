@@ -53,13 +53,18 @@ def _roots(pyindex: PyIndex) -> frozenset[str]:
     return frozenset(module.partition(".")[0] for module in pyindex.module_of_path.values())
 
 
-def with_op_units(units: GuardedUnits, reached: Reached, index: CudaIndex) -> GuardedUnits:
-    """The gate's units plus those defining the C++ functions its op calls are bound to."""
+def with_op_units(units: GuardedUnits, reached: Reached, index: CudaIndex,
+                  host: list[tuple[Gate, GuardedUnits]]) -> tuple[GuardedUnits, bool]:
+    """The gate's units plus those of the C++ functions its op calls are bound to, and whether one
+    of those functions holds a host check. Through a host check the units are the arm a refused
+    GPU would take (the check's own units); which arm an admitted GPU takes is the check's to
+    judge, so the gate's admitted builds are not judged against them."""
     if not reached:
-        return units
+        return units, False
     chains = {call: chain for call, chain in reached}
     evidence = dict(units.evidence)
     reach = Reach(index)
+    through_check = False
     for binding in link_ops([call for call, _ in reached], index):
         call, registration = binding.call, binding.registration
         hops = chains[call] + (
@@ -68,7 +73,19 @@ def with_op_units(units: GuardedUnits, reached: Reached, index: CudaIndex) -> Gu
             Evidence(Location(binding.registration_path, registration.line, registration.col),
                      f"`{registration.op}` is registered to `{registration.function}`", EvidenceKind.CALL,
                      name=registration.function))
-        for unit, chain in reach.units(binding.registration_path, (registration.function,), hops, binding.registration_path).items():
+        checks = [(gate, guarded) for gate, guarded in host if gate.path in binding.units
+                  and gate.function.rpartition("::")[2] == registration.function]
+        if checks:
+            through_check = True
+            for gate, guarded in checks:
+                hop = Evidence(gate_location(gate), f"passes the host check `{gate.text}`", EvidenceKind.CALL,
+                               name=registration.function)
+                for unit, chain in guarded.evidence.items():
+                    evidence.setdefault(unit, hops + (hop,) + tuple(h for h in chain if h.kind is not EvidenceKind.GATE))
+            continue
+        for unit, chain in reach.units(binding.registration_path, (registration.function,), hops,
+                                       binding.registration_path).items():
             evidence.setdefault(unit, chain)
-    return GuardedUnits(tuple(sorted(evidence)), units.unresolved, evidence, units.spec_defines, units.spec_versioned,
-                        units.python_kernels)
+    merged = GuardedUnits(tuple(sorted(evidence)), units.unresolved, evidence, units.spec_defines, units.spec_versioned,
+                          units.python_kernels)
+    return merged, through_check
