@@ -4,6 +4,7 @@ op registrations linking a Python call of a custom op to the C++ function and it
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -131,18 +132,24 @@ def test_get_sm_version_num_is_a_helper_by_its_body():
 
 def test_torch_library_registrations_and_the_python_op_call_link_to_the_entry_unit():
     paths = ["csrc/torch_bindings.cpp", "csrc/ops.h", "csrc/core/registration.h",
-             "csrc/quantization/w8a8/cutlass/scaled_mm_entry.cu"]
+             "csrc/quantization/w8a8/cutlass/scaled_mm_entry.cu", "csrc/cache_kernels.cu"]
     index = build_index([_facts(VLLM, p) for p in paths])
     registrations = {(r.kind, r.op, r.function) for r in index.files["csrc/torch_bindings.cpp"].host.registrations}
     assert registrations == {("def", "cutlass_scaled_mm", ""), ("impl", "cutlass_scaled_mm", "cutlass_scaled_mm"),
-                             ("def", "cutlass_moe_mm", ""), ("impl", "cutlass_moe_mm", "cutlass_moe_mm")}
+                             ("def", "cutlass_moe_mm", ""), ("impl", "cutlass_moe_mm", "cutlass_moe_mm"),
+                             ("def", "reshape_and_cache", ""), ("impl", "reshape_and_cache", "reshape_and_cache")}
     module = "vllm/_custom_ops.py"
     calls = op_calls(extract_python(module, (VLLM / module).read_bytes()), lambda name: name != "torch")
     assert {(c.kind, c.namespace, c.op, c.line) for c in calls} == {("torch-op", "_C", "cutlass_scaled_mm", 8),
-                                                                     ("torch-op", "_C", "cutlass_moe_mm", 13)}
+                                                                     ("torch-op", "_C", "cutlass_moe_mm", 13),
+                                                                     ("torch-op", "_C_cache_ops", "reshape_and_cache", 17)}
     bound = {b.call.op: (b.registration.line, b.units) for b in link_ops(calls, index)}
     entry = ("csrc/quantization/w8a8/cutlass/scaled_mm_entry.cu",)
-    assert bound == {"cutlass_scaled_mm": (13, entry), "cutlass_moe_mm": (17, entry)}
+    # `CONCAT(TORCH_EXTENSION_NAME, _cache_ops)` is any extension's name pasted to `_cache_ops`
+    assert bound == {"cutlass_scaled_mm": (13, entry), "cutlass_moe_mm": (17, entry),
+                     "reshape_and_cache": (23, ("csrc/cache_kernels.cu",))}
+    elsewhere = replace(calls[-1], namespace="_C")
+    assert link_ops([elsewhere], index) == []
 
 
 def test_a_python_predicate_before_a_custom_op_is_judged_through_the_ops_kernels(vllm):

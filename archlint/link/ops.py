@@ -10,6 +10,7 @@ function of an `impl` of the same op, a CUDA one first.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 
 from archlint.knowledge.host import load_host
@@ -86,9 +87,21 @@ def _registration(call: OpCall, registrations: dict[str, list[tuple[str, OpRegis
     with a function (a CUDA impl before others)."""
     kinds = ("pybind",) if call.kind == "pybind" else ("impl", "def")
     candidates = [(path, r) for path, r in registrations.get(call.op, ())
-                  if r.kind in kinds and r.function and (r.namespace_macro or r.namespace == call.namespace)]
+                  if r.kind in kinds and r.function and _same_namespace(r, call.namespace)]
     candidates.sort(key=lambda item: (item[1].kind != "impl", "CUDA" not in item[1].dispatch, item[0], item[1].line))
     return candidates[0] if candidates else None
+
+
+_JOINED_RE = re.compile(r"\w+\(\s*(\w+)\s*,\s*(\w+)\s*\)")
+
+
+def _same_namespace(registration: OpRegistration, namespace: str) -> bool:
+    """A namespace written as the build's extension-name macro matches any; joined to a suffix by a
+    token-pasting macro (`CONCAT(TORCH_EXTENSION_NAME, _cache_ops)`), any that ends with it."""
+    if not registration.namespace_macro:
+        return registration.namespace == namespace
+    joined = _JOINED_RE.fullmatch(registration.namespace)
+    return joined is None or namespace.endswith(joined.group(2))
 
 
 def _definitions(index: CudaIndex) -> dict[str, set[str]]:
@@ -101,5 +114,11 @@ def _definitions(index: CudaIndex) -> dict[str, set[str]]:
             if item.templated:
                 continue
             for name in item.names:
+                found.setdefault(name, set()).add(path)
+    # the functions the C++ parse found, where the definitions could not be read lexically (a
+    # preprocessor branch that opens a brace it does not close)
+    for name, functions in index.functions_by_name.items():
+        for path, function in functions:
+            if path.endswith(SOURCE_SUFFIXES) and function.kind == "host" and not function.template:
                 found.setdefault(name, set()).add(path)
     return found

@@ -391,7 +391,8 @@ class _Reader:
         if len(names) < 2:
             return
         namespace, module = names[0], names[-1]
-        is_macro = namespace in self.knowledge.namespace_macros
+        # `TORCH_EXTENSION_NAME`, or pasted to a suffix: `CONCAT(TORCH_EXTENSION_NAME, _cache_ops)`
+        is_macro = any(re.search(rf"\b{re.escape(m)}\b", namespace) for m in self.knowledge.namespace_macros)
         for call in _calls(body):
             function = call.child_by_field_name("function")
             if function is None or function.type != "field_expression":
