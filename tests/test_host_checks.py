@@ -15,7 +15,7 @@ from archlint.extract.python.facts import extract_python
 from archlint.gates.host import capability_helpers, host_gates
 from archlint.lang.cpp.capability import evaluate
 from archlint.link.cuda import build_index
-from archlint.link.ops import link_ops, op_calls
+from archlint.link.ops import link_ops, op_calls, python_libraries
 from archlint.model.cexpr import Binary, Name, Num
 from archlint.model.findings import EvidenceKind, Verdict
 from archlint.model.scan import ScanOptions
@@ -150,6 +150,12 @@ def test_torch_library_registrations_and_the_python_op_call_link_to_the_entry_un
                      "reshape_and_cache": (23, ("csrc/cache_kernels.cu",))}
     elsewhere = replace(calls[-1], namespace="_C")
     assert link_ops([elsewhere], index) == []
+    # an op namespace Python defines (`Library("vllm_ir", "FRAGMENT")`) is no C++ extension's
+    ir = extract_python("vllm/ir/op.py", b'from torch.library import Library\nlib = Library("vllm_ir", "FRAGMENT")\n')
+    assert python_libraries(ir) == {"vllm_ir"}
+    in_python = replace(calls[0], namespace="vllm_ir")
+    assert [b.call.op for b in link_ops([in_python], index)] == ["cutlass_scaled_mm"]
+    assert link_ops([in_python], index, frozenset({"vllm_ir"})) == []
 
 
 def test_a_python_predicate_before_a_custom_op_is_judged_through_the_ops_kernels(vllm):

@@ -27,7 +27,7 @@ from archlint.extract.python.markers import markers
 from archlint.gates.conditions import load_condition_modules
 from archlint.gates.detect import find_gates
 from archlint.gates.host import host_gates
-from archlint.gates.ops import guarded_op_calls, with_op_units
+from archlint.gates.ops import guarded_op_calls, python_op_namespaces, with_op_units
 from archlint.gates.tactics import link_tile_lists
 from archlint.gates.units import guarded_units
 from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
@@ -111,7 +111,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             units, reached = guarded_units(pyindex, gate), guarded_op_calls(pyindex, gate)
             if units.sources or units.unresolved or reached:
                 gated.append((gate, units))
-                ops[gate.id] = reached
+                ops[gate.id] = (reached, python_op_namespaces(pyindex, reached) if reached else frozenset())
         variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
         tile_lists = link_tile_lists(pyindex, gates)
         passed = passed_macros(pyindex) if pyindex is not None else frozenset()
@@ -159,17 +159,15 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         parts: dict = {}  # shared by the results' equal parts
         overrides = user_defines(options)
         host = host_gates(index)
-        through_ops = [(gate, with_op_units(units, ops.get(gate.id, ()), index, host.pairs)) for gate, units in gated]
-        # a Python gate whose op passes a host check: the check judges the arms its admitted GPUs take
-        arm_ccs = dict(host.arm_ccs) | {gate.id: frozenset() for gate, (_, through) in through_ops if through}
-        judged = with_absent_variant_macros([(g, u) for g, (u, _) in through_ops if u.sources or u.unresolved], variants,
+        through_ops = []
+        for gate, units in gated:
+            reached, namespaces = ops[gate.id]
+            through_ops.append((gate, with_op_units(units, reached, index, host.pairs, namespaces)))
+        judged = with_absent_variant_macros([(g, u) for g, u in through_ops if u.sources or u.unresolved], variants,
                                             passed) + host.pairs
         for gate, units in judged:
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
-            result = judge_gate(gate, units, judging, targets, overrides, parts)
-            if gate.id in arm_ccs:  # a ladder's other arms run other units
-                result = replace(result, admitted=tuple(a for a in result.admitted if a.target.cc in arm_ccs[gate.id]))
-            results.append(result)
+            results.append(judge_gate(gate, units, judging, targets, overrides, parts))
             stage_progress(len(results), len(judged))
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow)

@@ -12,7 +12,7 @@ calls, followed through the names each definition spells (`run_mha_fwd` in flash
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from collections.abc import Callable, Mapping
 
 from archlint.knowledge.arch import known_ccs
@@ -85,10 +85,9 @@ def admitted(arms: tuple[HostArm, ...], cc: int, helpers: Helpers) -> tuple[int 
 
 @dataclass(frozen=True)
 class HostGates:
-    pairs: list[tuple[Gate, GuardedUnits]]  # each host check as a gate, with the units of its widened arm
-    # gate id -> the capabilities that take that arm: an admitted capability taking another arm runs
-    # other units, so only these are judged as admitted builds of those units
-    arm_ccs: dict[str, frozenset[int]]
+    # each host check as a gate, with the units of its widened arm; their `admitted_ccs` are the
+    # capabilities that take that arm (one taking another arm runs other units)
+    pairs: list[tuple[Gate, GuardedUnits]]
 
 
 def host_gates(index: CudaIndex) -> HostGates:
@@ -97,7 +96,6 @@ def host_gates(index: CudaIndex) -> HostGates:
     reach = Reach(index)
     ccs = known_ccs()
     found = []
-    arm_ccs = {}
     for path in sorted(index.files):
         host = index.files[path].host
         for check in host.checks if host is not None else ():
@@ -108,9 +106,9 @@ def host_gates(index: CudaIndex) -> HostGates:
                 continue  # no helper behind its calls: nothing read of the capability
             gate = _gate(path, check, taken, helpers)
             arm = _widened_arm(check, taken)
-            found.append((gate, _units(reach, gate, path, arm)))
-            arm_ccs[gate.id] = frozenset(cc for cc, (number, _) in taken.items() if number is not None and check.arms[number] is arm)
-    return HostGates(found, arm_ccs)
+            served = frozenset(cc for cc, (number, _) in taken.items() if number is not None and check.arms[number] is arm)
+            found.append((gate, replace(_units(reach, gate, path, arm), admitted_ccs=served)))
+    return HostGates(found)
 
 
 def _gate(path: str, check: HostCheck, taken: dict[int, tuple[int | None, bool]], helpers: Helpers) -> Gate:

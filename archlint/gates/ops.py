@@ -9,7 +9,7 @@ from collections import deque
 from archlint.gates.host import Reach
 from archlint.gates.units import module_path
 from archlint.link.cuda import CudaIndex
-from archlint.link.ops import link_ops, op_calls
+from archlint.link.ops import link_ops, op_calls, python_libraries
 from archlint.link.python import PyIndex
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import Gate, GuardedUnits, gate_location
@@ -48,24 +48,45 @@ def guarded_op_calls(pyindex: PyIndex, gate: Gate) -> Reached:
     return tuple(found)
 
 
+def python_op_namespaces(pyindex: PyIndex, reached: Reached) -> frozenset[str]:
+    """The op namespaces Python code defines (`Library("vllm_ir", "FRAGMENT")`), read from the
+    modules making the op calls and the modules they import."""
+    modules: set[str] = set()
+    for call, _ in reached:
+        module = pyindex.module_of_path.get(call.path, "")
+        facts = pyindex.modules.get(module) if module else None
+        if facts is None:
+            continue
+        modules.add(module)
+        for imp in facts.imports:
+            if imp.level == 0:
+                modules.update(name for name in (imp.module, *(f"{imp.module}.{n}" for n in imp.names)) if name in pyindex.modules)
+    found: set[str] = set()
+    for module in sorted(modules):
+        facts = pyindex.modules.get(module)
+        if facts is not None:
+            found |= python_libraries(facts)
+    return frozenset(found)
+
+
 def _roots(pyindex: PyIndex) -> frozenset[str]:
     """The top-level packages of the scan: a module under one is Python, not a compiled extension."""
     return frozenset(module.partition(".")[0] for module in pyindex.module_of_path.values())
 
 
-def with_op_units(units: GuardedUnits, reached: Reached, index: CudaIndex,
-                  host: list[tuple[Gate, GuardedUnits]]) -> tuple[GuardedUnits, bool]:
-    """The gate's units plus those of the C++ functions its op calls are bound to, and whether one
-    of those functions holds a host check. Through a host check the units are the arm a refused
-    GPU would take (the check's own units); which arm an admitted GPU takes is the check's to
-    judge, so the gate's admitted builds are not judged against them."""
+def with_op_units(units: GuardedUnits, reached: Reached, index: CudaIndex, host: list[tuple[Gate, GuardedUnits]],
+                  python_namespaces: frozenset[str] = frozenset()) -> GuardedUnits:
+    """The gate's units plus those of the C++ functions its op calls are bound to. Through a host
+    check the units are the arm a refused GPU would take (the check's own units); which arm an
+    admitted GPU takes is the check's to judge, so the gate's admitted builds are not judged
+    against them."""
     if not reached:
-        return units, False
+        return units
     chains = {call: chain for call, chain in reached}
     evidence = dict(units.evidence)
     reach = Reach(index)
     through_check = False
-    for binding in link_ops([call for call, _ in reached], index):
+    for binding in link_ops([call for call, _ in reached], index, python_namespaces):
         call, registration = binding.call, binding.registration
         hops = chains[call] + (
             Evidence(Location(call.path, call.line, call.col), f"calls op `{call.namespace}.{call.op}`", EvidenceKind.CALL,
@@ -86,6 +107,5 @@ def with_op_units(units: GuardedUnits, reached: Reached, index: CudaIndex,
         for unit, chain in reach.units(binding.registration_path, (registration.function,), hops,
                                        binding.registration_path).items():
             evidence.setdefault(unit, chain)
-    merged = GuardedUnits(tuple(sorted(evidence)), units.unresolved, evidence, units.spec_defines, units.spec_versioned,
-                          units.python_kernels)
-    return merged, through_check
+    return GuardedUnits(tuple(sorted(evidence)), units.unresolved, evidence, units.spec_defines, units.spec_versioned,
+                        units.python_kernels, frozenset() if through_check else units.admitted_ccs)

@@ -20,6 +20,7 @@ class HostKnowledge:
     namespace_macros: frozenset[str]
     remaps: tuple[tuple[str, int, int], ...]  # (helper name, capability, what it reports instead)
     op_roots: tuple[str, ...] = ()  # the Python objects custom ops are called through ('torch.ops')
+    python_libraries: frozenset[str] = frozenset()  # calls defining an op namespace in Python ('Library')
 
     @property
     def all_checks(self) -> frozenset[str]:
@@ -52,4 +53,5 @@ def load_host() -> HostKnowledge:
         namespace_macros=_names(data.get("namespace_macro", [])),
         remaps=tuple((row["helper"], int(row["from"]), int(row["to"])) for row in data.get("remap", [])),
         op_roots=tuple(sorted(_names(data.get("op_root", [])))),
+        python_libraries=_names(data.get("python_library", [])),
     )

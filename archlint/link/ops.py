@@ -57,14 +57,28 @@ def _parse(callee: str, roots: tuple[str, ...], modules: dict[str, str]) -> tupl
     return None
 
 
-def link_ops(calls: Iterable[OpCall], index: CudaIndex) -> list[OpBinding]:
+def python_libraries(facts: PythonFacts) -> set[str]:
+    """The op namespaces a module defines in Python (`Library("vllm_ir", "FRAGMENT")`): no C++
+    registration written with the extension-name macro is theirs."""
+    makers = load_host().python_libraries
+    found = set()
+    for call in facts.calls.having(lambda callee, _function: callee.rpartition(".")[2] in makers):
+        first = call.expr.args[1] if len(call.expr.args) > 1 else None
+        if first is not None and first.kind == "str" and first.text:
+            found.add(first.text)
+    return found
+
+
+def link_ops(calls: Iterable[OpCall], index: CudaIndex, python_namespaces: frozenset[str] = frozenset()) -> list[OpBinding]:
     """Each call linked to the registration that binds it and the units defining its function;
-    calls no registration of the scan binds are left out."""
+    calls no registration of the scan binds are left out. `python_namespaces`: namespaces Python
+    code defines, which only a registration naming them literally can serve."""
     registrations = _registrations(index)
     definitions = _definitions(index)
     bound = []
+    literal = {op: [(p, r) for p, r in found if not r.namespace_macro] for op, found in registrations.items()}
     for call in calls:
-        match = _registration(call, registrations)
+        match = _registration(call, literal if call.namespace in python_namespaces else registrations)
         if match is None:
             continue
         path, registration = match

@@ -129,6 +129,8 @@ class GuardedUnits:
     # Device code written in Python that the gate's code runs (a CuTe DSL kernel module it calls):
     # the evidence hops to the first such call, () for none.
     python_kernels: tuple[Evidence, ...] = ()
+    # The admitted capabilities these units serve (a C++ ladder's arm); None: every one the gate admits.
+    admitted_ccs: frozenset[int] | None = None
 
 
 def gate_location(gate: Gate) -> Location:
