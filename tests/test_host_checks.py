@@ -4,6 +4,9 @@ op registrations linking a Python call of a custom op to the C++ function and it
 
 from __future__ import annotations
 
+import os
+import shutil
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -242,3 +245,23 @@ def test_a_ladder_judges_as_admitted_only_the_capabilities_of_its_widened_arm():
     # 12.x takes the `version_num >= 90` arm and its Hopper kernels; 8.0 takes the Ampere arm
     assert [(f.rule, f.targets) for f in at_azp] == [("AL105", ("sm_120a",))]
     assert "wgmma" in at_azp[0].message
+
+
+def test_a_rescan_after_a_host_check_changes_reads_the_new_check(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "tree"
+    shutil.copytree(FLASH, root)
+    stamp = time.time() - 3600
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (stamp, stamp))
+
+    def admits() -> set[str]:
+        result = scan(ScanOptions(paths=(str(root),), targets=("sm_90a", "sm_120a"), jobs=1))
+        return {t for g in result.gates if g.location.line == 39 for t in g.admits}
+
+    assert "sm_120a" not in admits()
+    api = root / "csrc/flash_attn/flash_api.cpp"
+    api.write_text(api.read_text().replace("bool is_sm90 = dprops->major == 9 && dprops->minor == 0;",
+                                           "bool is_sm90 = dprops->major >= 9;"))
+    os.utime(api, (stamp + 60, stamp + 60))
+    assert {"sm_90a", "sm_120a"} <= admits()
