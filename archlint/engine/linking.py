@@ -41,7 +41,7 @@ from archlint.link.python import link as link_python_index
 from archlint.link.templates import fill_holes
 from archlint.model.cuda import CudaFacts
 from archlint.model.files import Discovery, FileFacts, SourceFile
-from archlint.model.gates import Gate
+from archlint.model.gates import Gate, GuardedUnits
 from archlint.model.python import PythonFacts
 from archlint.model.scan import ScanOptions
 
@@ -137,12 +137,18 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             needed = include_closure(outlined, sources)
             # the files no gate builds where the file rules can report something, read in full too
             needed |= worth_reading(Judging(outlined, kb), targets, free_files((f.path for f in cuda_files), needed))
-            if any(f.cuda is not None and f.cuda.host_marked for f in outline):
-                needed = frozenset(f.path for f in cuda_files)  # host checks reach units through their calls
-            deep = [f for f in cuda_files if f.path in needed]
+            marked = tuple(sorted(f.file.path for f in outline if f.cuda is not None and f.cuda.host_marked))
+            early: dict[str, FileFacts] = {}
+            if marked:  # host checks and op registrations: their files first, then the units they reach
+                first = include_closure(outlined, marked)
+                early = {f.file.path: f for f in _extract([f for f in cuda_files if f.path in first], options, cache, workers)}
+                host_units = _host_reach(build_index(_cuda_of(facts + [early.get(f.file.path, f) for f in outline]),
+                                                     include_dirs, generated), gated, ops)
+                needed |= first | include_closure(outlined, host_units)
+            deep = [f for f in cuda_files if f.path in needed and f.path not in early]
         shallow = frozenset(f.path for f in cuda_files if f.path not in needed)
         with stage("unit facts", len(deep)):
-            full = {f.file.path: f for f in _extract(deep, options, cache, workers)}
+            full = {**early, **{f.file.path: f for f in _extract(deep, options, cache, workers)}}
         facts = facts + [full.get(f.file.path, f) for f in outline]
     else:
         skip("includes")
@@ -171,6 +177,18 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             stage_progress(len(results), len(judged))
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow)
+
+
+def _host_reach(index: CudaIndex, gated: list[tuple[Gate, GuardedUnits]], ops: dict) -> tuple[str, ...]:
+    """The units the host checks' arms and the Python gates' op calls reach, read from an index
+    whose other files are outlined (their definitions are read; gates.host.Reach needs no more)."""
+    host = host_gates(index)
+    units = {source for _, guarded in host.pairs for source in guarded.sources}
+    for gate, guarded in gated:
+        reached, namespaces = ops[gate.id]
+        if reached:
+            units.update(with_op_units(guarded, reached, index, host.pairs, namespaces).sources)
+    return tuple(sorted(units))
 
 
 def _extract(files: list[SourceFile], options: ScanOptions, cache, workers: Workers, directives: bool = False) -> list[FileFacts]:

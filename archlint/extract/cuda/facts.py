@@ -23,6 +23,7 @@ from archlint.extract.cuda.screen import asm_statements, rule_sites
 from archlint.extract.cuda.smem import smem_requests
 from archlint.extract.suppressions import parse_suppression_text
 from archlint.knowledge.kb import KnowledgeBase, load_kb
+from archlint.knowledge.languages import SOURCE_SUFFIXES
 from archlint.knowledge.prebuilt import load_prebuilt
 from archlint.lang.cpp.declarations import one_of, read_declarations, spelled_names, type_test_spans
 from archlint.lang.cpp.sure import blank_spans, member_body_spans, sure_text
@@ -102,8 +103,10 @@ def extract_cuda_directives(path: str, data: bytes) -> CudaFacts:
     functions, constructs and the rest stay empty (a file no gate's units can include), and
     `rule_sites` says what the file rules could find in them (extract.cuda.screen)."""
     structure = scan_directives(path, data)
+    # a translation unit's definitions: where a host check's calls may lead (gates.host.Reach)
+    declarations = read_declarations(structure.masked, structure.line_starts) if path.endswith(SOURCE_SUFFIXES) else Declarations()
     return replace(_directive_facts(path, data, structure), rule_sites=rule_sites(data, structure, load_kb()),
-                   host_marked=host_marked(structure.masked))
+                   host_marked=host_marked(structure.masked), declarations=declarations)
 
 
 def _directive_facts(path: str, data: bytes, structure: Structure) -> CudaFacts:
