@@ -25,7 +25,7 @@ CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and re.match(r"^
 def expectations(case: Path) -> tuple[set[tuple[str, int, str]], set[tuple[str, int, str]]]:
     expected, negative = set(), set()
     for path in sorted(case.rglob("*")):
-        if not path.is_file() or (path.suffix not in (".py", ".cu", ".cuh", ".h", ".hpp", ".cmake")
+        if not path.is_file() or (path.suffix not in (".py", ".cu", ".cuh", ".h", ".hpp", ".cpp", ".cmake")
                                   and path.name != "CMakeLists.txt"):
             continue
         pending: list[tuple[str, str]] = []

@@ -3,7 +3,7 @@ the gates' units can include, the index and the verdicts."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from archlint.checks.context import Context
 from archlint.discover import discover
@@ -28,6 +28,8 @@ from archlint.extract.python.markers import markers
 from archlint.gates.build_lists import cmake_gates
 from archlint.gates.conditions import load_condition_modules
 from archlint.gates.detect import find_gates
+from archlint.gates.host import host_gates
+from archlint.gates.ops import guarded_op_calls, python_op_namespaces, with_op_units
 from archlint.gates.tactics import link_tile_lists
 from archlint.gates.units import guarded_units
 from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
@@ -101,6 +103,8 @@ class PythonSide:
     generated: dict[str, str]
     pyindex: PyIndex | None
     binaries: tuple[BinaryFacts, ...] = ()  # the prebuilt extension modules' images
+    # gate id -> the custom-op calls its code makes (gates.ops) and the op namespaces Python defines
+    ops: dict[str, tuple] = field(default_factory=dict)
 
 
 def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers,
@@ -126,9 +130,13 @@ def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, 
         facts = fill_holes(pyindex, facts)
         # a capability test with no kernel build behind it has nothing to judge
         extensions = ExtensionIndex.of(binaries, {f.path for f in discovery.files}, [root])
-        gated = [(gate, units) for gate in gates
-                 if (units := guarded_units(pyindex, gate, extensions)).sources or units.unresolved or units.extensions
-                 ] if pyindex is not None else []
+        gated, ops = [], {}
+        for gate in gates:
+            assert pyindex is not None  # gates come from it
+            units, reached = guarded_units(pyindex, gate, extensions), guarded_op_calls(pyindex, gate)
+            if units.sources or units.unresolved or units.extensions or reached:
+                gated.append((gate, units))
+                ops[gate.id] = (reached, python_op_namespaces(pyindex, reached) if reached else frozenset())
         variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
         tile_lists = link_tile_lists(pyindex, gates)
         passed = passed_macros(pyindex) if pyindex is not None else frozenset()
@@ -149,7 +157,7 @@ def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, 
     workers.close()
     sources = tuple(sorted({s for _, units in gated for s in units.sources}))
     judged = with_absent_variant_macros(gated, variants, passed)
-    return PythonSide(facts, judged, sources, tile_lists, generated, pyindex, binaries)
+    return PythonSide(facts, judged, sources, tile_lists, generated, pyindex, binaries, ops)
 
 
 def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers,
@@ -172,10 +180,18 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             needed = include_closure(outlined, sources)
             # the files no gate builds where the file rules can report something, read in full too
             needed |= worth_reading(Judging(outlined, kb), targets, free_files((f.path for f in cuda_files), needed))
-            deep = [f for f in cuda_files if f.path in needed]
+            marked = tuple(sorted(f.file.path for f in outline if f.cuda is not None and f.cuda.host_marked))
+            early: dict[str, FileFacts] = {}
+            if marked:  # host checks and op registrations: their files first, then the units they reach
+                first = include_closure(outlined, marked)
+                early = {f.file.path: f for f in _extract([f for f in cuda_files if f.path in first], options, cache, workers)}
+                host_units = _host_reach(build_index(_cuda_of(facts + [early.get(f.file.path, f) for f in outline]),
+                                                     include_dirs, generated), gated, side.ops)
+                needed |= first | include_closure(outlined, host_units)
+            deep = [f for f in cuda_files if f.path in needed and f.path not in early]
         shallow = frozenset(f.path for f in cuda_files if f.path not in needed)
         with stage("unit facts", len(deep)):
-            full = {f.file.path: f for f in _extract(deep, options, cache, workers)}
+            full = {**early, **{f.file.path: f for f in _extract(deep, options, cache, workers)}}
         facts = facts + [full.get(f.file.path, f) for f in outline]
     else:
         skip("includes")
@@ -191,13 +207,31 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         memos, results = [], []
         parts: dict = {}  # shared by the results' equal parts
         overrides = user_defines(options)
+        host = host_gates(index)
+        through_ops = []
         for gate, units in gated:
+            reached, namespaces = side.ops.get(gate.id, ((), frozenset()))
+            through_ops.append((gate, with_op_units(units, reached, index, host.pairs, namespaces) if reached else units))
+        judged = [(g, u) for g, u in through_ops if u.sources or u.unresolved or u.extensions] + host.pairs
+        for gate, units in judged:
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, judging, targets, overrides, parts))
-            stage_progress(len(results), len(gated))
+            stage_progress(len(results), len(judged))
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     ctx = with_tactic_sizes(options, root, ctx)
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, side.binaries)
+
+
+def _host_reach(index: CudaIndex, gated: list[tuple[Gate, GuardedUnits]], ops: dict) -> tuple[str, ...]:
+    """The units the host checks' arms and the Python gates' op calls reach, read from an index
+    whose other files are outlined (their definitions are read; gates.host.Reach needs no more)."""
+    host = host_gates(index)
+    units = {source for _, guarded in host.pairs for source in guarded.sources}
+    for gate, guarded in gated:
+        reached, namespaces = ops.get(gate.id, ((), frozenset()))
+        if reached:
+            units.update(with_op_units(guarded, reached, index, host.pairs, namespaces).sources)
+    return tuple(sorted(units))
 
 
 def _extract(files: list[SourceFile], options: ScanOptions, cache, workers: Workers, directives: bool = False) -> list[FileFacts]:

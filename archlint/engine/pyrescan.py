@@ -24,6 +24,7 @@ from archlint.link.cuda import include_closure
 from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import plan, stage, stage_progress
 from archlint.extract.files import Workers
+from archlint.gates.host import HOST_KIND
 from archlint.judge.view import Judging
 from archlint.knowledge.kb import load_kb
 from archlint.link.templates import read_templates
@@ -53,6 +54,8 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
     if (side.generated != state.generated or read_templates(side.facts) != state.templates
             or side.tile_lists != state.tile_lists or bool(side.judged) != bool(state.memos)):
         return None
+    if any(reached for reached, _ in side.ops.values()) or any(m.gate.kind == HOST_KIND for m in state.memos):
+        return None  # units reached through custom ops and host checks are linked on the CUDA side
     links = state.links
     known = set(links.paths)
     facts = LazyFacts({f.path: f for f in discovery.files if f.path in known}, state.templates, cache,

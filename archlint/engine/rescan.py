@@ -35,9 +35,11 @@ from archlint.engine.freefiles import free_files
 from archlint.engine.store import GateMemo, ScanState
 from archlint.engine.timing import part_progress, plan, stage, stage_progress
 from archlint.extract.files import DIRECTIVES, extract_all, extract_file
+from archlint.gates.host import HOST_KIND
 from archlint.judge.view import Judging
 from archlint.knowledge.arch import Target, parse_target
 from archlint.knowledge.kb import load_kb
+from archlint.knowledge.languages import SOURCE_SUFFIXES
 from archlint.link.cuda import file_links, include_closure, resolver_for
 from archlint.model.files import FileFacts, SourceFile
 
@@ -104,6 +106,16 @@ class LazyFunctions(Mapping):
 RESCAN_STAGES = ("discover", "facts", "index", "verdicts", "checks")  # numbered on the progress line
 
 
+def _touches_host_checks(fresh, state) -> bool:
+    """Whether a change can alter the host-check gates (gates.host), which are found scan-wide: a
+    changed file holding host facts, or a changed translation unit where there are host gates
+    (an arm reaches units through the definitions they hold)."""
+    if any(f.cuda is not None and f.cuda.host is not None for f in fresh):
+        return True
+    host = any(memo.gate.kind == HOST_KIND for memo in state.memos)
+    return host and any(f.file.path.endswith(SOURCE_SUFFIXES) for f in fresh)
+
+
 def rescan(options, discovery, cache, store, previous):
     """(result, state) of the scan from `previous` (a stored state and the files it saw, of this
     scan's targets or more: store.ScanStore.wider), or None when a full scan is needed."""
@@ -120,6 +132,8 @@ def rescan(options, discovery, cache, store, previous):
     plan(RESCAN_STAGES)
     with stage("facts", len(changed)):
         fresh = extract_all(changed, options.jobs, options.max_file_bytes, cache, progress=part_progress())
+    if _touches_host_checks(fresh, state):
+        return None
     with stage("index"):
         links = _updated_links(state.links, state.generated, fresh, options, discovery)
         if links is None:

@@ -165,7 +165,8 @@ def judge_gate(gate: Gate, units: GuardedUnits, judging: Judging, targets: tuple
     excluded = tuple(verdict_for(gate, units, judging, t, defines(build_target(gate, t)), references)
                      for t in excluded_targets(gate, targets))
     admitted = []
-    admitted_builds = sorted({build_target(gate, t)[0] for t in targets if t.cc in set(gate.admits)})
+    served = set(gate.admits) if units.admitted_ccs is None else set(gate.admits) & units.admitted_ccs
+    admitted_builds = sorted({build_target(gate, t)[0] for t in targets if t.cc in served})
     for build in admitted_builds:
         analysis = analyze_units(judging.view(build, defines((build,))), units.sources, (), ())
         # Of an admitted build only its blockers, kernel count and hollow kernels (AL105) and what it

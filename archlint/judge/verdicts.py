@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from archlint.judge.analysis import Analysis, Hit, analyze_units
 from archlint.judge.extensions import extension_hits
+from archlint.judge.resources import resource_refusal
 from archlint.judge.view import Defines, Judging
 from archlint.knowledge.arch import Target, known_ccs
 from archlint.model.findings import Evidence, EvidenceKind, Location, Verdict
@@ -138,6 +139,9 @@ def verdict_for(gate: Gate, units: GuardedUnits, judging: Judging, target: Targe
                 references: tuple[Target, ...]) -> TargetVerdict:
     """The verdict for one excluded target. With two candidate builds (suffix not readable), the
     first (arch-specific) build's verdict stands, but POLICY needs both builds to agree."""
+    refusal = resource_refusal(gate, target, judging.kb)
+    if refusal is not None:
+        return TargetVerdict(target.name, Verdict.GENUINE, refusal[0], refusal[1], build=build_note(gate, target))
     verdicts = []
     for build in build_target(gate, target):
         view = judging.view(build, _with_arch(gate, defines, build))

@@ -159,6 +159,10 @@ class KnowledgeBase:
         except KeyError:
             raise KeyError(f"no knowledge-base row with id {row_id!r}") from None
 
+    def profiled_ccs(self) -> tuple[int, ...]:
+        """The capabilities rules/kb/devices.toml has a profile of."""
+        return tuple(sorted(self._by_cc))
+
     def profile(self, cc: int) -> DeviceProfile:
         try:
             return self._by_cc[cc]

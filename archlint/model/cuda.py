@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from archlint.model.cexpr import Expr
 from archlint.model.findings import Diagnostic, Suppression
+from archlint.model.host import HostFacts
 from archlint.model.records import fast_pickling
 
 
@@ -255,6 +256,8 @@ class CudaFacts:
     arch_checks: tuple[ArchCheck, ...] = ()
     sm_constants: tuple[SmConstant, ...] = ()
     rule_sites: RuleSites | None = None  # a file read for its directives only: what its full facts could report
+    host: HostFacts | None = None  # host checks, capability helpers and op registrations (extract.cuda.host)
+    host_marked: bool = False  # read for its directives only, it spells what a host check or registration needs
 
 
 fast_pickling(globals())

@@ -135,6 +135,8 @@ class GuardedUnits:
     python_kernels: tuple[Evidence, ...] = ()
     # Calls the gate's code makes into prebuilt extension modules (link/binary.py), in the order found.
     extensions: tuple[ExtensionCall, ...] = ()
+    # The admitted capabilities these units serve (a C++ ladder's arm); None: every one the gate admits.
+    admitted_ccs: frozenset[int] | None = None
 
 
 def gate_location(gate: Gate) -> Location:

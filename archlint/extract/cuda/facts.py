@@ -17,11 +17,13 @@ from dataclasses import replace
 from archlint.extract.cuda.asserts import arch_constants, static_asserts
 from archlint.extract.cuda.chains import constexpr_branch_spans, names_every_alternative_spells, uniform_chains
 from archlint.extract.cuda.functions import find_functions
+from archlint.extract.cuda.host import extract_host, host_marked
 from archlint.extract.cuda.prebuilt import PrebuiltScan
 from archlint.extract.cuda.screen import asm_statements, rule_sites
 from archlint.extract.cuda.smem import smem_requests
 from archlint.extract.suppressions import parse_suppression_text
 from archlint.knowledge.kb import KnowledgeBase, load_kb
+from archlint.knowledge.languages import SOURCE_SUFFIXES
 from archlint.knowledge.prebuilt import load_prebuilt
 from archlint.lang.cpp.declarations import one_of, read_declarations, spelled_names, type_test_spans
 from archlint.lang.cpp.sure import blank_spans, member_body_spans, sure_text
@@ -42,7 +44,8 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
     calls = FileCalls(structure)
     prebuilt = PrebuiltScan(structure, load_prebuilt())
     # host code is parsed where it hands work to a run-time compiler or a vendor library
-    host_code = prebuilt.wanted or _RUNTIME_ARCH_RE.search(data) is not None or kb.calls_library(structure.masked)
+    marked = host_marked(structure.masked) and len(data) <= parse_limit
+    host_code = prebuilt.wanted or marked or _RUNTIME_ARCH_RE.search(data) is not None or kb.calls_library(structure.masked)
     functions, partial = find_functions(data, structure, calls, parse_limit, host_code=host_code)
     spans = _FunctionSpans(functions)
     text = data.decode("utf-8", "replace")
@@ -73,6 +76,7 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         loaders=prebuilt.loaders(spans.function_at),
         arch_checks=prebuilt.checks(spans.function_at) + prebuilt.predicates(functions),
         sm_constants=prebuilt.constants(),
+        host=extract_host(data, structure, spans.function_at) if marked else None,
     )
 
 
@@ -99,7 +103,10 @@ def extract_cuda_directives(path: str, data: bytes) -> CudaFacts:
     functions, constructs and the rest stay empty (a file no gate's units can include), and
     `rule_sites` says what the file rules could find in them (extract.cuda.screen)."""
     structure = scan_directives(path, data)
-    return replace(_directive_facts(path, data, structure), rule_sites=rule_sites(data, structure, load_kb()))
+    # a translation unit's definitions: where a host check's calls may lead (gates.host.Reach)
+    declarations = read_declarations(structure.masked, structure.line_starts) if path.endswith(SOURCE_SUFFIXES) else Declarations()
+    return replace(_directive_facts(path, data, structure), rule_sites=rule_sites(data, structure, load_kb()),
+                   host_marked=host_marked(structure.masked), declarations=declarations)
 
 
 def _directive_facts(path: str, data: bytes, structure: Structure) -> CudaFacts:

@@ -1,0 +1,112 @@
+"""A Python gate judged through the custom ops it guards: the op calls its guarded functions (and
+what they call) make, linked (link.ops) to the C++ functions that implement them and the units
+that define those; the units join the gate's guarded units."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import replace
+
+from archlint.gates.host import Reach
+from archlint.gates.units import module_path
+from archlint.link.cuda import CudaIndex
+from archlint.link.ops import link_ops, op_calls, python_libraries
+from archlint.link.python import PyIndex
+from archlint.model.findings import Evidence, EvidenceKind, Location
+from archlint.model.gates import Gate, GuardedUnits, gate_location
+from archlint.model.host import OpCall
+
+_MAX_CALL_DEPTH = 4
+
+Reached = tuple[tuple[OpCall, tuple[Evidence, ...]], ...]  # each op call, with the hops from the gate to it
+
+
+def guarded_op_calls(pyindex: PyIndex, gate: Gate) -> Reached:
+    """The custom-op calls a gate's guarded functions make, directly or through what they call."""
+    module_paths = {module: path for path, module in pyindex.module_of_path.items()}
+    head = (Evidence(gate_location(gate), f"gate `{gate.text}`", EvidenceKind.GATE),)
+    found: list[tuple[OpCall, tuple[Evidence, ...]]] = []
+    seen = set(gate.guards)
+    queue: deque[tuple[str, tuple[Evidence, ...], int]] = deque((name, head, 0) for name in gate.guards)
+    while queue:
+        qualname, chain, depth = queue.popleft()
+        function = pyindex.functions.get(qualname)
+        path = module_path(module_paths, qualname)
+        module = pyindex.module_of_path.get(path, "")
+        facts = pyindex.modules.get(module) if module else None
+        if function is None or facts is None:
+            continue
+        hop = chain + (Evidence(Location(path, function.span.line), f"calls `{qualname}`", EvidenceKind.CALL, name=qualname),)
+        local = qualname[len(module) + 1:]
+        for call in op_calls(facts, lambda name: name not in pyindex.modules and name.partition(".")[0] not in _roots(pyindex)):
+            if call.function == local:
+                found.append((call, hop))
+        if depth < _MAX_CALL_DEPTH:
+            for callee in pyindex.callees(qualname):
+                if callee not in seen:
+                    seen.add(callee)
+                    queue.append((callee, hop, depth + 1))
+    return tuple(found)
+
+
+def python_op_namespaces(pyindex: PyIndex, reached: Reached) -> frozenset[str]:
+    """The op namespaces Python code defines (`Library("vllm_ir", "FRAGMENT")`), read from the
+    modules making the op calls and the modules they import."""
+    modules: set[str] = set()
+    for call, _ in reached:
+        module = pyindex.module_of_path.get(call.path, "")
+        facts = pyindex.modules.get(module) if module else None
+        if facts is None:
+            continue
+        modules.add(module)
+        for imp in facts.imports:
+            if imp.level == 0:
+                modules.update(name for name in (imp.module, *(f"{imp.module}.{n}" for n in imp.names)) if name in pyindex.modules)
+    found: set[str] = set()
+    for module in sorted(modules):
+        facts = pyindex.modules.get(module)
+        if facts is not None:
+            found |= python_libraries(facts)
+    return frozenset(found)
+
+
+def _roots(pyindex: PyIndex) -> frozenset[str]:
+    """The top-level packages of the scan: a module under one is Python, not a compiled extension."""
+    return frozenset(module.partition(".")[0] for module in pyindex.module_of_path.values())
+
+
+def with_op_units(units: GuardedUnits, reached: Reached, index: CudaIndex, host: list[tuple[Gate, GuardedUnits]],
+                  python_namespaces: frozenset[str] = frozenset()) -> GuardedUnits:
+    """The gate's units plus those of the C++ functions its op calls are bound to. Through a host
+    check the units are the arm a refused GPU would take (the check's own units); which arm an
+    admitted GPU takes is the check's to judge, so the gate's admitted builds are not judged
+    against them."""
+    if not reached:
+        return units
+    chains = {call: chain for call, chain in reached}
+    evidence = dict(units.evidence)
+    reach = Reach(index)
+    through_check = False
+    for binding in link_ops([call for call, _ in reached], index, python_namespaces):
+        call, registration = binding.call, binding.registration
+        hops = chains[call] + (
+            Evidence(Location(call.path, call.line, call.col), f"calls op `{call.namespace}.{call.op}`", EvidenceKind.CALL,
+                     name=call.op),
+            Evidence(Location(binding.registration_path, registration.line, registration.col),
+                     f"`{registration.op}` is registered to `{registration.function}`", EvidenceKind.CALL,
+                     name=registration.function))
+        checks = [(gate, guarded) for gate, guarded in host if gate.path in binding.units
+                  and gate.function.rpartition("::")[2] == registration.function]
+        if checks:
+            through_check = True
+            for gate, guarded in checks:
+                hop = Evidence(gate_location(gate), f"passes the host check `{gate.text}`", EvidenceKind.CALL,
+                               name=registration.function)
+                for unit, chain in guarded.evidence.items():
+                    evidence.setdefault(unit, hops + (hop,) + tuple(h for h in chain if h.kind is not EvidenceKind.GATE))
+            continue
+        for unit, chain in reach.units(binding.registration_path, (registration.function,), hops,
+                                       binding.registration_path).items():
+            evidence.setdefault(unit, chain)
+    return replace(units, sources=tuple(sorted(evidence)), evidence=evidence,
+                   admitted_ccs=frozenset() if through_check else units.admitted_ccs)
