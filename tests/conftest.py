@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import archlint.engine.pipeline as pipeline
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-snapshots", action="store_true", help="rewrite fixtures/snapshots from the current output")
@@ -29,3 +31,17 @@ def inside_fixture(folder: Path) -> Iterator[None]:
             os.environ.pop("GIT_CEILING_DIRECTORIES", None)
         else:
             os.environ["GIT_CEILING_DIRECTORIES"] = ceiling
+
+
+@pytest.fixture
+def full_scans(monkeypatch):
+    """Counts full scans; the store and the partial re-scan are what is under test."""
+    calls = []
+    real = pipeline._full_scan
+
+    def counted(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(pipeline, "_full_scan", counted)
+    return calls

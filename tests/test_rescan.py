@@ -43,18 +43,6 @@ def tree(tmp_path, monkeypatch):
     return _settled_copy(FIXTURE, tmp_path, monkeypatch)
 
 
-@pytest.fixture
-def full_scans(monkeypatch):
-    """Counts full scans; the store and the partial re-scan are what is under test."""
-    calls = []
-    real = pipeline._full_scan
-
-    def counted(*args):
-        calls.append(args)
-        return real(*args)
-
-    monkeypatch.setattr(pipeline, "_full_scan", counted)
-    return calls
 
 
 def _scan(root: Path, **options):

@@ -36,17 +36,6 @@ def repo(tmp_path, monkeypatch) -> Path:
     return root
 
 
-@pytest.fixture
-def full_scans(monkeypatch):
-    calls = []
-    real = pipeline._full_scan
-
-    def counted(*args):
-        calls.append(args)
-        return real(*args)
-
-    monkeypatch.setattr(pipeline, "_full_scan", counted)
-    return calls
 
 
 def _scan(*paths: Path, **options):
