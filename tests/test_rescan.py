@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-import archlint.engine.pipeline as pipeline
 import archlint.engine.pyrescan as pyrescan
 import archlint.engine.rescan as rescan_module
 from archlint.engine import scan

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-import archlint.engine.pipeline as pipeline
 from archlint.discover import discover
 from archlint.engine import scan
 from archlint.engine.roots import analysed
