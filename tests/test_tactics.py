@@ -345,3 +345,24 @@ def test_a_unit_stopped_by_a_missing_toolkit_header_says_which_and_what_settles_
     assert answer.nbytes is None
     assert answer.note == ("no size in nvcc's output: cublasLt.h: No such file or directory; "
                            "pass --include-dir with the folder holding `cublasLt.h`")
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not installed: the compile probe needs it")
+def test_a_tactic_linked_through_two_gates_is_one_finding(tmp_path: Path, monkeypatch):
+    # FlashInfer's fused_moe.py reaches the same SM120 generator from three gates ([12], [10, 12], ...)
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    tree = tmp_path / "tree"
+    shutil.copytree(CASE, tree)
+    module = tree / "moekit" / "jit" / "fused_moe.py"
+    module.write_text(module.read_text() + '''
+
+def gen_cutlass_fused_moe_sm10x_sm12x_module():
+    nvcc_flags = ["-DCOMPILE_BLACKWELL_SM120_TMA_GROUPED_GEMMS", "-DENABLE_FP8", "-DENABLE_FP4"]
+    nvcc_flags += current_compilation_context.get_nvcc_flags_list(supported_major_versions=[10, 12])
+    return gen_cutlass_fused_moe_module(nvcc_flags, "120")
+''')
+    scan = json.loads(CliRunner().invoke(cli, ["scan", str(tree), "--target", "sm_120a", "--format", "json",
+                                               "--select", "AL204", "--compile-probe"]).output)
+    moe = [(f["line"], f["properties"]["tactic"]) for f in scan["findings"]
+           if f["symbol"] == "generate_sm120_grouped_gemm_operations" and f["properties"].get("measured") == "nvcc"]
+    assert len(moe) == 4 and len(set(moe)) == 4

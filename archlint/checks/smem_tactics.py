@@ -22,6 +22,7 @@ from archlint.model.tactics import Bound, Fit, LinkedTileList, TacticChoice
 def check(ctx: Context) -> Iterator[Finding]:
     knowledge = load_cutlass()
     reported: set[tuple[str, int, int, str]] = set()
+    reported_tactics: set[tuple[str, int, TacticChoice]] = set()
     for linked in ctx.tile_lists:
         fact = linked.fact
         if ctx.paths is not None and fact.path not in ctx.paths:
@@ -32,8 +33,11 @@ def check(ctx: Context) -> Iterator[Finding]:
         targets = tuple(t for t in ctx.targets if linked.serves(t.cc))
         measured = _measured(ctx, linked, targets)
         for choice, sizes in measured.items():
+            if (fact.path, fact.line, choice) in reported_tactics:
+                continue  # the same list linked to another gate: one finding per tactic
             finding = _measured_finding(ctx, linked, choice, sizes, knowledge)
             if finding is not None:
+                reported_tactics.add((fact.path, fact.line, choice))
                 yield finding
         groups: dict[tuple[int, str], list[TacticChoice]] = {}
         for choice in (c for c in fact.choices if c not in measured):  # a fixed stage count is a kernel of its own, as an element type is
