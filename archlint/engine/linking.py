@@ -29,7 +29,7 @@ from archlint.gates.build_lists import cmake_gates
 from archlint.gates.conditions import load_condition_modules
 from archlint.gates.detect import find_gates
 from archlint.gates.host import host_gates
-from archlint.gates.ops import guarded_op_calls, python_op_namespaces, with_op_units
+from archlint.gates.ops import guarded_op_calls, python_op_namespaces, through_ops
 from archlint.gates.tactics import link_tile_lists
 from archlint.gates.units import guarded_units
 from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
@@ -208,11 +208,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         parts: dict = {}  # shared by the results' equal parts
         overrides = user_defines(options)
         host = host_gates(index)
-        through_ops = []
-        for gate, units in gated:
-            reached, namespaces = side.ops.get(gate.id, ((), frozenset()))
-            through_ops.append((gate, with_op_units(units, reached, index, host.pairs, namespaces) if reached else units))
-        judged = [(g, u) for g, u in through_ops if u.sources or u.unresolved or u.extensions] + host.pairs
+        judged = through_ops(gated, side.ops, index, host.pairs) + host.pairs
         for gate, units in judged:
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, judging, targets, overrides, parts))
@@ -227,10 +223,7 @@ def _host_reach(index: CudaIndex, gated: list[tuple[Gate, GuardedUnits]], ops: d
     whose other files are outlined (their definitions are read; gates.host.Reach needs no more)."""
     host = host_gates(index)
     units = {source for _, guarded in host.pairs for source in guarded.sources}
-    for gate, guarded in gated:
-        reached, namespaces = ops.get(gate.id, ((), frozenset()))
-        if reached:
-            units.update(with_op_units(guarded, reached, index, host.pairs, namespaces).sources)
+    units.update(source for _, guarded in through_ops(gated, ops, index, host.pairs) for source in guarded.sources)
     return tuple(sorted(units))
 
 

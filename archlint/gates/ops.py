@@ -5,12 +5,12 @@ that define those; the units join the gate's guarded units."""
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from archlint.gates.host import Reach
 from archlint.gates.units import module_path
 from archlint.link.cuda import CudaIndex
-from archlint.link.ops import link_ops, op_calls, python_libraries
+from archlint.link.ops import OpTables, link_ops, op_calls, python_libraries
 from archlint.link.python import PyIndex
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import Gate, GuardedUnits, gate_location
@@ -75,7 +75,36 @@ def _roots(pyindex: PyIndex) -> frozenset[str]:
     return frozenset(module.partition(".")[0] for module in pyindex.module_of_path.values())
 
 
-def with_op_units(units: GuardedUnits, reached: Reached, index: CudaIndex, host: list[tuple[Gate, GuardedUnits]],
+@dataclass(frozen=True)
+class OpLinker:
+    """The whole-index tables linking op calls reads, built once per index and shared by every gate
+    (each gate building its own walked every file's declarations again)."""
+
+    index: CudaIndex
+    reach: Reach
+    tables: OpTables
+
+    @classmethod
+    def of(cls, index: CudaIndex) -> OpLinker:
+        return cls(index, Reach(index), OpTables.of(index))
+
+
+def through_ops(gated: list[tuple[Gate, GuardedUnits]], ops: dict, index: CudaIndex,
+                host: list[tuple[Gate, GuardedUnits]]) -> list[tuple[Gate, GuardedUnits]]:
+    """Each gate with the units its custom-op calls reach (`ops`: gate id -> the calls and the op
+    namespaces Python defines); a gate left with nothing to judge is dropped."""
+    linker = OpLinker.of(index) if any(reached for reached, _ in ops.values()) else None
+    out = []
+    for gate, units in gated:
+        reached, namespaces = ops.get(gate.id, ((), frozenset()))
+        if reached and linker is not None:
+            units = with_op_units(units, reached, linker, host, namespaces)
+        if units.sources or units.unresolved or units.extensions:
+            out.append((gate, units))
+    return out
+
+
+def with_op_units(units: GuardedUnits, reached: Reached, linker: OpLinker, host: list[tuple[Gate, GuardedUnits]],
                   python_namespaces: frozenset[str] = frozenset()) -> GuardedUnits:
     """The gate's units plus those of the C++ functions its op calls are bound to. Through a host
     check the units are the arm a refused GPU would take (the check's own units); which arm an
@@ -85,9 +114,9 @@ def with_op_units(units: GuardedUnits, reached: Reached, index: CudaIndex, host:
         return units
     chains = {call: chain for call, chain in reached}
     evidence = dict(units.evidence)
-    reach = Reach(index)
+    reach = linker.reach
     through_check = False
-    for binding in link_ops([call for call, _ in reached], index, python_namespaces):
+    for binding in link_ops([call for call, _ in reached], linker.index, python_namespaces, linker.tables):
         call, registration = binding.call, binding.registration
         hops = chains[call] + (
             Evidence(Location(call.path, call.line, call.col), f"calls op `{call.namespace}.{call.op}`", EvidenceKind.CALL,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from archlint.knowledge.host import load_host
 from archlint.knowledge.languages import SOURCE_SUFFIXES
@@ -69,12 +70,26 @@ def python_libraries(facts: PythonFacts) -> set[str]:
     return found
 
 
-def link_ops(calls: Iterable[OpCall], index: CudaIndex, python_namespaces: frozenset[str] = frozenset()) -> list[OpBinding]:
+@dataclass(frozen=True)
+class OpTables:
+    """What linking op calls reads of the whole index, read once for every gate's calls: the
+    registrations by op name and the units defining each function."""
+
+    registrations: dict[str, list[tuple[str, OpRegistration]]]
+    definitions: dict[str, set[str]]
+
+    @classmethod
+    def of(cls, index: CudaIndex) -> OpTables:
+        return cls(_registrations(index), _definitions(index))
+
+
+def link_ops(calls: Iterable[OpCall], index: CudaIndex, python_namespaces: frozenset[str] = frozenset(),
+             tables: OpTables | None = None) -> list[OpBinding]:
     """Each call linked to the registration that binds it and the units defining its function;
     calls no registration of the scan binds are left out. `python_namespaces`: namespaces Python
     code defines, which only a registration naming them literally can serve."""
-    registrations = _registrations(index)
-    definitions = _definitions(index)
+    tables = tables or OpTables.of(index)
+    registrations, definitions = tables.registrations, tables.definitions
     bound = []
     literal = {op: [(p, r) for p, r in found if not r.namespace_macro] for op, found in registrations.items()}
     for call in calls:

@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 
 from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Location
@@ -63,7 +64,7 @@ class _Mover:
         quoted as written (`x.h`, "x.h", <x.h>: a launcher's file name, an include's text)."""
         for path in sorted({p for p in paths if p and p != "." and not os.path.isabs(p)}, key=len, reverse=True):
             if path in message:
-                message = re.sub(rf"(?<![\w./`'\"<-]){re.escape(path)}(?![\w/`'\">-]|\.\w)", lambda _: self.path(path), message)
+                message = _standing(path).sub(lambda _: self.path(path), message)
         return message
 
     def hop(self, hop: Evidence) -> Evidence:
@@ -105,6 +106,12 @@ class _Mover:
         named = {p for hop in (*verdict.evidence, *verdict.empty_kernels) for p in (hop.source, hop.location.path)}
         return replace(verdict, evidence=self.hops(verdict.evidence), empty_kernels=self.hops(verdict.empty_kernels),
                        reached=reached, reason=self.text(verdict.reason, named))
+
+
+@lru_cache(maxsize=4096)
+def _standing(path: str) -> re.Pattern[str]:
+    """`path` where it stands on its own in a message (see _Mover.text), compiled once per path."""
+    return re.compile(rf"(?<![\w./`'\"<-]){re.escape(path)}(?![\w/`'\">-]|\.\w)")
 
 
 def touched_paths(finding: Finding) -> set[str]:
