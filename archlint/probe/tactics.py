@@ -136,13 +136,13 @@ def _compile(job, index: CudaIndex, settings: ProbeSettings, nvcc: str) -> dict[
     if patched is None:
         return {key: Measurement(None, "the launcher has no statement the probe can follow") for key, _ in lines}
     placed = _include_text(index, probed)
-    included = _unit_includes(index, path, placed)
+    included, included_files = _unit_includes(index, path, probed, placed)
     head = [f'#include "{text}"' for text in included] + ([probe.prefix] if probe.prefix else [])
     unit = "\n".join([*head, *(text for _, text in lines), probe.suffix, ""])
     placed_root = [str(Path(settings.root) / probed[: -len(placed)].rstrip("/"))] if probed.endswith("/" + placed) else []
     roots = list(dict.fromkeys(placed_root + _include_roots(index, path, settings) + _include_roots(index, probed, settings)))
     copies = {file: patched if file == probed else (Path(settings.root) / file).read_text(encoding="utf-8", errors="replace")
-              for file in _chain(index, _included_files(index, path, probed), probed)}
+              for file in _chain(index, included_files, probed)}
     mirrored = [f"{_MIRROR}/{os.path.relpath(root, settings.root)}" for root in roots
                 if Path(root).is_relative_to(settings.root)]
     flags = ["-std=c++17", f"-arch={target.name}", "--expt-relaxed-constexpr", *(f"-D{d}" for d in defines),
@@ -165,15 +165,6 @@ def _closure_digests(index: CudaIndex, starts: list[str]) -> list[str]:
 
 
 _MIRROR = "tree"  # the scratch folder's copy of the include chain, laid out as the scanned tree
-
-
-def _included_files(index: CudaIndex, launcher: str, probed: str) -> list[str]:
-    """The files the unit includes: the launcher's own includes where it is a rendered template."""
-    if launcher.endswith(".jinja"):
-        found = [edge.target for edge in index.resolved(launcher) if edge.target is not None and not edge.include.system]
-        if found:
-            return found
-    return [probed]
 
 
 def _chain(index: CudaIndex, starts: list[str], goal: str) -> list[str]:
@@ -205,14 +196,14 @@ def _include_text(index: CudaIndex, path: str) -> str:
     return os.path.basename(path)
 
 
-def _unit_includes(index: CudaIndex, launcher: str, placed: str) -> list[str]:
-    """What the unit includes: the launcher's own includes where it is a template the JIT renders
-    (a `.jinja`), else the probed file."""
+def _unit_includes(index: CudaIndex, launcher: str, probed: str, placed: str) -> tuple[list[str], list[str]]:
+    """What the unit includes, as written and as the files they resolve to: the launcher's own
+    includes where it is a template the JIT renders (a `.jinja`), else the probed file."""
     if launcher.endswith(".jinja"):
-        written = [edge.include.target for edge in index.resolved(launcher) if not edge.include.system]
-        if written:
-            return written
-    return [placed]
+        edges = [edge for edge in index.resolved(launcher) if not edge.include.system]
+        if edges:
+            return [edge.include.target for edge in edges], [edge.target for edge in edges if edge.target is not None]
+    return [placed], [probed]
 
 
 def _answers(output: str, keys: list[tuple], first: int) -> dict[tuple, Measurement]:
