@@ -34,13 +34,15 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .builds import classify, execute, import_records, is_cached, plan
-from .pairs import Pair, gate_units, load_pairs, sample
+from .pairs import Pair, build_list_units, gate_units, load_pairs, sample
 from .projects import (
     FLASHINFER,
     SGLANG,
+    VLLM,
     flashinfer_includes,
     project_of,
     sglang_includes,
+    vllm_includes,
 )
 from .scoring import decisive_shares, render
 
@@ -82,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
                              "release label")
     parser.add_argument("--flashinfer-deps", type=Path,
                         help="extracted FlashInfer wheel whose headers SGLang's JIT dependencies (cutlass) come from")
+    parser.add_argument("--cutlass", type=Path,
+                        help="for a CMake project (vLLM): CUTLASS's source folder at the revision it pins")
     parser.add_argument("--tvm-ffi", type=Path, help="folder of the apache-tvm-ffi package (its include/ is used)")
     parser.add_argument("--nvshmem", type=Path,
                         help="folder of the nvidia-nvshmem package (nvidia/nvshmem; its include/ is used)")
@@ -133,12 +137,20 @@ def main(argv: list[str] | None = None) -> int:
         deps = _dependency_folders(args.flashinfer_deps) if project is SGLANG and args.flashinfer_deps else ()
         scan = scan_release(wheel, args.workdir / f"scan-{release}.json", targets, args.rescan,
                             folders=project.scan_folders, extra=deps)
-        kinds = (".cu", ".cpp", ".cc", ".cuh") if project is SGLANG else (".cu", ".cpp", ".cc")
-        root, units = gate_units([str(wheel / f) for f in project.scan_folders] + list(deps),
-                                 targets + SCAN_EXTRA_TARGETS, kinds)
+        packages = dict(item.split("=", 1) for item in args.headers)
+        if project is VLLM:
+            root, units = str(wheel), build_list_units(scan, str(wheel))
+            torch = Path(packages["torch"]) if "torch" in packages else None
+            libraries = Path(packages["cuda-libraries"]) if "cuda-libraries" in packages else None
+            includes_by_release[release] = vllm_includes(wheel, args.cutlass, torch, libraries)
+        else:
+            kinds = (".cu", ".cpp", ".cc", ".cuh") if project is SGLANG else (".cu", ".cpp", ".cc")
+            root, units = gate_units([str(wheel / f) for f in project.scan_folders] + list(deps),
+                                     targets + SCAN_EXTRA_TARGETS, kinds)
+            includes_by_release[release] = (sglang_includes(wheel, args.tvm_ffi, args.flashinfer_deps)
+                                            if project is SGLANG
+                                            else flashinfer_includes(wheel, args.tvm_ffi, args.nvshmem))
         pairs = load_pairs(scan, release, targets, units, root, project, args.workdir)
-        includes_by_release[release] = (sglang_includes(wheel, args.tvm_ffi, args.flashinfer_deps) if project is SGLANG
-                                        else flashinfer_includes(wheel, args.tvm_ffi, args.nvshmem))
         print(f"{release}: {len(scan.get('gates', []))} gates, {len(pairs)} (gate, target) verdicts: "
               + ", ".join(f"{k} {v}" for k, v in sorted(Counter(p.verdict for p in pairs).items())))
         all_pairs += pairs

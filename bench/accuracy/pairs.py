@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 import random
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 from .generated import generated_units
-from .projects import FLASHINFER, SGLANG, Project, sglang_unit
+from .projects import FLASHINFER, SGLANG, VLLM_TARGET_DEFINES, Project, sglang_unit
 
 VERDICTS = ("POLICY", "GENUINE", "EMPTY", "UNKNOWN")
 # Defines a spec computes from its arguments (f-strings archlint cannot read): one representative
@@ -133,6 +134,33 @@ def gate_units(paths: list[str], targets: tuple[str, ...], sources_kinds=(".cu",
             "references": [_arch_specific(f"sm_{cc}") for cc in admitted],
         }
     return found.root, out
+
+
+_BLOCK_DEFINE_RE = re.compile(r"-D(\w+(?:=\w+)?)")
+
+
+def build_list_units(scan: dict, root: str) -> dict:
+    """{gate id: {sources, defines, references}} for a CMake project, from the scan report itself: a
+    build list's compiled sources, the -D flags its block adds (named in the evidence) and the targets it
+    admits."""
+    out = {}
+    for gate in scan.get("gates", []):
+        defines: list[str] = []
+        for verdict in gate.get("verdicts", []):
+            for item in verdict.get("evidence", []):
+                if item.get("path", "").endswith(("CMakeLists.txt", ".cmake")):
+                    defines += _BLOCK_DEFINE_RE.findall(item.get("message", ""))
+        sources = [s for s in gate.get("sources", []) if s.endswith((".cu", ".cpp", ".cc"))
+                   and os.path.isfile(os.path.join(root, s))]
+        for folder, extra in VLLM_TARGET_DEFINES:
+            if any(s.startswith(folder) for s in sources):
+                defines += extra
+        out[gate["id"]] = {
+            "sources": sources,
+            "defines": list(dict.fromkeys(defines)),
+            "references": list(gate.get("admits", [])),
+        }
+    return out
 
 
 # ---------------------------------------------------------------- sampling

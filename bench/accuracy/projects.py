@@ -43,10 +43,29 @@ SGLANG = Project(
     flags=("--expt-relaxed-constexpr", "-O3"), std="c++20", arch_define="SGL_CUDA_ARCH",
 )
 
-PROJECTS = {project.name: project for project in (FLASHINFER, SGLANG)}
+# vLLM's CMake build (CMakeLists.txt, cmake/utils.cmake): torch's COMMON_NVCC_FLAGS less the half
+# conversion switches it drops for CUDA >= 12.0, -DENABLE_FP8 (CUDA >= 11.8), C++20, the _C target's
+# compile definitions; each block's own -D flags come from the scan's evidence.
+VLLM = Project(
+    name="vllm", package="vllm", scan_folders=(".",),
+    defines=("ENABLE_FP8", "CUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1", "TORCH_EXTENSION_NAME=_C",
+             "Py_LIMITED_API=3"),
+    flags=("--expt-relaxed-constexpr", "-O3"), std="c++20",
+)
+
+# The extension targets' own compile definitions (CMakeLists.txt target_compile_definitions), by the
+# folder their sources sit in: _C_stable_libtorch builds csrc/libtorch_stable with torch's CUDA shim
+# declarations on (USE_CUDA) against the stable ABI version it names.
+VLLM_TARGET_DEFINES = (
+    ("csrc/libtorch_stable/", ("USE_CUDA", "TORCH_TARGET_VERSION=0x020A000000000000ULL")),
+)
+
+PROJECTS = {project.name: project for project in (FLASHINFER, SGLANG, VLLM)}
 
 
 def project_of(wheel: Path) -> Project:
+    if (wheel / "CMakeLists.txt").is_file() and (wheel / "csrc").is_dir():
+        return VLLM
     return SGLANG if (wheel / "sglang" / "kernels").is_dir() else FLASHINFER
 
 
@@ -84,6 +103,25 @@ def sglang_includes(wheel: Path, tvm_ffi: Path | None, flashinfer_wheel: Path | 
         data = flashinfer_wheel / "flashinfer" / "data"
         dirs += [data / "include", data / "csrc", data / "cutlass" / "include",
                  data / "cutlass" / "tools" / "util" / "include", data / "spdlog" / "include"]
+    return tuple(str(d) for d in dirs if d.is_dir())
+
+
+def vllm_includes(tree: Path, cutlass: Path | None, torch: Path | None, libraries: Path | None = None) -> tuple[str, ...]:
+    """What define_extension_target passes: csrc, CUTLASS's include and tools/util/include (the release
+    CMakeLists.txt pins as CUTLASS_REVISION, given with --cutlass), torch's two include folders (the
+    torch release requirements/cuda.txt pins, given with --headers torch=FOLDER), Python's, and last the
+    CUDA toolkit's library headers torch's CUDA headers include (cuSPARSE, cuBLAS, cuSOLVER; the
+    nvidia-* wheels' include folder, given with --headers cuda-libraries=FOLDER)."""
+    import sysconfig
+
+    dirs = [tree / "csrc"]
+    if cutlass is not None:
+        dirs += [cutlass / "include", cutlass / "tools" / "util" / "include"]
+    if torch is not None:
+        dirs += [torch, torch / "torch" / "csrc" / "api" / "include"]
+    dirs.append(Path(sysconfig.get_paths()["include"]))
+    if libraries is not None:
+        dirs.append(libraries)
     return tuple(str(d) for d in dirs if d.is_dir())
 
 
