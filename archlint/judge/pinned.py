@@ -1,5 +1,7 @@
-"""Code a unit hands to a run-time compiler for one pinned arch (DeepGEMM's NVRTC options
-`"--gpu-architecture=sm_90a"`): the kernels it builds then are not in the unit, and run only there."""
+"""Builds pinned to targets: code a unit hands to a run-time compiler for one arch (DeepGEMM's NVRTC
+options `"--gpu-architecture=sm_90a"`), whose kernels are not in the unit and run only there; and a
+JIT spec whose flag list pins what every build of an unreadable unit compiles for (FlashInfer's
+`*NVCC_FLAGS[module.target]`), which decides where that unit can run whatever its code holds."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from archlint.judge.hits import Hit, HitKind
 from archlint.judge.view import TargetView
 from archlint.knowledge.arch import Target, TargetError, parse_target
 from archlint.model.cuda import CudaFacts, RuntimeArch
+from archlint.model.gates import GuardedUnits
 from archlint.model.findings import Evidence, EvidenceKind, Location
 
 
@@ -32,6 +35,20 @@ def pinned_runtime_builds(view: TargetView, facts: CudaFacts,
         message = (f"kernels compiled at run time for `{pin.arch}` only (a run-time compiler option): "
                    f"{_runs_where(pin.arch)}, not on {view.target} (rules/kb/targets.toml)")
         yield pin, Location(facts.path, pin.line, pin.col), message
+
+
+def pinned_unit_blocker(units: GuardedUnits, target: Target) -> tuple[str, tuple[Evidence, ...]] | None:
+    """(why, evidence) where a guarded unit's every build is pinned to targets none of which runs on
+    `target`: the gate's code would load a module with nothing for it."""
+    out = [unit for unit in units.pinned if not any(runs_on(code, target) for code in unit.codes)]
+    if not out:
+        return None
+    hop = out[0].evidence[-1]
+    specs = {unit.evidence[-1].location for unit in out}
+    more = f" (+{len(specs) - 1} more spec{'s' if len(specs) > 2 else ''})" if len(specs) > 1 else ""
+    message = (f"`{hop.name}` is built for {', '.join(out[0].codes)} only ({hop.location.path}:{hop.location.line}):"
+               f" none runs on {target} (rules/kb/targets.toml){more}")
+    return message, out[0].evidence
 
 
 def _runs_where(arch: str) -> str:

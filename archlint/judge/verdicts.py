@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from archlint.judge.analysis import Analysis, Hit, analyze_units
 from archlint.judge.extensions import extension_hits
+from archlint.judge.pinned import pinned_unit_blocker
 from archlint.judge.resources import resource_refusal
 from archlint.judge.view import Defines, Judging
 from archlint.knowledge.arch import Target, known_ccs
@@ -85,6 +86,9 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
     missing, present = extension_hits(units.extensions, target)
     if missing:
         return Verdict.GENUINE, *_first(missing)
+    pinned = pinned_unit_blocker(units, target)
+    if pinned is not None:
+        return Verdict.GENUINE, *pinned
     if present and not units.sources:
         return Verdict.UNKNOWN, f"{present[0].message}{_settle(present[0])}", present[0].chain
     if not units.sources:

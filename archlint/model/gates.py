@@ -124,6 +124,17 @@ class GateReport:
 
 
 @dataclass(frozen=True, slots=True)
+class PinnedUnit:
+    """A unit the gate's code builds from a source archlint cannot read, with a flag list that pins
+    every build of it (`*NVCC_FLAGS[module.target]`, each entry `-gencode=arch=compute_100a,code=sm_100a`):
+    what it compiles for is known though its code is not."""
+
+    source: str  # the source reference, as written
+    codes: tuple[str, ...]  # what any build of it holds, as nvcc's `code=` spells it: 'sm_100a', 'compute_90'
+    evidence: tuple[Evidence, ...]  # the gate, the calls to the spec, the spec's flag list
+
+
+@dataclass(frozen=True, slots=True)
 class GuardedUnits:
     sources: tuple[str, ...]  # root-relative CUDA files the gate's builds compile
     unresolved: tuple[str, ...]  # source references that could not be resolved, as written
@@ -137,6 +148,8 @@ class GuardedUnits:
     extensions: tuple[ExtensionCall, ...] = ()
     # The admitted capabilities these units serve (a C++ ladder's arm); None: every one the gate admits.
     admitted_ccs: frozenset[int] | None = None
+    # Units among `unresolved` whose builds are pinned to known targets (`gates/pins.py`).
+    pinned: tuple[PinnedUnit, ...] = ()
 
 
 def gate_location(gate: Gate) -> Location:
