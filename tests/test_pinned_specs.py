@@ -67,3 +67,22 @@ def test_build_codes_read_the_code_each_gencode_option_compiles():
     assert build_codes({"-gencode=arch=compute_90,code=[sm_90,compute_90]"}, idioms) == ("sm_90", "compute_90")
     assert build_codes({"-arch=sm_90"}, idioms) == ("sm_90", "compute_90")
     assert build_codes({"--offload-arch=sm_90a"}, idioms) is None  # a form not read: the builds are not known
+
+
+def test_a_predicate_in_front_of_a_pinned_spec_names_the_flag_list_to_widen_as_well(gates):
+    # `_use_tinygemm_sm100` before a spec built with `sm100a_nvcc_flags + [...sm_103a]`: the kernel
+    # needs nothing the targets lack, so both gates are POLICY, and widening the predicate alone
+    # would load a module with nothing for the target.
+    spec = "fi/jit/tinygemm.py"
+    for target in ("sm_90a", "sm_110a", "sm_120a", "sm_121a"):
+        verdict = _verdicts(gates["tinygemm_bf16"])[target]
+        assert verdict.verdict.value == "POLICY"
+        assert verdict.reason == (f"nothing reachable from 1 guarded source(s) needs what {target} lacks; the build pins "
+                                  f"targets too: widen the flag list of `gen_tinygemm_sm100_module` ({spec}:10, built for "
+                                  "sm_100a, sm_103a only) as well")
+        assert (verdict.reached.path[-1].location.path, verdict.reached.path[-1].location.line) == (spec, 10)
+        # the spec's own flag gate, at that line, is judged alone
+        own = _verdicts(gates["gen_tinygemm_sm100_module"])[target]
+        assert own.verdict.value == "POLICY" and "widen the flag list" not in own.reason
+    assert gates["gen_tinygemm_sm100_module"].location.line == 10
+

@@ -7,6 +7,7 @@ a key not read here may be any of the dict's keys, so every entry counts."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from archlint.gates.flagset import flag_set, parse_arch_string
 from archlint.gates.capability import Scope
@@ -16,9 +17,17 @@ _ARCH_RE = re.compile(r"^(?:-arch|--gpu-architecture)[= ](sm_|compute_)(\w+)$")
 _PREPROCESSOR = ("-D", "-U", "-I")
 
 
-def spec_pins(index, qualname: str) -> tuple[tuple[str, ...], str, int, str] | None:
-    """(codes, path, line, keyword) for the flag lists the JIT spec calls in function `qualname`
-    pass: every target code any of its builds can hold, and where the first list is written; None
+@dataclass(frozen=True)
+class SpecPins:
+    codes: tuple[str, ...]  # every target code any build can hold, as `code=` spells it
+    path: str  # where the spec call is written
+    line: int
+    keyword: str  # the flag keyword, 'extra_cuda_cflags'
+    flag_gate: bool  # gate detection reads this list too, so it is a gate of its own there
+
+
+def spec_pins(index, qualname: str) -> SpecPins | None:
+    """What the flag lists the JIT spec calls in function `qualname` pass pin every build to; None
     where the function makes no such call, or a list holds a part not read (it may pass others)."""
     function = index.functions.get(qualname)
     module = index.module_of_path.get(function.path, "") if function is not None else ""
@@ -27,22 +36,25 @@ def spec_pins(index, qualname: str) -> tuple[tuple[str, ...], str, int, str] | N
         return None
     local = qualname[len(module) + 1:]
     codes: list[str] = []
-    where: tuple[int, str] | None = None
+    found: SpecPins | None = None
     for call in facts.calls:
         if call.function != local:
             continue
         for keyword, value in call.kwargs().items():
             if keyword not in index.idioms.device_flag_keywords:
                 continue
-            flags = flag_set(index, None, value, Scope(module, local, call.span.line), tables=True)
+            scope = Scope(module, local, call.span.line)
+            flags = flag_set(index, None, value, scope, tables=True)
             read = None if flags.opaque or flags.nvcc_call else build_codes(flags.strings, index.idioms)
             if read is None:
                 return None
             codes += read
-            where = where or (call.span.line, keyword)
-    if where is None or not codes:
+            if found is None:
+                plain = flag_set(index, None, value, scope)  # as gate detection reads it
+                found = SpecPins((), function.path, call.span.line, keyword, bool(plain.sure | plain.maybe))
+    if found is None or not codes:
         return None
-    return tuple(dict.fromkeys(codes)), function.path, where[0], where[1]
+    return SpecPins(tuple(dict.fromkeys(codes)), found.path, found.line, found.keyword, found.flag_gate)
 
 
 def build_codes(strings, idioms) -> tuple[str, ...] | None:

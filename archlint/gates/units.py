@@ -55,12 +55,11 @@ def guarded_units(pyindex: PyIndex, gate: Gate, extensions: ExtensionIndex | Non
         if extensions and function is not None:
             _function_extension_calls(pyindex, extensions, name, path, hop, calls)
         before = len(unresolved)
-        for ref in pyindex.sources(name):
-            if machinery and not ref.path:
-                continue  # a file the shared build code names for every spec, not one this gate builds
+        refs = [ref for ref in pyindex.sources(name) if ref.path or not machinery]
+        for ref in refs:  # (a file the shared build code names for every spec is not one this gate builds)
             _add_source(ref, hop, path, sources, unresolved)
-        if len(unresolved) > before:
-            pinned += _pinned(pyindex, name, unresolved[before:], hop)
+        if refs and not machinery:
+            pinned += _pinned(pyindex, gate, name, [ref.path for ref in refs if ref.path], unresolved[before:], hop)
         if depth >= _MAX_CALL_DEPTH:
             continue
         for callee in pyindex.callees(name):
@@ -75,17 +74,18 @@ def guarded_units(pyindex: PyIndex, gate: Gate, extensions: ExtensionIndex | Non
                         tuple(calls.values()), pinned=tuple(pinned))
 
 
-def _pinned(pyindex: PyIndex, name: str, refs: list[str], chain: tuple[Evidence, ...]) -> list[PinnedUnit]:
-    """The sources function `name` names but the scan cannot read, where the JIT spec it makes pins
-    the targets every build of them compiles for."""
+def _pinned(pyindex: PyIndex, gate: Gate, name: str, read: list[str], unread: list[str],
+            chain: tuple[Evidence, ...]) -> list[PinnedUnit]:
+    """The sources function `name` names (`read`: found; `unread`: as written), where the JIT spec
+    it makes pins the targets every build of them compiles for (not where that spec is the gate)."""
     pins = spec_pins(pyindex, name)
-    if pins is None:
+    if pins is None or (pins.path, pins.line) == (gate.path, gate.line):
         return []
-    codes, path, line, keyword = pins
     short = name.rpartition(".")[2]
-    hop = Evidence(Location(path, line), f"`{short}` builds it for {', '.join(codes)} only (its `{keyword}`)",
+    hop = Evidence(Location(pins.path, pins.line), f"`{short}` builds for {', '.join(pins.codes)} only (its `{pins.keyword}`)",
                    EvidenceKind.BUILDS, name=short)
-    return [PinnedUnit(ref, codes, chain + (hop,)) for ref in refs]
+    return ([PinnedUnit(path, pins.codes, chain + (hop,), True, pins.flag_gate) for path in read]
+            + [PinnedUnit(ref, pins.codes, chain + (hop,), False, pins.flag_gate) for ref in unread])
 
 
 def _call_lines(pyindex: PyIndex, module: str, gate: Gate) -> dict[str, int]:
