@@ -86,3 +86,10 @@ def test_a_predicate_in_front_of_a_pinned_spec_names_the_flag_list_to_widen_as_w
         assert own.verdict.value == "POLICY" and "widen the flag list" not in own.reason
     assert gates["gen_tinygemm_sm100_module"].location.line == 10
 
+
+
+def test_a_flag_list_the_function_adds_to_is_not_read_from_its_expression_alone(gates):
+    # `flags = _GENERATED_NVCC_FLAGS[module.target] + [...]` then `if fast: flags += [...sm_120a]`
+    verdicts = _verdicts(gates["recurrent_kda_local"])
+    assert {v.verdict.value for v in verdicts.values()} == {"UNKNOWN"}
+    assert "could not be resolved" in verdicts["sm_120a"].reason

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from archlint.gates.flagset import flag_set, parse_arch_string
 from archlint.gates.capability import Scope
+from archlint.gates.detect import flag_lists_of
+from archlint.gates.flagset import flag_set, parse_arch_string
 
 _GENCODE_RE = re.compile(r"""^(?:(?:-gencode|--generate-code)[= ])?arch=["']?compute_\w+,code=["']?\[?([\w,]+)\]?["']?$""")
 _ARCH_RE = re.compile(r"^(?:-arch|--gpu-architecture)[= ](sm_|compute_)(\w+)$")
@@ -46,7 +47,7 @@ def spec_pins(index, qualname: str) -> SpecPins | None:
             scope = Scope(module, local, call.span.line)
             flags = flag_set(index, None, value, scope, tables=True)
             read = None if flags.opaque or flags.nvcc_call else build_codes(flags.strings, index.idioms)
-            if read is None:
+            if read is None or _added_elsewhere(index, module, qualname, call.span.line, keyword, flags.strings):
                 return None
             codes += read
             if found is None:
@@ -55,6 +56,19 @@ def spec_pins(index, qualname: str) -> SpecPins | None:
     if found is None or not codes:
         return None
     return SpecPins(tuple(dict.fromkeys(codes)), found.path, found.line, found.keyword, found.flag_gate)
+
+
+def _added_elsewhere(index, module: str, qualname: str, line: int, keyword: str, strings: frozenset) -> bool:
+    """Whether the function adds target flags to the list that the expression alone does not hold
+    (`flags += [...]` under a condition, `flags.append(...)`): the list as extraction read it, through
+    every addition, names a target string the expression's reading lacks."""
+    for flags in flag_lists_of(index, module, qualname):
+        if flags.line == line and flags.keyword == keyword:
+            added = {value for value in flags.values + flags.maybe
+                     if parse_arch_string(value, "", index.idioms, in_flag_list=True)}
+            if not added <= strings:
+                return True
+    return False
 
 
 def build_codes(strings, idioms) -> tuple[str, ...] | None:
