@@ -11,21 +11,17 @@ from typing import Any
 
 from archlint.gates.capability import UNKNOWN, Evaluator, Scope, Trace, names_arch
 from archlint.gates.flagrefs import with_constants
+from archlint.gates.flagset import flag_set, parse_arch_string
 from archlint.gates.branches import appended_to, common_path, contradicts, decided_out, path_at
 from archlint.gates.builds import project_builds
 from archlint.gates.methods import capability_methods
 from archlint.knowledge.arch import known_ccs, newest_toolkit
-from archlint.knowledge.idioms import Idioms, load_idioms
+from archlint.knowledge.idioms import Idioms
 from archlint.lang.python.expr import int_values, walk
 from archlint.lang.python.unparse import unparse
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import Gate
 from archlint.model.python import PyExpr, ResolvedSource, SourceRef, Span, Test, VersionedFlag
-
-_TARGET_RE = re.compile(r"(?:compute|sm)_(\d{2,3})([af]?)")
-_BARE_RE = re.compile(r"^(\d{2,3})([af]?)$")
-_DOTTED_RE = re.compile(r"(\d{1,2})\.(\d)([af]?)")
-_MAX_FLAG_HOPS = 6
 
 
 def _gate(kind: str, text: str, path: str, span: Span, function: str, admits: Iterable[int], exact: bool,
@@ -319,31 +315,6 @@ def _direct_capability(expr: PyExpr, capability_calls: tuple[str, ...]) -> bool:
 # ---------------------------------------------------------------- arch strings in build flags
 
 
-def parse_arch_string(value: str, context: str, idioms: Idioms | None = None,
-                      in_flag_list: bool = False) -> tuple[tuple[int, str], ...]:
-    """(cc, suffix) pairs an nvcc flag or arch-list string names; () when it is not a build flag.
-    `context` holds the names near the string, `in_flag_list` says it is known to sit in a compiler
-    flag list; `idioms` is the gate vocabulary (the shipped one by default)."""
-    idioms = idioms or load_idioms()
-    flagged = any(option in value for option in idioms.nvcc_options)
-    listed = any(name in context or name in value for name in idioms.arch_list_names)
-    flag_list = in_flag_list or any(word in context for word in idioms.flag_list_names)
-    if "dict-key" in context:
-        return ()
-    if flagged:
-        found = _TARGET_RE.findall(value)
-    elif listed:
-        found = [(f"{major}{minor}", suffix) for major, minor, suffix in _DOTTED_RE.findall(value)]
-    elif flag_list:
-        match = _BARE_RE.match(value) or _TARGET_RE.fullmatch(value)
-        if match is None:
-            return ()
-        found = [match.groups()]
-    else:
-        return ()
-    return tuple(dict.fromkeys((int(cc), suffix) for cc, suffix in found))
-
-
 def _build_flag_gates(index, module, facts, ccs, folded=frozenset(), build_evaluator=None):
     """One gate per target list: an arch string on its own, the arch strings of one list literal
     together (`["-gencode=...sm_90", "-gencode=...sm_100", "-gencode=...sm_103"]` builds all three;
@@ -397,70 +368,6 @@ def _own_branch(facts, function: str, fields: dict, path) -> None:
 
 
 # ---------------------------------------------------------------- a spec's whole flag list
-
-
-@dataclass(frozen=True)
-class FlagSet:
-    """The targets a flag-list expression passes: always, or only under a condition not decided here."""
-
-    sure: frozenset = frozenset()  # (cc, suffix)
-    maybe: frozenset = frozenset()
-    strings: frozenset = frozenset()  # the literal values read
-    opaque: bool = False  # some part could not be read: other targets may be passed too
-    nvcc_call: bool = False  # holds a get_nvcc_flags_list(...) call, itself the gate
-
-    def __or__(self, other: "FlagSet") -> "FlagSet":
-        return FlagSet(self.sure | other.sure, (self.maybe | other.maybe) - self.sure - other.sure,
-                       self.strings | other.strings, self.opaque or other.opaque, self.nvcc_call or other.nvcc_call)
-
-
-def flag_set(index, evaluator, expr: PyExpr, scope, hops: int = 0) -> FlagSet:
-    """Read a flag-list expression: literals, `+`, `*items`, `a if test else b`, names bound to such lists."""
-    kind = expr.kind
-    if kind == "str":
-        return FlagSet(sure=frozenset(parse_arch_string(expr.text, "", index.idioms, in_flag_list=True)),
-                       strings=frozenset((expr.text,)))
-    if kind == "seq" or (kind == "binop" and expr.text == "+"):
-        out = FlagSet()
-        for item in expr.args:
-            out = out | flag_set(index, evaluator, item, scope, hops)
-        return out
-    if kind == "splat" and len(expr.args) == 1:
-        return flag_set(index, evaluator, expr.args[0], scope, hops)
-    if kind == "cond":
-        return _flag_branches(index, evaluator, expr, scope, hops)
-    if kind == "name" and hops < _MAX_FLAG_HOPS:
-        found = index.assign_of(scope.module, expr.text, scope.function, scope.line)
-        if found is not None and not found[1].unpack:
-            owner, assign = found
-            return flag_set(index, evaluator, assign.value, _scope(owner, assign.function, assign.line), hops + 1)
-    if kind == "call" and index.idioms.arch_flags_call(expr.text) is not None:
-        return FlagSet(nvcc_call=True)
-    if kind == "fstr" and _preprocessor_option(expr):
-        return FlagSet()  # `f'-DCUBIN_PATH="{path}"'`: a define, never a target
-    if kind == "comp" and _preprocessor_option(expr.args[0]):
-        return FlagSet()  # `[f"-DFI_GDN_{key}={value}" for ...]`: defines, never a target
-    return FlagSet(opaque=True)
-
-
-_PREPROCESSOR_OPTIONS = ("-D", "-U", "-I")
-
-
-def _preprocessor_option(expr: PyExpr) -> bool:
-    """A string or f-string that is a preprocessor option (a define, an include folder): whatever
-    its formatted parts hold, it cannot select a compilation target."""
-    return expr.kind in ("str", "fstr") and expr.text.startswith(_PREPROCESSOR_OPTIONS)
-
-
-def _flag_branches(index, evaluator, expr: PyExpr, scope, hops: int) -> FlagSet:
-    then, test, other = expr.args
-    chosen = evaluator.value(test, scope, evaluator.ccs[0], Trace(), 0)
-    if chosen is True or chosen is False:
-        return flag_set(index, evaluator, then if chosen else other, scope, hops)
-    a, b = flag_set(index, evaluator, then, scope, hops), flag_set(index, evaluator, other, scope, hops)
-    sure = a.sure & b.sure
-    return FlagSet(sure, (a.sure | a.maybe | b.sure | b.maybe) - sure, a.strings | b.strings,
-                   a.opaque or b.opaque, a.nvcc_call or b.nvcc_call)
 
 
 def _flag_list_gates(index, evaluator, module, facts, ccs):

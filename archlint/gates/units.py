@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections import deque
 
 from archlint.gates.detect import flag_lists_of
+from archlint.gates.pins import spec_pins
 from archlint.knowledge.languages import HEADER_SUFFIXES
 from archlint.link.binary import ExtensionIndex
 from archlint.link.paths import written_name
 from archlint.link.python import PyIndex
 from archlint.model.binary import BinaryFacts, ExtensionCall
 from archlint.model.findings import Evidence, EvidenceKind, Location
-from archlint.model.gates import Gate, GuardedUnits, gate_location
+from archlint.model.gates import Gate, GuardedUnits, PinnedUnit, gate_location
 from archlint.model.python import FlagList, ResolvedSource
 
 _MAX_CALL_DEPTH = 8
@@ -33,6 +34,7 @@ def guarded_units(pyindex: PyIndex, gate: Gate, extensions: ExtensionIndex | Non
     queue = deque((name, head, 0, _is_machinery(pyindex, name)) for name in functions)
     module_paths = {module: path for path, module in pyindex.module_of_path.items()}
     specs: list[list[FlagList]] = []
+    pinned: list[PinnedUnit] = []
     python_kernels: tuple[Evidence, ...] = ()
     calls: dict[str, ExtensionCall] = {}
     if extensions:
@@ -52,10 +54,12 @@ def guarded_units(pyindex: PyIndex, gate: Gate, extensions: ExtensionIndex | Non
             hop = chain + (Evidence(Location(path, function.span.line), f"calls `{name}`", EvidenceKind.CALL, name=name),)
         if extensions and function is not None:
             _function_extension_calls(pyindex, extensions, name, path, hop, calls)
-        for ref in pyindex.sources(name):
-            if machinery and not ref.path:
-                continue  # a file the shared build code names for every spec, not one this gate builds
+        before = len(unresolved)
+        refs = [ref for ref in pyindex.sources(name) if ref.path or not machinery]
+        for ref in refs:  # (a file the shared build code names for every spec is not one this gate builds)
             _add_source(ref, hop, path, sources, unresolved)
+        if refs and not machinery:
+            pinned += _pinned(pyindex, gate, name, [ref.path for ref in refs if ref.path], unresolved[before:], hop)
         if depth >= _MAX_CALL_DEPTH:
             continue
         for callee in pyindex.callees(name):
@@ -67,7 +71,21 @@ def guarded_units(pyindex: PyIndex, gate: Gate, extensions: ExtensionIndex | Non
     return GuardedUnits(tuple(sorted(sources)), tuple(sorted(set(unresolved))), sources,
                         tuple(define for flags in spec for define in flags.defines),
                         tuple(flag for flags in spec for flag in flags.versioned_defines), python_kernels,
-                        tuple(calls.values()))
+                        tuple(calls.values()), pinned=tuple(pinned))
+
+
+def _pinned(pyindex: PyIndex, gate: Gate, name: str, read: list[str], unread: list[str],
+            chain: tuple[Evidence, ...]) -> list[PinnedUnit]:
+    """The sources function `name` names (`read`: found; `unread`: as written), where the JIT spec
+    it makes pins the targets every build of them compiles for (not where that spec is the gate)."""
+    pins = spec_pins(pyindex, name)
+    if pins is None or (pins.path, pins.line) == (gate.path, gate.line):
+        return []
+    short = name.rpartition(".")[2]
+    hop = Evidence(Location(pins.path, pins.line), f"`{short}` builds for {', '.join(pins.codes)} only (its `{pins.keyword}`)",
+                   EvidenceKind.BUILDS, name=short)
+    return ([PinnedUnit(path, pins.codes, chain + (hop,), True, pins.flag_gate) for path in read]
+            + [PinnedUnit(ref, pins.codes, chain + (hop,), False, pins.flag_gate) for ref in unread])
 
 
 def _call_lines(pyindex: PyIndex, module: str, gate: Gate) -> dict[str, int]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from archlint.judge.analysis import Analysis, Hit, analyze_units
 from archlint.judge.extensions import extension_hits
+from archlint.judge.pinned import pinned_policy_note, pinned_specs, pinned_unit_blocker
 from archlint.judge.resources import resource_refusal
 from archlint.judge.view import Defines, Judging
 from archlint.knowledge.arch import Target, known_ccs
@@ -85,6 +86,9 @@ def judge(analysis: Analysis, units: GuardedUnits, exact: bool) -> tuple[Verdict
     missing, present = extension_hits(units.extensions, target)
     if missing:
         return Verdict.GENUINE, *_first(missing)
+    pinned = pinned_unit_blocker(units, target)
+    if pinned is not None:
+        return Verdict.GENUINE, *pinned
     if present and not units.sources:
         return Verdict.UNKNOWN, f"{present[0].message}{_settle(present[0])}", present[0].chain
     if not units.sources:
@@ -150,7 +154,11 @@ def verdict_for(gate: Gate, units: GuardedUnits, judging: Judging, target: Targe
         analysis = analyze_units(view, units.sources, ref_views, head)
         verdict, reason, evidence = judge(analysis, units, gate.exact)
         empties = tuple(hit.chain[-1] for hit in analysis.empty)
-        reached = _reached(analysis, units, head) if verdict is Verdict.POLICY else None
+        reached = None
+        if verdict is Verdict.POLICY:
+            pinned = pinned_specs(units, build)
+            reason += pinned_policy_note(pinned)
+            reached = _reached(analysis, units, head, tuple(unit.evidence[-1] for unit in pinned))
         verdicts.append(TargetVerdict(build.name, verdict, reason, _join(units, evidence), empties, reached,
                                       build_note(gate, target)))
     chosen = verdicts[0]
@@ -166,15 +174,17 @@ def verdict_for(gate: Gate, units: GuardedUnits, judging: Judging, target: Targe
     return chosen
 
 
-def _reached(analysis: Analysis, units: GuardedUnits, head: tuple[Evidence, ...]) -> Reached:
+def _reached(analysis: Analysis, units: GuardedUnits, head: tuple[Evidence, ...],
+             pinned: tuple[Evidence, ...] = ()) -> Reached:
     """What the walk behind a POLICY verdict checked, and the path a finding shows: the gate, the
     Python calls to the first unit, each unit compiled, the template code it takes as read, the
-    kernels and the constructs checked."""
+    kernels and the constructs checked, and the flag lists that pin the units' builds too."""
     sources = analysis.compiled
     first = units.evidence.get(sources[0], ()) if sources else ()
     path = (*head, *(hop for hop in first if hop.kind is not EvidenceKind.GATE),
             *(Evidence(Location(source, 1), f"compiles {source}", EvidenceKind.COMPILES, source=source) for source in sources),
-            *(hit.chain[-1] for hit in analysis.assumed), *analysis.kernel_hops, *(item.hop for item in analysis.checked))
+            *(hit.chain[-1] for hit in analysis.assumed), *analysis.kernel_hops, *(item.hop for item in analysis.checked),
+            *pinned)
     return Reached(sources, analysis.headers, analysis.kernel_hops, analysis.checked, path)
 
 

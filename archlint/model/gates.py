@@ -124,6 +124,19 @@ class GateReport:
 
 
 @dataclass(frozen=True, slots=True)
+class PinnedUnit:
+    """A unit the gate's code builds with a flag list that pins every build of it (`sm100a_nvcc_flags`,
+    `*NVCC_FLAGS[module.target]` with each entry `-gencode=arch=compute_100a,code=sm_100a`): what it
+    compiles for, known even where its source is not."""
+
+    source: str  # the source: its path where read, else the reference as written
+    codes: tuple[str, ...]  # what any build of it holds, as nvcc's `code=` spells it: 'sm_100a', 'compute_90'
+    evidence: tuple[Evidence, ...]  # the gate, the calls to the spec, the spec's flag list
+    read: bool = False  # the source was found and is judged
+    flag_gate: bool = False  # the flag list is a gate of its own (one archlint reports), at the last hop
+
+
+@dataclass(frozen=True, slots=True)
 class GuardedUnits:
     sources: tuple[str, ...]  # root-relative CUDA files the gate's builds compile
     unresolved: tuple[str, ...]  # source references that could not be resolved, as written
@@ -137,6 +150,8 @@ class GuardedUnits:
     extensions: tuple[ExtensionCall, ...] = ()
     # The admitted capabilities these units serve (a C++ ladder's arm); None: every one the gate admits.
     admitted_ccs: frozenset[int] | None = None
+    # Units (among `sources` or `unresolved`) whose builds are pinned to known targets (`gates/pins.py`).
+    pinned: tuple[PinnedUnit, ...] = ()
 
 
 def gate_location(gate: Gate) -> Location:

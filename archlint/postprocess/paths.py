@@ -103,7 +103,8 @@ class _Mover:
                 constructs=tuple(replace(c, hop=self.hop(c.hop)) for c in reached.constructs),
                 path=self.hops(reached.path),
             )
-        named = {p for hop in (*verdict.evidence, *verdict.empty_kernels) for p in (hop.source, hop.location.path)}
+        walked = verdict.reached.path if verdict.reached is not None else ()
+        named = {p for hop in (*verdict.evidence, *verdict.empty_kernels, *walked) for p in (hop.source, hop.location.path)}
         return replace(verdict, evidence=self.hops(verdict.evidence), empty_kernels=self.hops(verdict.empty_kernels),
                        reached=reached, reason=self.text(verdict.reason, named))
 

@@ -134,7 +134,7 @@ def _checked(verdict: TargetVerdict) -> str:
     else:
         said += "no arch-sensitive construct"
     _, lacks, rest = verdict.reason.partition(" lacks")
-    extra = rest.strip().lstrip(", ") if lacks else ""
+    extra = rest.strip().lstrip(",; ") if lacks else ""
     return said + (f" {extra}" if extra.startswith("(") else f" ({extra})" if extra else "")
 
 
