@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from archlint.model.binary import ExtensionCall
 from archlint.model.findings import Evidence, Location, Verdict
+from archlint.model.host import Layers
 from archlint.model.python import ResolvedSource, SourceRef, VersionedFlag
 from archlint.model.records import fast_pickling
 
@@ -137,6 +138,8 @@ class GuardedUnits:
     extensions: tuple[ExtensionCall, ...] = ()
     # The admitted capabilities these units serve (a C++ ladder's arm); None: every one the gate admits.
     admitted_ccs: frozenset[int] | None = None
+    # The gate's other layers: the custom ops it reaches, or a host check's arms (model.host.Layers).
+    layers: Layers | None = None
 
 
 def gate_location(gate: Gate) -> Location:
