@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from archlint.checks.context import Context, target_list
+from archlint.checks.context import Context, GateResult, target_list
 from archlint.checks.layers import built_by, gate_hop, host_results, list_hop, lists_by_unit, op_hops, where
 from archlint.model.findings import Evidence, Finding
 from archlint.model.gates import Gate, gate_location
@@ -40,19 +40,19 @@ def check(ctx: Context) -> Iterator[Finding]:
                 break
 
 
-def _unbuilt(ctx: Context, admitted: tuple[int, ...], built: list[tuple[str, Gate]]) -> tuple[str, ...]:
+def _unbuilt(ctx: Context, admitted: tuple[int, ...], built: list[tuple[str, GateResult]]) -> tuple[str, ...]:
     """The scan targets `admitted` lets in that no build list compiling the reached units builds
     (every such list leaves them out)."""
     if not built:
         return ()
     return tuple(t.name for t in ctx.targets if t.cc in set(admitted)
-                 and all(t.cc not in set(block.admits) for _, block in built))
+                 and all(t.cc not in set(block.gate.admits) for _, block in built))
 
 
 def _finding(ctx: Context, gate: Gate, missing: tuple[str, ...], head: tuple[Evidence, ...],
-             built: list[tuple[str, Gate]]) -> Finding:
-    unit, block = built[0]
-    hops = tuple(list_hop(u, b, f"which leaves out {target_list(missing)}") for u, b in built[:4])
+             built: list[tuple[str, GateResult]]) -> Finding:
+    unit, block = built[0][0], built[0][1].gate
+    hops = tuple(list_hop(u, b.gate, f"which leaves out {target_list(missing)}") for u, b in built[:4])
     return ctx.finding(
         "AL107", gate_location(gate), targets=missing, symbol=gate.function, evidence=head + hops,
         gate=gate.text, arch=target_list(missing), unit=unit, build_list=block.text, list_at=where(block),

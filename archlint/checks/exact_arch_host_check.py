@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from archlint.checks.context import Context, target_list
-from archlint.checks.layers import built_by, cc_text, gate_hop, host_results, list_hop, lists_by_unit, where
+from archlint.checks.layers import built_by, cc_text, gate_hop, host_results, list_hop, lists_by_unit, native, where
 from archlint.knowledge.arch import Target
 from archlint.model.findings import Finding
 from archlint.model.gates import gate_location
@@ -24,11 +24,11 @@ def check(ctx: Context) -> Iterator[Finding]:
             built = built_by(arm.units, lists)
             newer = sorted({cc for cc in refused for admitted in arm.ccs
                             if cc // 10 == admitted // 10 and cc > admitted
-                            and any(cc in set(block.admits) for _, block in built)})
+                            and any(cc in native(block) for _, block in built)})
             if not newer:
                 continue
             names = tuple(Target(cc, "").name for cc in newer)
-            serving = [(unit, block) for unit, block in built if any(cc in set(block.admits) for cc in newer)]
+            serving = [(unit, block.gate) for unit, block in built if any(cc in native(block) for cc in newer)]
             unit, block = serving[0]
             evidence = (gate_hop(gate, f"host check `{gate.text}` takes `{arm.text}` for {cc_text(arm.ccs)} only"),
                         *(list_hop(u, b, f"which builds {target_list(names)} too") for u, b in serving[:4]))

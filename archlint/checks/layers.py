@@ -23,19 +23,26 @@ def host_results(ctx: Context) -> list[GateResult]:
     return [r for r in ctx.gate_results if r.gate.kind == HOST_KIND and r.layers is not None]
 
 
-def lists_by_unit(ctx: Context) -> dict[str, list[Gate]]:
-    """translation unit -> the build lists (as gates) compiling it."""
-    found: dict[str, list[Gate]] = {}
+Lists = dict[str, list[GateResult]]  # translation unit -> the build lists (as judged gates) compiling it
+
+
+def lists_by_unit(ctx: Context) -> Lists:
+    found: Lists = {}
     for result in ctx.gate_results:
         if result.gate.kind == BUILD_LIST:
             for unit in result.sources:
-                found.setdefault(unit, []).append(result.gate)
+                found.setdefault(unit, []).append(result)
     return found
 
 
-def built_by(units: Iterable[str], lists: dict[str, list[Gate]]) -> list[tuple[str, Gate]]:
+def built_by(units: Iterable[str], lists: Lists) -> list[tuple[str, GateResult]]:
     """Each (unit, build list) pair among `units` that some build list compiles."""
-    return [(unit, gate) for unit in units for gate in lists.get(unit, ())]
+    return [(unit, result) for unit in units for result in lists.get(unit, ())]
+
+
+def native(result: GateResult) -> frozenset[int]:
+    """The capabilities a build list builds code of their own major for."""
+    return frozenset(result.layers.native) if result.layers is not None else frozenset()
 
 
 def cc_text(ccs: Iterable[int]) -> str:

@@ -13,6 +13,7 @@ from archlint.link.build import build_blocks
 from archlint.model.build import BuildBlock, CMakeFacts
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import Gate, GuardedUnits, gate_location
+from archlint.model.host import Layers
 
 KIND = "cmake-archs"
 
@@ -82,4 +83,16 @@ def _units(gate: Gate, block: BuildBlock) -> GuardedUnits:
         evidence.setdefault(source.path, head + (hop,))
     if not block.sources:
         unresolved.append(f"`if({block.variable})` at line {block.condition_line} names no source file")
-    return GuardedUnits(tuple(sorted(evidence)), tuple(unresolved), evidence, block.defines)
+    return GuardedUnits(tuple(sorted(evidence)), tuple(unresolved), evidence, block.defines,
+                        layers=Layers(native=_native(block)))
+
+
+def _native(block: BuildBlock) -> tuple[int, ...]:
+    """The capabilities the list builds an entry of their own major for (`12.0` for 12.1 counts;
+    `8.0+PTX` for 12.1 does not)."""
+    found = set()
+    for arch, result in block.admitted:
+        cc = cc_of(arch)
+        if cc is not None and any(entry.split(".")[0] == str(cc // 10) for entry in result):
+            found.add(cc)
+    return tuple(sorted(found))

@@ -127,11 +127,14 @@ class OpLink:
 @dataclass(frozen=True, slots=True)
 class Layers:
     """What a gate's layer rules read (checks/layers.py): a Python gate's op links; a host check's
-    arms and the capabilities it certainly refuses."""
+    arms and the capabilities it certainly refuses; a build list's native capabilities."""
 
     ops: tuple[OpLink, ...] = ()
     arms: tuple[ArmReach, ...] = ()
     refused: tuple[int, ...] = ()
+    # a build list's: the capabilities it builds code of their own major for (not only an older
+    # major's PTX, which a kernel's `__CUDA_ARCH__ >= 890` paths are compiled out of)
+    native: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
