@@ -29,15 +29,20 @@ def requested_archs(targets: tuple[Target, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+WHOLE_KIND = "cmake-build"  # the build's own list: not judged, the last link of an op's chain
+
+
 def cmake_gates(files: Mapping[str, CMakeFacts], scanned: tuple[str, ...], toolkit: tuple[int, ...] | None,
-                targets: tuple[Target, ...]) -> list[tuple[Gate, GuardedUnits]]:
+                targets: tuple[Target, ...]) -> tuple[list[tuple[Gate, GuardedUnits]], list[tuple[Gate, GuardedUnits]]]:
     """Every build list of the project's CMake build as a gate with the units it guards, read for
-    the CUDA toolkit `toolkit` (default: the newest known)."""
+    the CUDA toolkit `toolkit` (default: the newest known); and the build's own lists (what the
+    extension's other sources are compiled for), in the same shape but never judged."""
     if not files:
-        return []
+        return [], []
     version = ".".join(str(part) for part in (toolkit or newest_toolkit())[:2])
     blocks, uncertain = build_blocks(files, scanned, load_idioms(), version, requested_archs(targets))
-    return build_list_gates(blocks, uncertain)
+    pairs = build_list_gates(blocks, uncertain)
+    return [p for p in pairs if p[0].kind == KIND], [p for p in pairs if p[0].kind == WHOLE_KIND]
 
 
 def build_list_gates(blocks: tuple[BuildBlock, ...], uncertain: frozenset[str]) -> list[tuple[Gate, GuardedUnits]]:
@@ -51,7 +56,7 @@ def _gate(block: BuildBlock, exact: bool) -> Gate:
     by_cc = tuple((cc, _suffix(result)) for cc, result in admitted if cc is not None)
     kinds = {suffix for _, suffix in by_cc}
     return Gate(
-        f"{block.path}:{block.line}:{block.col}", KIND, block.text, block.path, block.line, block.col,
+        f"{block.path}:{block.line}:{block.col}", WHOLE_KIND if block.whole_build else KIND, block.text, block.path, block.line, block.col,
         block.end_line, block.end_col, "", tuple(admits), exact,
         suffix=kinds.pop() if len(kinds) == 1 else "?", guards=(), sources=(), defines=block.defines,
         list_span=None, majors_literal=None, unit="cc", suffix_by_cc=by_cc,

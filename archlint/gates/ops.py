@@ -5,9 +5,11 @@ that define those; the units join the gate's guarded units."""
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from archlint.gates.build_lists import KIND as CMAKE_KIND
+from archlint.gates.build_lists import WHOLE_KIND
 from archlint.gates.host import Reach
 from archlint.gates.units import module_path
 from archlint.link.cuda import CudaIndex
@@ -93,22 +95,25 @@ class OpLinker:
 BlocksByUnit = dict[str, list[Gate]]  # translation unit -> the build lists (as gates) compiling it
 
 
-def blocks_by_unit(gated: list[tuple[Gate, GuardedUnits]]) -> BlocksByUnit:
-    """Which build lists compile each unit, read off the build-list gates among `gated`."""
+def blocks_by_unit(gated: Iterable[tuple[Gate, GuardedUnits]]) -> BlocksByUnit:
+    """Which build lists compile each unit, read off the build-list gates among `gated` (and the
+    build's own lists, which compile the rest)."""
     found: BlocksByUnit = {}
     for gate, units in gated:
-        if gate.kind == CMAKE_KIND:
+        if gate.kind in (CMAKE_KIND, WHOLE_KIND):
             for unit in units.sources:
                 found.setdefault(unit, []).append(gate)
     return found
 
 
 def through_ops(gated: list[tuple[Gate, GuardedUnits]], ops: dict, index: CudaIndex,
-                host: list[tuple[Gate, GuardedUnits]]) -> list[tuple[Gate, GuardedUnits]]:
+                host: list[tuple[Gate, GuardedUnits]],
+                wholes: tuple[tuple[Gate, GuardedUnits], ...] = ()) -> list[tuple[Gate, GuardedUnits]]:
     """Each gate with the units its custom-op calls reach (`ops`: gate id -> the calls and the op
-    namespaces Python defines); a gate left with nothing to judge is dropped."""
+    namespaces Python defines); a gate left with nothing to judge is dropped. `wholes`: the build's
+    own lists, which link a unit no arch-specific list compiles."""
     linker = OpLinker.of(index) if any(reached for reached, _ in ops.values()) else None
-    blocks = blocks_by_unit(gated)
+    blocks = blocks_by_unit([*gated, *wholes])
     out = []
     for gate, units in gated:
         reached, namespaces = ops.get(gate.id, ((), frozenset()))
