@@ -52,7 +52,7 @@ def main() -> None:
             blocks = sorted({b for link in links for b in link.blocks})
             print(f"site {gate.path}:{gate.line}:{gate.col} {stage} {gate.text[:60]!r} ops={ops} lists={blocks}")
     print("sites:", dict(sites))
-    print("calls:", dict(_calls(linked, pyindex, options, args.namespace)))
+    print("calls:", dict(_calls(linked, pyindex, options, args.namespace, args.v)))
 
 
 def _stage(registration: bool, unit: bool, block: bool, arch_block: bool) -> str:
@@ -63,7 +63,7 @@ def _stage(registration: bool, unit: bool, block: bool, arch_block: bool) -> str
     return "unit" if unit else "registration" if registration else "none"
 
 
-def _calls(linked, pyindex, options: ScanOptions, namespace: str) -> collections.Counter[str]:
+def _calls(linked, pyindex, options: ScanOptions, namespace: str, verbose: bool) -> collections.Counter[str]:
     cmake = {f.file.path: f.cmake for f in linked.facts if f.cmake is not None}
     lists, wholes = cmake_gates(cmake, tuple(f.path for f in linked.discovery.files), None, scan_targets(options))
     blocks = blocks_by_unit([*lists, *wholes])
@@ -79,6 +79,9 @@ def _calls(linked, pyindex, options: ScanOptions, namespace: str) -> collections
         built = {b.kind for unit in binding.units for b in blocks.get(unit, ())}
         if built:
             counts["build-list"] += 1
+        elif verbose:
+            call = binding.call
+            print(f"call {call.path}:{call.line} {call.namespace}.{call.op} units={list(binding.units)} (no build list)")
     return counts
 
 
