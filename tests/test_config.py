@@ -63,7 +63,7 @@ AL102 = "none"
     assert config.include_dirs == (str((tmp_path / "include").resolve()),)
     settings = merge_settings(config)
     assert settings.targets == ("sm_90a", "sm_120a")
-    assert settings.select == ("AL101", "AL102", "AL103", "AL104", "AL105")
+    assert settings.select == ("AL101", "AL102", "AL103", "AL104", "AL105", "AL106", "AL107", "AL108")
     assert settings.ignore == ("AL203",)
     assert settings.fail_on is Level.ERROR and settings.max_file_bytes == 1000
     assert settings.levels["AL101"] is Level.ERROR and settings.levels["AL102"] is Level.NONE

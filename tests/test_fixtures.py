@@ -3,7 +3,7 @@
 An annotation names the rule(s) expected on the next line that is not itself an annotation:
 `// expect: AL201` or `# expect: AL101, AL103`. `ok:` marks a negative case (nothing of that
 rule there); `todo-expect:` a known false negative. Cases named `al2xx-*` run with that rule
-only; `gate-*` cases run with the gate rules AL101-AL105.
+only; `gate-*` cases run with the gate rules AL101-AL108.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from archlint.model.scan import ScanOptions
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ANNOTATION = re.compile(r"^\s*(?://|#)\s*(expect|ok|todo-expect):\s*([A-Z0-9, ]+)")
-GATE_RULES = ("AL101", "AL102", "AL103", "AL104", "AL105")
+GATE_RULES = ("AL101", "AL102", "AL103", "AL104", "AL105", "AL106", "AL107", "AL108")
 CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and re.match(r"^(al\d{3}|gate)-", p.name))
 
 

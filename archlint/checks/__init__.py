@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Callable, Iterator
 
 from archlint.checks import (
+    admitted_not_built,
     empty_kernel_gate,
     exact_arch_branch,
+    exact_arch_host_check,
     gate_admits_unsupported,
     genuine_gate,
+    host_refuses_admitted,
     policy_gate,
     silent_noop_branch,
     smem_over_budget,
@@ -28,6 +31,9 @@ def all_checks() -> dict[str, Check]:
         "AL103": empty_kernel_gate.check,
         "AL104": unresolved_gate.check,
         "AL105": gate_admits_unsupported.check,
+        "AL106": host_refuses_admitted.check,
+        "AL107": admitted_not_built.check,
+        "AL108": exact_arch_host_check.check,
         "AL201": unguarded_arch_specific.check,
         "AL202": silent_noop_branch.check,
         "AL203": exact_arch_branch.check,

@@ -14,6 +14,7 @@ from archlint.knowledge.rules import RuleInfo, effective_level, load_rules
 from archlint.link.cuda import CudaIndex
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Fix, Location, Verdict
 from archlint.model.gates import Gate, TargetVerdict, gate_location
+from archlint.model.host import Layers
 from archlint.model.records import fast_pickling
 from archlint.model.tactics import LinkedTileList, TacticSize
 
@@ -34,6 +35,7 @@ class GateResult:
     sources: tuple[str, ...]
     excluded: tuple[TargetVerdict, ...]  # one per excluded target
     admitted: tuple[Analysis, ...]  # analyses for admitted targets (AL105)
+    layers: Layers | None = None  # GuardedUnits.layers: the op calls or host-check arms behind the gate
 
 
 def live_table(results: Iterable[GateResult], only: Set[tuple[str, str]] | None = None,

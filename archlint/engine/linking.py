@@ -105,6 +105,8 @@ class PythonSide:
     binaries: tuple[BinaryFacts, ...] = ()  # the prebuilt extension modules' images
     # gate id -> the custom-op calls its code makes (gates.ops) and the op namespaces Python defines
     ops: dict[str, tuple] = field(default_factory=dict)
+    # the build's own lists (gates.build_lists.WHOLE_KIND): never judged, the last link of an op's chain
+    wholes: tuple[tuple[Gate, GuardedUnits], ...] = ()
 
 
 def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers,
@@ -141,9 +143,10 @@ def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, 
         tile_lists = link_tile_lists(pyindex, gates)
         passed = passed_macros(pyindex) if pyindex is not None else frozenset()
         cmake = _extract([f for f in discovery.files if f.language == "cmake"], options, cache, workers)
-        gated += cmake_gates({f.file.path: f.cmake for f in cmake if f.cmake is not None},
-                             tuple(f.path for f in discovery.files),
-                             parse_toolkit(options.toolkit) if options.toolkit else None, scan_targets(options))
+        lists, wholes = cmake_gates({f.file.path: f.cmake for f in cmake if f.cmake is not None},
+                                    tuple(f.path for f in discovery.files),
+                                    parse_toolkit(options.toolkit) if options.toolkit else None, scan_targets(options))
+        gated += lists
         facts = facts + cmake
         touched.files = len(python.full) - before
     generated = generated_files(pyindex)
@@ -157,7 +160,7 @@ def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, 
     workers.close()
     sources = tuple(sorted({s for _, units in gated for s in units.sources}))
     judged = with_absent_variant_macros(gated, variants, passed)
-    return PythonSide(facts, judged, sources, tile_lists, generated, pyindex, binaries, ops)
+    return PythonSide(facts, judged, sources, tile_lists, generated, pyindex, binaries, ops, tuple(wholes))
 
 
 def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers,
@@ -208,7 +211,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         parts: dict = {}  # shared by the results' equal parts
         overrides = user_defines(options)
         host = host_gates(index)
-        judged = through_ops(gated, side.ops, index, host.pairs) + host.pairs
+        judged = through_ops(gated, side.ops, index, host.pairs, side.wholes) + host.pairs
         for gate, units in judged:
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, judging, targets, overrides, parts))

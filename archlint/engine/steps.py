@@ -176,7 +176,7 @@ def judge_gate(gate: Gate, units: GuardedUnits, judging: Judging, targets: tuple
         missing, _ = extension_hits(units.extensions, build)
         admitted.append(Analysis(analysis.target, blockers=analysis.blockers + missing, empty=hollow_kernels(analysis),
                                  units=analysis.units, reached=analysis.reached, kernels=analysis.kernels))
-    return shared(GateResult(gate, units.sources, excluded, tuple(admitted)), {} if parts is None else parts)
+    return shared(GateResult(gate, units.sources, excluded, tuple(admitted), units.layers), {} if parts is None else parts)
 
 
 def run_checks(ctx: Context, *, file_rules: bool) -> list[Finding]:
@@ -205,7 +205,7 @@ def narrowed(result: GateResult, wider: tuple[Target, ...], targets: tuple[Targe
     gate, kept = result.gate, set(targets)
     verdicts = tuple(v for t, v in zip(excluded_targets(gate, wider), result.excluded) if t in kept)
     builds = {build_target(gate, t)[0] for t in targets if t.cc in set(gate.admits)}
-    return GateResult(gate, result.sources, verdicts, tuple(a for a in result.admitted if a.target in builds))
+    return GateResult(gate, result.sources, verdicts, tuple(a for a in result.admitted if a.target in builds), result.layers)
 
 
 def _gate_report(result: GateResult, targets: tuple[Target, ...]) -> GateReport:

@@ -13,6 +13,7 @@ from archlint.link.build import build_blocks
 from archlint.model.build import BuildBlock, CMakeFacts
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import Gate, GuardedUnits, gate_location
+from archlint.model.host import Layers
 
 KIND = "cmake-archs"
 
@@ -28,15 +29,20 @@ def requested_archs(targets: tuple[Target, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+WHOLE_KIND = "cmake-build"  # the build's own list: not judged, the last link of an op's chain
+
+
 def cmake_gates(files: Mapping[str, CMakeFacts], scanned: tuple[str, ...], toolkit: tuple[int, ...] | None,
-                targets: tuple[Target, ...]) -> list[tuple[Gate, GuardedUnits]]:
+                targets: tuple[Target, ...]) -> tuple[list[tuple[Gate, GuardedUnits]], list[tuple[Gate, GuardedUnits]]]:
     """Every build list of the project's CMake build as a gate with the units it guards, read for
-    the CUDA toolkit `toolkit` (default: the newest known)."""
+    the CUDA toolkit `toolkit` (default: the newest known); and the build's own lists (what the
+    extension's other sources are compiled for), in the same shape but never judged."""
     if not files:
-        return []
+        return [], []
     version = ".".join(str(part) for part in (toolkit or newest_toolkit())[:2])
     blocks, uncertain = build_blocks(files, scanned, load_idioms(), version, requested_archs(targets))
-    return build_list_gates(blocks, uncertain)
+    pairs = build_list_gates(blocks, uncertain)
+    return [p for p in pairs if p[0].kind == KIND], [p for p in pairs if p[0].kind == WHOLE_KIND]
 
 
 def build_list_gates(blocks: tuple[BuildBlock, ...], uncertain: frozenset[str]) -> list[tuple[Gate, GuardedUnits]]:
@@ -50,7 +56,7 @@ def _gate(block: BuildBlock, exact: bool) -> Gate:
     by_cc = tuple((cc, _suffix(result)) for cc, result in admitted if cc is not None)
     kinds = {suffix for _, suffix in by_cc}
     return Gate(
-        f"{block.path}:{block.line}:{block.col}", KIND, block.text, block.path, block.line, block.col,
+        f"{block.path}:{block.line}:{block.col}", WHOLE_KIND if block.whole_build else KIND, block.text, block.path, block.line, block.col,
         block.end_line, block.end_col, "", tuple(admits), exact,
         suffix=kinds.pop() if len(kinds) == 1 else "?", guards=(), sources=(), defines=block.defines,
         list_span=None, majors_literal=None, unit="cc", suffix_by_cc=by_cc,
@@ -82,4 +88,16 @@ def _units(gate: Gate, block: BuildBlock) -> GuardedUnits:
         evidence.setdefault(source.path, head + (hop,))
     if not block.sources:
         unresolved.append(f"`if({block.variable})` at line {block.condition_line} names no source file")
-    return GuardedUnits(tuple(sorted(evidence)), tuple(unresolved), evidence, block.defines)
+    return GuardedUnits(tuple(sorted(evidence)), tuple(unresolved), evidence, block.defines,
+                        layers=Layers(native=_native(block)))
+
+
+def _native(block: BuildBlock) -> tuple[int, ...]:
+    """The capabilities the list builds an entry of their own major for (`12.0` for 12.1 counts;
+    `8.0+PTX` for 12.1 does not)."""
+    found = set()
+    for arch, result in block.admitted:
+        cc = cc_of(arch)
+        if cc is not None and any(entry.split(".")[0] == str(cc // 10) for entry in result):
+            found.add(cc)
+    return tuple(sorted(found))

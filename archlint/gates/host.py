@@ -25,7 +25,7 @@ from archlint.model.cexpr import Binary, Expr, Name, Num, Opaque, Ternary, Unary
 from archlint.model.cuda import Declaration
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import Gate, GuardedUnits
-from archlint.model.host import CALL, MAJOR, MINOR, HostArm, HostCheck
+from archlint.model.host import CALL, MAJOR, MINOR, ArmReach, HostArm, HostCheck, Layers
 
 HOST_KIND = "host-check"
 _MAX_DEPTH = 4  # calls followed from an arm to the units that define what it reaches
@@ -107,8 +107,25 @@ def host_gates(index: CudaIndex) -> HostGates:
             gate = _gate(path, check, taken, helpers)
             arm = _widened_arm(check, taken)
             served = frozenset(cc for cc, (number, _) in taken.items() if number is not None and check.arms[number] is arm)
-            found.append((gate, replace(_units(reach, gate, path, arm), admitted_ccs=served)))
+            units = _units(reach, gate, path, arm)
+            found.append((gate, replace(units, admitted_ccs=served, layers=_layers(reach, gate, path, check, taken, units))))
     return HostGates(found)
+
+
+def _layers(reach: Reach, gate: Gate, path: str, check: HostCheck, taken: dict[int, tuple[int | None, bool]],
+            widened: GuardedUnits) -> Layers:
+    """Each arm with the capabilities that certainly take it and the units it reaches (the widened
+    arm's are already read), and the capabilities the check certainly refuses: what the layer rules
+    compare with the build lists and the Python gates."""
+    arms = []
+    for number, arm in enumerate(check.arms):
+        ccs = tuple(cc for cc, (taking, sure) in taken.items() if taking == number and sure)
+        if not ccs:
+            continue
+        units = widened.sources if arm is _widened_arm(check, taken) else tuple(sorted(_units(reach, gate, path, arm).sources))
+        arms.append(ArmReach(arm.line, arm.text, ccs, units))
+    refused = tuple(cc for cc, (taking, sure) in taken.items() if taking is None and sure)
+    return Layers(arms=tuple(arms), refused=refused)
 
 
 def _gate(path: str, check: HostCheck, taken: dict[int, tuple[int | None, bool]], helpers: Helpers) -> Gate:

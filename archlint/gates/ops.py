@@ -5,8 +5,11 @@ that define those; the units join the gate's guarded units."""
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from archlint.gates.build_lists import KIND as CMAKE_KIND
+from archlint.gates.build_lists import WHOLE_KIND
 from archlint.gates.host import Reach
 from archlint.gates.units import module_path
 from archlint.link.cuda import CudaIndex
@@ -14,7 +17,7 @@ from archlint.link.ops import OpTables, link_ops, op_calls, python_libraries
 from archlint.link.python import PyIndex
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import Gate, GuardedUnits, gate_location
-from archlint.model.host import OpCall
+from archlint.model.host import Layers, OpCall, OpLink
 
 _MAX_CALL_DEPTH = 4
 
@@ -89,33 +92,52 @@ class OpLinker:
         return cls(index, Reach(index), OpTables.of(index))
 
 
+BlocksByUnit = dict[str, list[Gate]]  # translation unit -> the build lists (as gates) compiling it
+
+
+def blocks_by_unit(gated: Iterable[tuple[Gate, GuardedUnits]]) -> BlocksByUnit:
+    """Which build lists compile each unit, read off the build-list gates among `gated` (and the
+    build's own lists, which compile the rest)."""
+    found: BlocksByUnit = {}
+    for gate, units in gated:
+        if gate.kind in (CMAKE_KIND, WHOLE_KIND):
+            for unit in units.sources:
+                found.setdefault(unit, []).append(gate)
+    return found
+
+
 def through_ops(gated: list[tuple[Gate, GuardedUnits]], ops: dict, index: CudaIndex,
-                host: list[tuple[Gate, GuardedUnits]]) -> list[tuple[Gate, GuardedUnits]]:
+                host: list[tuple[Gate, GuardedUnits]],
+                wholes: tuple[tuple[Gate, GuardedUnits], ...] = ()) -> list[tuple[Gate, GuardedUnits]]:
     """Each gate with the units its custom-op calls reach (`ops`: gate id -> the calls and the op
-    namespaces Python defines); a gate left with nothing to judge is dropped."""
+    namespaces Python defines); a gate left with nothing to judge is dropped. `wholes`: the build's
+    own lists, which link a unit no arch-specific list compiles."""
     linker = OpLinker.of(index) if any(reached for reached, _ in ops.values()) else None
+    blocks = blocks_by_unit([*gated, *wholes])
     out = []
     for gate, units in gated:
         reached, namespaces = ops.get(gate.id, ((), frozenset()))
         if reached and linker is not None:
-            units = with_op_units(units, reached, linker, host, namespaces)
+            units = with_op_units(units, reached, linker, host, namespaces, blocks)
         if units.sources or units.unresolved or units.extensions:
             out.append((gate, units))
     return out
 
 
 def with_op_units(units: GuardedUnits, reached: Reached, linker: OpLinker, host: list[tuple[Gate, GuardedUnits]],
-                  python_namespaces: frozenset[str] = frozenset()) -> GuardedUnits:
+                  python_namespaces: frozenset[str] = frozenset(), blocks: BlocksByUnit | None = None) -> GuardedUnits:
     """The gate's units plus those of the C++ functions its op calls are bound to. Through a host
     check the units are the arm a refused GPU would take (the check's own units); which arm an
     admitted GPU takes is the check's to judge, so the gate's admitted builds are not judged
-    against them."""
+    against them. A unit a build list compiles has that list as the last hop of its chain, and each
+    call's layers are kept (`layers`) for the rules that compare them."""
     if not reached:
         return units
     chains = {call: chain for call, chain in reached}
     evidence = dict(units.evidence)
     reach = linker.reach
     through_check = False
+    links = []
     for binding in link_ops([call for call, _ in reached], linker.index, python_namespaces, linker.tables):
         call, registration = binding.call, binding.registration
         hops = chains[call] + (
@@ -126,16 +148,29 @@ def with_op_units(units: GuardedUnits, reached: Reached, linker: OpLinker, host:
                      name=registration.function))
         checks = [(gate, guarded) for gate, guarded in host if gate.path in binding.units
                   and gate.function.rpartition("::")[2] == registration.function]
+        found: dict[str, tuple[Evidence, ...]] = {}
         if checks:
             through_check = True
             for gate, guarded in checks:
                 hop = Evidence(gate_location(gate), f"passes the host check `{gate.text}`", EvidenceKind.CALL,
                                name=registration.function)
                 for unit, chain in guarded.evidence.items():
-                    evidence.setdefault(unit, hops + (hop,) + tuple(h for h in chain if h.kind is not EvidenceKind.GATE))
-            continue
-        for unit, chain in reach.units(binding.registration_path, (registration.function,), hops,
-                                       binding.registration_path).items():
-            evidence.setdefault(unit, chain)
-    return replace(units, sources=tuple(sorted(evidence)), evidence=evidence,
+                    found.setdefault(unit, hops + (hop,) + tuple(h for h in chain if h.kind is not EvidenceKind.GATE))
+        else:
+            found = reach.units(binding.registration_path, (registration.function,), hops, binding.registration_path)
+        built = {unit: blocks.get(unit, []) for unit in (*binding.units, *found)} if blocks else {}
+        for unit, chain in found.items():
+            evidence.setdefault(unit, chain + tuple(_block_hop(block, unit) for block in built.get(unit, ())))
+        links.append(OpLink(call, binding.registration_path, registration, binding.units, tuple(sorted(found)),
+                            tuple(gate.id for gate, _ in checks),
+                            tuple(sorted({block.id for listed in built.values() for block in listed}))))
+    layers = replace(units.layers or Layers(), ops=tuple(links))
+    return replace(units, sources=tuple(sorted(evidence)), evidence=evidence, layers=layers,
                    admitted_ccs=frozenset() if through_check else units.admitted_ccs)
+
+
+def _block_hop(block: Gate, unit: str) -> Evidence:
+    """`unit` is compiled by a build list: where the list is made, what it admits."""
+    admits = ", ".join(f"{cc // 10}.{cc % 10}{suffix}" for cc, suffix in block.suffix_by_cc) or "nothing"
+    return Evidence(gate_location(block), f"{unit} is compiled by build list `{block.text}`, which builds {admits}",
+                    EvidenceKind.BUILDS, source=unit)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from archlint.knowledge.idioms import Idioms
 from archlint.knowledge.languages import SOURCE_SUFFIXES
@@ -25,6 +25,7 @@ _REF_RE = re.compile(r"^\$\{([^${}]+)\}$")
 _DEFINE_RE = re.compile(r"^-D[A-Za-z_]\w*(=.*)?$")
 _ANY = "*"  # the discovery run: every list admits
 _GLOB = "\x00glob:"  # a recorded source that is a `file(GLOB)` pattern matching no scanned file
+_WHOLE = "whole:"  # the origin of the build's own list (`CUDA_ARCHS = supported ∩ CUDA_ARCHS`)
 
 
 @dataclass
@@ -43,6 +44,7 @@ class _Recorder:
     idioms: Idioms
     requested: str  # the arch asked for in this run, or _ANY
     calls: dict[str, _Call]  # shared by the runs: call id -> the call
+    wholes: dict[str, _Call] = field(default_factory=dict)  # shared too: the build's own lists
     compiled: dict[str, list[tuple[str, int, tuple[str, ...]]]] = field(default_factory=dict)  # id -> (file, line, archs)
     appended: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # id -> files appended in its block
     defines: dict[str, list[str]] = field(default_factory=dict)  # id -> -D flags added in its block
@@ -116,7 +118,13 @@ class _Recorder:
             result = loose_intersection(src, tgt)
         env[out] = join_list(result)
         env.pop(ORIGIN + out, None)
-        if not build_filter:
+        if build_filter:  # the build's own list: what sources compiled for every arch of the build get
+            call_id = f"{interp.current}:{command.line}"
+            whole = self.wholes.setdefault(call_id, _Call(command, interp.current, out, tuple(src)))
+            if self.requested != _ANY:
+                whole.results[self.requested] = tuple(result)
+            env[ORIGIN + out] = _WHOLE + call_id
+        else:
             call_id = f"{interp.current}:{command.line}"
             call = self.calls.setdefault(call_id, _Call(command, interp.current, out, tuple(src)))
             if self.requested != _ANY:
@@ -137,6 +145,8 @@ class _Recorder:
             if call_id in self.calls and archs:
                 if interp.uncertain:
                     self.uncertain.add(call_id)
+                self.compiled.setdefault(call_id, []).extend((f, command.line, tuple(archs)) for f in files)
+            elif call_id.startswith(_WHOLE):  # in the discovery run the build's list may be unknown: no archs
                 self.compiled.setdefault(call_id, []).extend((f, command.line, tuple(archs)) for f in files)
 
     def _append(self, interp: Interpreter, items: list[str], command: CMakeCommand, env: Env,
@@ -208,16 +218,17 @@ def build_blocks(files: Mapping[str, CMakeFacts], scanned: tuple[str, ...], idio
     what each list admits for every arch in `requested` (`12.0a`, `9.0`); and the ids (path:line) of
     the blocks archlint saw only under conditions it could not decide."""
     calls: dict[str, _Call] = {}
+    wholes: dict[str, _Call] = {}
     preset = {name: toolkit for name in idioms.cmake_toolkit_variables}
     preset.update(dict(idioms.cmake_build_variables))
     assigned = assigned_names(files) - set(preset)
     roots = top_lists(files)
-    discovery = _Recorder(idioms, _ANY, calls)
+    discovery = _Recorder(idioms, _ANY, calls, wholes)
     for root in roots:
         Interpreter(files, assigned, preset, discovery, scanned).run_file(root)
     entered: dict[str, dict[str, int]] = {}
     for arch in requested:
-        run = _Recorder(idioms, arch, calls)
+        run = _Recorder(idioms, arch, calls, wholes)
         for root in roots:
             Interpreter(files, assigned, preset, run, scanned).run_file(root)
         entered[arch] = {call_id: 1 for call_id in run.entered} | {
@@ -227,13 +238,20 @@ def build_blocks(files: Mapping[str, CMakeFacts], scanned: tuple[str, ...], idio
         if call_id not in discovery.entered and call_id not in discovery.compiled:
             continue  # a list no block uses
         blocks.append(_block(call_id, call, discovery, entered, toolkit, frozenset(scanned)))
+    everywhere = {arch: {_WHOLE + call_id: 1 for call_id in wholes} for arch in requested}
+    for call_id, call in wholes.items():
+        if _WHOLE + call_id in discovery.compiled:
+            block = _block(_WHOLE + call_id, call, discovery, everywhere, toolkit, frozenset(scanned))
+            blocks.append(replace(block, whole_build=True))
     return tuple(sorted(blocks, key=lambda b: (b.path, b.line))), frozenset(discovery.uncertain)
 
 
 def _block(call_id: str, call: _Call, discovery: _Recorder, entered: dict[str, dict[str, int]], toolkit: str,
            scanned: frozenset[str]) -> BuildBlock:
     sources: dict[str, BuildSource] = {}
-    covered = {f for other, events in discovery.compiled.items() if other != call_id for f, _, _ in events}
+    # a file another list compiles is that list's; the build's own list keeps no block's files
+    covered = {f for other, events in discovery.compiled.items() if other != call_id and not other.startswith(_WHOLE)
+               for f, _, _ in events}
     for file, line, _ in discovery.compiled.get(call_id, []):
         sources.setdefault(file, _source(file, line, scanned))
     for file, line in discovery.appended.get(call_id, []):

@@ -91,6 +91,9 @@ class BuildBlock:
     admitted: tuple[tuple[str, tuple[str, ...]], ...]  # requested arch -> the list's result for it
     toolkit: str  # the CUDA toolkit the file was read for ('13.0')
     condition_line: int = 0  # the `if(...)` line the block's sources are compiled under
+    # the build's own list (`CUDA_ARCHS`, the supported archs kept to those asked for): what the
+    # extension's other sources are compiled for; not a gate, but the last link of an op's chain
+    whole_build: bool = False
 
 
 fast_pickling(globals())

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from archlint.model.binary import ExtensionCall
 from archlint.model.findings import Evidence, Location, Verdict
+from archlint.model.host import Layers
 from archlint.model.python import ResolvedSource, SourceRef, VersionedFlag
 from archlint.model.records import fast_pickling
 
@@ -152,6 +153,8 @@ class GuardedUnits:
     admitted_ccs: frozenset[int] | None = None
     # Units (among `sources` or `unresolved`) whose builds are pinned to known targets (`gates/pins.py`).
     pinned: tuple[PinnedUnit, ...] = ()
+    # The gate's other layers: the custom ops it reaches, or a host check's arms (model.host.Layers).
+    layers: Layers | None = None
 
 
 def gate_location(gate: Gate) -> Location:

@@ -99,6 +99,45 @@ class OpBinding:
 
 
 @dataclass(frozen=True, slots=True)
+class ArmReach:
+    """One arm of a host check: the capabilities that certainly take it, and the translation units
+    what it calls reaches (the ids of the build lists compiling them are read off the build gates)."""
+
+    line: int
+    text: str  # the arm's condition as written
+    ccs: tuple[int, ...]
+    units: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OpLink:
+    """A Python gate's op call followed through every layer: the registration, the C++ function and
+    the units defining it, the host checks in that function, and the build lists compiling a unit
+    of the chain (the defining units, or those the checks' arms reach)."""
+
+    call: OpCall
+    registration_path: str
+    registration: OpRegistration
+    units: tuple[str, ...]
+    reached: tuple[str, ...]  # the units the call reaches: those the checks' arms reach, or the function's
+    checks: tuple[str, ...]  # gate ids of the host checks in the function
+    blocks: tuple[str, ...]  # gate ids of the build lists
+
+
+@dataclass(frozen=True, slots=True)
+class Layers:
+    """What a gate's layer rules read (checks/layers.py): a Python gate's op links; a host check's
+    arms and the capabilities it certainly refuses; a build list's native capabilities."""
+
+    ops: tuple[OpLink, ...] = ()
+    arms: tuple[ArmReach, ...] = ()
+    refused: tuple[int, ...] = ()
+    # a build list's: the capabilities it builds code of their own major for (not only an older
+    # major's PTX, which a kernel's `__CUDA_ARCH__ >= 890` paths are compiled out of)
+    native: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class HostFacts:
     checks: tuple[HostCheck, ...] = ()
     helpers: tuple[CapabilityHelper, ...] = ()
