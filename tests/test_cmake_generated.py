@@ -65,7 +65,7 @@ def test_cutlass_toolkit_macro_is_decided_without_the_header() -> None:
 def test_fetched_sources_say_what_would_settle_them() -> None:
     verdict = _verdict("FASTATTN_ARCHS")
     assert verdict.verdict is Verdict.UNKNOWN
-    assert "3 sources under a folder fetched at build time by FetchContent_Declare(fastattn) from " \
+    assert "3 sources under the tree fetched at build time by FetchContent_Declare(fastattn) from " \
            "https://github.com/example-org/fastattn" in verdict.reason
     assert "scan that tree (`${fastattn_SOURCE_DIR}`)" in verdict.reason
 

@@ -109,10 +109,10 @@ def _units(gate: Gate, block: BuildBlock, scripts: tuple[str, ...], fetched: tup
                        source=source.path)
         evidence.setdefault(source.path, head + (hop,))
     if outside:
-        what = outside[0] if len(outside) == 1 else f"{len(outside)} sources under a folder"
+        what = outside[0] if len(outside) == 1 else f"{len(outside)} sources under the tree"
         unresolved.insert(0, f"{what} {_fetched_note(fetched)}")
     if not block.sources:
-        note = f"; the block builds {_fetched_note(fetched)}" if fetched else ""
+        note = f"; the block builds the tree {_fetched_note(fetched)}" if fetched else ""
         unresolved.append(f"`if({block.variable})` at line {block.condition_line} names no source file{note}")
     return GuardedUnits(tuple(sorted(evidence)), tuple(unresolved), evidence, block.defines)
 
