@@ -23,9 +23,10 @@ from archlint.engine.steps import (
 from archlint.engine.store import GateMemo
 from archlint.engine.timing import part_progress, plan, skip, stage, stage_progress
 from archlint.extract.binary import extract_binary
-from archlint.extract.files import Workers, extract_all
+from archlint.extract.files import Workers, extract_all, extract_generated
 from archlint.extract.python.markers import markers
-from archlint.gates.build_lists import cmake_gates
+from archlint.gates.build_lists import cmake_gates, generated_units
+from archlint.link.generators import named_scripts
 from archlint.gates.conditions import load_condition_modules
 from archlint.gates.detect import find_gates
 from archlint.gates.host import host_gates
@@ -143,11 +144,14 @@ def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, 
         tile_lists = link_tile_lists(pyindex, gates)
         passed = passed_macros(pyindex) if pyindex is not None else frozenset()
         cmake = _extract([f for f in discovery.files if f.language == "cmake"], options, cache, workers)
-        lists, wholes = cmake_gates({f.file.path: f.cmake for f in cmake if f.cmake is not None},
-                                    tuple(f.path for f in discovery.files),
-                                    parse_toolkit(options.toolkit) if options.toolkit else None, scan_targets(options))
-        gated += lists
-        facts = facts + cmake
+        cmake_files = {f.file.path: f.cmake for f in cmake if f.cmake is not None}
+        scripts = (named_scripts(cmake_files, (f.path for f in discovery.files if f.language == "python"))
+                   if cmake_files else ())
+        built, wholes = cmake_gates(cmake_files, tuple(f.path for f in discovery.files),
+                                    parse_toolkit(options.toolkit) if options.toolkit else None,
+                                    scan_targets(options), scripts)
+        gated += built
+        facts = facts + cmake + _generated(generated_units(built, scripts), discovery, options)
         touched.files = len(python.full) - before
     generated = generated_files(pyindex)
     with stage("outline", len(python.modules) - len(python.full)):
@@ -247,8 +251,18 @@ def _cuda_of(facts: list[FileFacts]) -> list[CudaFacts]:
 
 
 def _in_discovery_order(facts: list[FileFacts], discovery: Discovery) -> list[FileFacts]:
+    """The facts in discovery order, then the units a build writes from a generator's templates."""
     by_path = {f.file.path: f for f in facts}
-    return [by_path[f.path] for f in discovery.files]
+    known = {f.path for f in discovery.files}
+    return [by_path[f.path] for f in discovery.files] + [f for f in facts if f.file.path not in known]
+
+
+def _generated(units: dict[str, str], discovery: Discovery, options: ScanOptions) -> list[FileFacts]:
+    """The units a CMake build writes with a generator script (glob pattern -> script), read from
+    the script's templates (never run)."""
+    files = {f.path: f for f in discovery.files}
+    return [extract_generated(pattern, files[script], options.max_file_bytes)
+            for pattern, script in sorted(units.items()) if script in files]
 
 
 def _python_index(python: PythonFiles, root: str, discovery: Discovery, eager: bool) -> PyIndex | None:

@@ -81,7 +81,7 @@ def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[Sca
         file_findings = findings_by_file(run_checks(ctx, file_rules=True))
     state = ScanState(
         generated=linked.generated,
-        templates=read_templates(linked.facts),
+        templates=read_templates(linked.facts) | _written_units(linked),
         links=stored_links(linked.index),
         memos=linked.memos,
         results=ctx.gate_results,
@@ -105,3 +105,10 @@ def _only_reported(result: ScanResult, report_paths: tuple[str, ...]) -> ScanRes
     wanted = set(report_paths)
     findings = tuple(f for f in result.findings if f.location.path in wanted or any(e.location.path in wanted for e in f.evidence))
     return replace(result, findings=findings)
+
+
+def _written_units(linked) -> dict:
+    """The units a build writes from a generator's templates (no file of the scan holds them): a
+    partial re-scan takes their facts from the stored state, as a template's."""
+    known = {f.path for f in linked.discovery.files}
+    return {f.file.path: f.cuda for f in linked.facts if f.file.path not in known and f.cuda is not None}

@@ -67,13 +67,13 @@ class LazyFacts(Mapping):
         return self._loaded[path]
 
     def __contains__(self, path: object) -> bool:
-        return path in self._files
+        return path in self._files or path in self._loaded  # a unit a build writes is only loaded
 
     def __iter__(self):
-        return iter(self._files)
+        return iter({**dict.fromkeys(self._files), **dict.fromkeys(self._loaded)})
 
     def __len__(self) -> int:
-        return len(self._files)
+        return len(self._files.keys() | self._loaded.keys())
 
 
 class LazyFunctions(Mapping):

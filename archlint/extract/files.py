@@ -63,6 +63,22 @@ def extract_file(file: SourceFile, max_bytes: int, directives: bool = False) -> 
         return FileFacts(file, diagnostics=(*notes, Diagnostic(file.path, f"could not be analysed: {type(error).__name__}: {error}")))
 
 
+def extract_generated(path: str, script: SourceFile, max_bytes: int) -> FileFacts:
+    """A unit a build-time generator script writes, read as the C++ template its string constants
+    hold (extract/python/generator.py); `path` is what the build names it by (a glob pattern)."""
+    from archlint.extract.python.generator import generator_templates, unit_text  # deferred: only CMake builds load it
+
+    unit = SourceFile(path, script.absolute, "template")
+    data, note = read_bytes(script, max_bytes)
+    if data is None:
+        return FileFacts(unit, diagnostics=(note,) if note else ())
+    try:
+        text = unit_text(generator_templates(data)).encode()
+        return _extract(unit, text, ())
+    except (RecursionError, MemoryError, ValueError, UnicodeError) as error:
+        return FileFacts(unit, diagnostics=(Diagnostic(script.path, f"generator templates could not be read: {type(error).__name__}: {error}"),))
+
+
 def _extract(file: SourceFile, data: bytes, notes: tuple[Diagnostic, ...]) -> FileFacts:
     if b"\x00" in data[:8192]:
         return FileFacts(file, diagnostics=(*notes, Diagnostic(file.path, "binary content (NUL bytes); skipped")))

@@ -10,6 +10,7 @@ from archlint.knowledge.arch import Target, known_ccs, newest_toolkit
 from archlint.knowledge.idioms import load_idioms
 from archlint.lang.cmake.archs import cc_of
 from archlint.link.build import build_blocks
+from archlint.link.generators import fetched_content, writer_of
 from archlint.model.build import BuildBlock, CMakeFacts
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import Gate, GuardedUnits, gate_location
@@ -33,21 +34,39 @@ WHOLE_KIND = "cmake-build"  # the build's own list: not judged, the last link of
 
 
 def cmake_gates(files: Mapping[str, CMakeFacts], scanned: tuple[str, ...], toolkit: tuple[int, ...] | None,
-                targets: tuple[Target, ...]) -> tuple[list[tuple[Gate, GuardedUnits]], list[tuple[Gate, GuardedUnits]]]:
+                targets: tuple[Target, ...],
+                scripts: tuple[str, ...] = ()) -> tuple[list[tuple[Gate, GuardedUnits]], list[tuple[Gate, GuardedUnits]]]:
     """Every build list of the project's CMake build as a gate with the units it guards, read for
     the CUDA toolkit `toolkit` (default: the newest known); and the build's own lists (what the
-    extension's other sources are compiled for), in the same shape but never judged."""
+    extension's other sources are compiled for), in the same shape but never judged. `scripts`: the
+    generator scripts the CMake names (link/generators.py): a glob no scanned file matches is the
+    unit its script writes."""
     if not files:
         return [], []
     version = ".".join(str(part) for part in (toolkit or newest_toolkit())[:2])
     blocks, uncertain = build_blocks(files, scanned, load_idioms(), version, requested_archs(targets))
-    pairs = build_list_gates(blocks, uncertain)
+    fetched = {path: fetched_content(facts) for path, facts in files.items()}
+    pairs = build_list_gates(blocks, uncertain, scripts, fetched)
     return [p for p in pairs if p[0].kind == KIND], [p for p in pairs if p[0].kind == WHOLE_KIND]
 
 
-def build_list_gates(blocks: tuple[BuildBlock, ...], uncertain: frozenset[str]) -> list[tuple[Gate, GuardedUnits]]:
-    return [(gate, _units(gate, block)) for block in blocks
+def build_list_gates(blocks: tuple[BuildBlock, ...], uncertain: frozenset[str], scripts: tuple[str, ...] = (),
+                     fetched: Mapping[str, tuple[tuple[str, str], ...]] | None = None) -> list[tuple[Gate, GuardedUnits]]:
+    return [(gate, _units(gate, block, scripts, (fetched or {}).get(block.path, ()))) for block in blocks
             for gate in [_gate(block, f"{block.path}:{block.line}" not in uncertain)]]
+
+
+def generated_units(gated: list[tuple[Gate, GuardedUnits]], scripts: tuple[str, ...]) -> dict[str, str]:
+    """The units build lists compile that a generator script writes: glob pattern -> the script."""
+    out: dict[str, str] = {}
+    for gate, units in gated:
+        if gate.kind != KIND:
+            continue
+        for source in units.sources:
+            writer = writer_of(source, scripts) if "*" in source else None
+            if writer is not None:
+                out[source] = writer
+    return out
 
 
 def _gate(block: BuildBlock, exact: bool) -> Gate:
@@ -69,14 +88,25 @@ def _suffix(result: tuple[str, ...]) -> str:
     return entry[-1] if entry[-1] in "af" else ""
 
 
-def _units(gate: Gate, block: BuildBlock) -> GuardedUnits:
+def _units(gate: Gate, block: BuildBlock, scripts: tuple[str, ...], fetched: tuple[tuple[str, str], ...]) -> GuardedUnits:
     head = (Evidence(gate_location(gate), f"build list `{block.variable}` ({';'.join(block.source_archs)})",
                      EvidenceKind.GATE),)
     into = f" into `{block.target}`" if block.target else ""
     flags = f" with {' '.join(block.defines)}" if block.defines else ""
     evidence: dict[str, tuple[Evidence, ...]] = {}
     unresolved: list[str] = []
+    outside: list[str] = []  # under the folder of a tree the build fetches
     for source in block.sources:
+        writer = writer_of(source.glob, scripts) if source.glob and not source.path else None
+        if writer is not None:
+            hop = Evidence(Location(block.path, source.line),
+                           f"compiles {source.glob} for `{block.variable}`{into}{flags}: the files {writer} writes "
+                           "at build time, read from the script's templates", EvidenceKind.BUILDS, source=source.glob)
+            evidence.setdefault(source.glob, head + (hop,))
+            continue
+        if not source.path and fetched and source.written.startswith("${…}"):
+            outside.append(source.written)
+            continue
         if not source.path:
             why = ("a file(GLOB) that matches no scanned file (generated at build time)" if source.glob
                    else "not in the scanned trees (fetched or generated at build time)")
@@ -86,8 +116,12 @@ def _units(gate: Gate, block: BuildBlock) -> GuardedUnits:
                        f"compiles {source.path} for `{block.variable}`{into}{flags}", EvidenceKind.BUILDS,
                        source=source.path)
         evidence.setdefault(source.path, head + (hop,))
+    if outside:
+        what = outside[0] if len(outside) == 1 else f"{len(outside)} sources under the tree"
+        unresolved.insert(0, f"{what} {_fetched_note(fetched)}")
     if not block.sources:
-        unresolved.append(f"`if({block.variable})` at line {block.condition_line} names no source file")
+        note = f"; the block builds the tree {_fetched_note(fetched)}" if fetched else ""
+        unresolved.append(f"`if({block.variable})` at line {block.condition_line} names no source file{note}")
     return GuardedUnits(tuple(sorted(evidence)), tuple(unresolved), evidence, block.defines,
                         layers=Layers(native=_native(block)))
 
@@ -101,3 +135,11 @@ def _native(block: BuildBlock) -> tuple[int, ...]:
         if cc is not None and any(entry.split(".")[0] == str(cc // 10) for entry in result):
             found.add(cc)
     return tuple(sorted(found))
+
+
+def _fetched_note(fetched: tuple[tuple[str, str], ...]) -> str:
+    """What the build downloads, and what would settle its verdict."""
+    trees = ", ".join(f"FetchContent_Declare({name})" + (f" from {repository}" if repository else "")
+                      for name, repository in fetched)
+    names = " or ".join(f"`${{{name}_SOURCE_DIR}}`" for name, _ in fetched)
+    return f"fetched at build time by {trees}: scan that tree ({names}) to judge it"

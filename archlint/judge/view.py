@@ -148,9 +148,13 @@ class TargetView:
         # the unit's own file is: its host code launches, and so instantiates, its template kernels.
         whole = [path for path in sorted(files) if path != source and _is_source_file(path)]
         own = {path: _device_code(self.index.files[path]) for path in (source, *whole)}
+        # An explicit instantiation (`template __global__ void Marlin<...>(...);`) compiles the kernel
+        # template it names, however long its argument list is.
+        named = unit.declarations.instantiated
         start = [(path, f) for path in own for f in self.index.files[path].functions if f.qualname not in own[path]] + [
             (path, f) for path in sorted(files) if path != source and path not in whole
-            for f in self.index.files[path].functions if f.kind == "global" and (any_kernel or not f.template)
+            for f in self.index.files[path].functions
+            if f.kind == "global" and (any_kernel or not f.template or f.name in named)
         ]
         seen = {(path, f.qualname) for path, f in start}
         queue: deque[tuple[str, Function | None]] = deque([(source, None), *start])

@@ -11,6 +11,8 @@ from typing import Iterable, Mapping
 from archlint.lang.cpp.directives import guard_chain
 from archlint.lang.cpp.evaluate import Binding
 from archlint.knowledge.headers import is_external
+from archlint.knowledge.library_macros import load_library_macros
+from archlint.lang.cpp.expr import parse_condition
 from archlint.lang.cpp.lexical import lexical_calls
 from archlint.lang.cpp.traps import trap_macro
 from archlint.model.cuda import BodyLine, CudaFacts, Function, Include
@@ -184,8 +186,22 @@ def assemble(files: Mapping[str, CudaFacts], links: Iterable[FileLinks], functio
             index.macro_calls[name] = tuple(sorted(set(index.macro_calls.get(name, ())) | set(calls)))
         for name, always in links_of_file.trap_macros:  # always only if every definition always traps
             index.trap_macros[name] = always and index.trap_macros.get(name, True)
+    for name, binding in _library_bindings(links, bindings):
+        bindings[name].append(binding)
     index.bindings = {name: tuple(values) for name, values in bindings.items()}
     return index
+
+
+def _library_bindings(links: tuple[FileLinks, ...], bound: Mapping[str, list[Binding]]) -> list[tuple[str, Binding]]:
+    """The configuration macros of a header library that scanned files include but the scan does not
+    hold (rules/kb/library_macros.toml), defined as the library defines them: only where no scanned
+    file defines the macro itself."""
+    missing = {resolved.include.target for file in links for resolved in file.includes if resolved.target is None}
+    out = []
+    for macro in load_library_macros():
+        if macro.name not in bound and any(target.startswith(macro.prefix) for target in missing):
+            out.append((macro.name, Binding("1", None, (parse_condition(macro.condition),))))
+    return out
 
 
 def _resolve_all(resolver: _Resolver, fact: CudaFacts) -> list[ResolvedInclude]:

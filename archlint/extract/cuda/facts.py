@@ -223,9 +223,13 @@ class _Around:
         self._firsts = [span[0] for span, _ in self._definitions]
 
     def spells(self, pattern: re.Pattern[bytes], offset: int, line: int) -> bool:
-        """Whether the code around an arch tag spells `pattern`."""
+        """Whether the code around an arch tag spells `pattern`: one span, or the definitions an
+        alias reaches read together in source order."""
         masked = self.structure.masked
-        return any(pattern.search(masked, low, high) is not None for low, high in self._spans(offset, line))
+        spans = self._spans(offset, line)
+        if any(pattern.search(masked, low, high) is not None for low, high in spans):
+            return True
+        return len(spans) > 1 and pattern.search(b"\n".join(masked[low:high] for low, high in sorted(set(spans)))) is not None
 
     def _spans(self, offset: int, line: int) -> list[tuple[int, int]]:
         structure = self.structure
@@ -241,7 +245,12 @@ class _Around:
         span, declaration = self._definitions[index]
         if not _ALIAS_RE.match(structure.masked, span[0]):
             return [span]
-        return [span] + [other for other, d in self._definitions if not set(declaration.names).isdisjoint(d.uses) and other != span]
+        users = [(other, d) for other, d in self._definitions if not set(declaration.names).isdisjoint(d.uses) and other != span]
+        # the aliases those definitions spell (`using OperatorClass = cutlass::arch::OpClassTensorOp;`)
+        named = {name for _, d in users for name in d.uses}
+        aliases = [other for other, d in self._definitions if other != span and not named.isdisjoint(d.names)
+                   and _ALIAS_RE.match(structure.masked, other[0])]
+        return [span] + [other for other, _ in users] + aliases
 
 
 _ALIAS_RE = re.compile(rb"\s*(?:using\s+\w+\s*=|typedef\b)")
