@@ -66,6 +66,9 @@ class Linked:
     # CUDA files read for their directives only: no gate's units can include them
     shallow: frozenset[str] = frozenset()
     binaries: tuple[BinaryFacts, ...] = ()  # the prebuilt extension modules' images
+    free_sources: tuple[str, ...] | None = None  # what `free` is told from (store.ScanState)
+    host_linked: bool = False  # some gate's op calls name an op the scan registers (gates.ops links them)
+    host_names: frozenset[str] = frozenset()  # the names the host checks' reach looked up (gates.host)
 
 
 def link(options: ScanOptions, eager: bool = True) -> Linked:
@@ -215,7 +218,18 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             stage_progress(len(results), len(judged))
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     ctx = with_tactic_sizes(options, root, ctx)
-    return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, side.binaries)
+    return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, side.binaries,
+                  sources if gated else None, _op_linked(index, side.ops), host.asked)
+
+
+def _op_linked(index: CudaIndex, ops: dict) -> bool:
+    """Whether some gate's op calls name an op a file of the scan registers: only then can the CUDA
+    side (the registrations, the definitions they lead to) add units to a Python gate."""
+    calls = {call.op for reached, _ in ops.values() for call, _ in reached}
+    if not calls:
+        return False
+    return any(registration.op in calls for facts in index.files.values() if facts.host is not None
+               for registration in facts.host.registrations)
 
 
 def _host_reach(index: CudaIndex, gated: list[tuple[Gate, GuardedUnits]], ops: dict) -> tuple[str, ...]:

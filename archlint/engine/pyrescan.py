@@ -17,7 +17,7 @@ from __future__ import annotations
 from archlint.checks.context import Context, GateResult, live_table
 from archlint.engine.cache import FactsCache
 from archlint.engine.linkstore import lazy_index
-from archlint.engine.rescan import LazyFacts, LazyFunctions, reached_free
+from archlint.engine.rescan import LazyFacts, LazyFunctions, free_of
 from archlint.engine.steps import (assemble_result, findings_by_file, judge_gate, run_checks, scan_targets,
                                    suppressions_of, user_defines, with_tactic_sizes)
 from archlint.link.cuda import include_closure
@@ -52,10 +52,12 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
     with Workers(options.jobs) as workers:
         side = python_side(options, discovery, cache, False, workers)
     if (side.generated != state.generated or read_templates(side.facts) != state.templates
-            or side.tile_lists != state.tile_lists or bool(side.judged) != bool(state.memos)):
+            or side.tile_lists != state.tile_lists or bool(side.judged) != (state.free_sources is not None)):
         return None
-    if any(reached for reached, _ in side.ops.values()) or any(m.gate.kind == HOST_KIND for m in state.memos):
-        return None  # units reached through custom ops and host checks are linked on the CUDA side
+    if any(reached for reached, _ in side.ops.values()) or state.host_linked:
+        return None  # units reached through custom ops are linked on the CUDA side
+    # the host checks' gates read the CUDA side alone (gates.host), which a Python edit leaves as stored
+    host = [(m, r) for m, r in zip(state.memos, state.results) if m.gate.kind == HOST_KIND]
     links = state.links
     known = set(links.paths)
     facts = LazyFacts({f.path: f for f in discovery.files if f.path in known}, state.templates, cache,
@@ -64,7 +66,8 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
     judging = Judging(index, load_kb())
     stored: dict[tuple[str, int, int], list[tuple[GateMemo, GateResult]]] = {}
     for memo, result in zip(state.memos, state.results):
-        stored.setdefault(_place(memo), []).append((memo, result))
+        if memo.gate.kind != HOST_KIND:
+            stored.setdefault(_place(memo), []).append((memo, result))
     with stage("verdicts", len(side.judged), "gates"):
         overrides, parts = user_defines(options), dict[object, object]()
         memos: list[GateMemo] = []
@@ -86,8 +89,13 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
             memos.append(memo)
             results.append(result)
             stage_progress(len(results), len(side.judged))
+        for memo, result in host:
+            memos.append(memo)
+            results.append(result)
+            kept.add(id(result))
     gone = [result for result in state.results if id(result) not in kept]
-    free = reached_free(discovery, memos)
+    sources = side.sources if side.judged else None
+    free = free_of(discovery, index, sources)
     with stage("checks"):
         keys = {key for result in (*judged, *gone) for analysis in result.admitted for key in analysis.reached}
         before, after = live_table(state.results, keys), live_table(results, keys)
@@ -113,6 +121,7 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         free=free,
         tile_lists=side.tile_lists,
         binaries=side.binaries,
+        free_sources=sources,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 

@@ -88,6 +88,9 @@ class HostGates:
     # each host check as a gate, with the units of its widened arm; their `admitted_ccs` are the
     # capabilities that take that arm (one taking another arm runs other units)
     pairs: list[tuple[Gate, GuardedUnits]]
+    # every name the arms' reach looked up the definitions of: a file whose definitions of other
+    # names change cannot change these gates' units (engine.rescan)
+    asked: frozenset[str] = frozenset()
 
 
 def host_gates(index: CudaIndex) -> HostGates:
@@ -108,7 +111,7 @@ def host_gates(index: CudaIndex) -> HostGates:
             arm = _widened_arm(check, taken)
             served = frozenset(cc for cc, (number, _) in taken.items() if number is not None and check.arms[number] is arm)
             found.append((gate, replace(_units(reach, gate, path, arm), admitted_ccs=served)))
-    return HostGates(found)
+    return HostGates(found, frozenset(reach.asked))
 
 
 def _gate(path: str, check: HostCheck, taken: dict[int, tuple[int | None, bool]], helpers: Helpers) -> Gate:
@@ -179,6 +182,7 @@ class Reach:
         self.definitions = source_definitions(index)
         self._closures: dict[str, frozenset[str]] = {}
         self._declared: dict[str, frozenset[str]] = {}
+        self.asked: set[str] = set()  # every name units() looked up
 
     def closure(self, path: str) -> frozenset[str]:
         if path not in self._closures:
@@ -221,6 +225,7 @@ class Reach:
         queue = deque((caller, name, head, 0) for name in names)
         while queue:
             unit, name, chain, depth = queue.popleft()
+            self.asked.add(name)
             definitions = self.definitions.get(name, ())
             closure = self.closure(unit)
             local = [(where, item) for where, item in definitions if where in closure]
