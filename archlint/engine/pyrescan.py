@@ -6,9 +6,11 @@ CUDA side is the stored state's: the index is built from the stored links and lo
 facts only when a verdict asks (engine.rescan). A gate found again with the same units (its
 spec, flags and sources: everything its verdicts read besides the CUDA files) keeps its stored
 result; any other is judged. The file rules run again on the files whose compiling builds or
-whose place among the files no gate builds changed. Whatever the CUDA side depends on beyond the
+whose place among the files no gate builds changed. The host checks' gates (gates.host) read the
+CUDA side alone and keep their stored results. Whatever the CUDA side depends on beyond the
 stored state — the sources rendered from templates, the templates' filled holes, a gate's units
-reaching a file read for its directives only, a scan that gains or loses all its gates — makes
+reaching a file read for its directives only, a scan that gains or loses all its Python gates, op
+calls naming an op the scan registers (linked on the CUDA side) — makes
 this return None, and the caller runs a full scan.
 """
 
