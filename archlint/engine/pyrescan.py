@@ -50,13 +50,15 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
     targets = scan_targets(options)
     if tuple(t.name for t in targets) != state.targets:
         return None  # a state of more targets: its results would need narrowing and more
+    if state.host_linked:
+        return None  # op calls naming a registered op: linked on the CUDA side, before the Python side is read
     plan(PYRESCAN_STAGES)
     with Workers(options.jobs) as workers:
         side = python_side(options, discovery, cache, False, workers)
     if (side.generated != state.generated or read_templates(side.facts) != state.templates
             or side.tile_lists != state.tile_lists or bool(side.judged) != (state.free_sources is not None)):
         return None
-    if any(reached for reached, _ in side.ops.values()) or state.host_linked:
+    if any(reached for reached, _ in side.ops.values()):
         return None  # units reached through custom ops are linked on the CUDA side
     # the host checks' gates read the CUDA side alone (gates.host), which a Python edit leaves as stored
     host = [(m, r) for m, r in zip(state.memos, state.results) if m.gate.kind == HOST_KIND]
@@ -98,6 +100,10 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
     gone = [result for result in state.results if id(result) not in kept]
     sources = side.sources if side.judged else None
     free = free_of(discovery, index, sources)
+    if host and free != state.free:
+        # the Python gates' units now include other files: a full scan reads other files in full,
+        # and the host checks' reach follows the definitions of those it reads
+        return None
     with stage("checks"):
         keys = {key for result in (*judged, *gone) for analysis in result.admitted for key in analysis.reached}
         before, after = live_table(state.results, keys), live_table(results, keys)
