@@ -3,6 +3,8 @@ the gates' units can include, the index and the verdicts."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from archlint.checks.context import Context
@@ -35,6 +37,7 @@ from archlint.gates.units import guarded_units
 from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
 from archlint.judge.view import Judging
 from archlint.knowledge.arch import parse_toolkit
+from archlint.knowledge.host import load_host
 from archlint.knowledge.idioms import load_idioms
 from archlint.knowledge.kb import load_kb
 from archlint.link.binary import ExtensionIndex
@@ -183,11 +186,11 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             needed = include_closure(outlined, sources)
             # the files no gate builds where the file rules can report something, read in full too
             needed |= worth_reading(Judging(outlined, kb), targets, free_files((f.path for f in cuda_files), needed))
-            marked = tuple(sorted(f.file.path for f in outline if f.cuda is not None and f.cuda.host_marked))
+            marked = [f.file for f in outline if f.cuda is not None and f.cuda.host_marked]
             early: dict[str, FileFacts] = {}
             if marked:  # host checks and op registrations: their files first, then the units they reach
-                first = include_closure(outlined, marked)
-                early = {f.file.path: f for f in _extract([f for f in cuda_files if f.path in first], options, cache, workers)}
+                early = _host_files(marked, cuda_files, outlined, lambda todo: _extract(todo, options, cache, workers))
+                first = frozenset(early)
                 host_units = _host_reach(build_index(_cuda_of(facts + [early.get(f.file.path, f) for f in outline]),
                                                      include_dirs, generated), gated, side.ops)
                 needed |= first | include_closure(outlined, host_units)
@@ -220,6 +223,40 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
     ctx = with_tactic_sizes(options, root, ctx)
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, side.binaries,
                   sources if gated else None, _op_linked(index, side.ops), host.asked)
+
+
+def _host_files(marked: list[SourceFile], cuda_files: list[SourceFile], outlined: CudaIndex,
+                read: Callable[[list[SourceFile]], list[FileFacts]]) -> dict[str, FileFacts]:
+    """The files a host gate or an op registration can come from, read in full with their include
+    closures: of the files spelling a check, helper or registration word (`host_marked`), those
+    that also spell where the capability is read from (a device-properties field or attribute), a
+    registration, or the name of a capability helper found so far. A check in any other file names
+    nothing that reads the capability (gates.host drops it), so its file is read in full only where
+    a gate's units include it."""
+    knowledge = load_host()
+    words = {n for n, _ in knowledge.fields} | {n for n, _ in knowledge.attributes} | {n for n, _ in knowledge.registrations}
+    texts = {file.path: _bytes(file) for file in marked}
+    found: dict[str, FileFacts] = {}
+    chosen: set[str] = set()
+    while True:
+        spelled = re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in sorted(words)) + rb")\b")
+        todo = sorted(path for path, text in texts.items() if path not in chosen and spelled.search(text))
+        if not todo:
+            return found
+        chosen.update(todo)
+        wanted = include_closure(outlined, todo) - found.keys()
+        for facts in read([file for file in cuda_files if file.path in wanted]):
+            found[facts.file.path] = facts
+        helpers = {h.name for f in found.values() if f.cuda is not None and f.cuda.host is not None for h in f.cuda.host.helpers}
+        words |= helpers
+
+
+def _bytes(file: SourceFile) -> bytes:
+    try:
+        with open(file.absolute, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""  # reported where the file is read for its facts
 
 
 def _op_linked(index: CudaIndex, ops: dict) -> bool:
