@@ -1,6 +1,6 @@
 """Every CUDA file of the fixtures with host checks or op registrations edited in turn, as a user
 edits between two scans: a comment line appended, a line inserted at its top (every definition
-moves), and a call added to the body of its first function. After each edit the scan that starts
+moves), a comment spelling `minor` appended, and a call added to the body of its first function. After each edit the scan that starts
 from the stored state (a re-scan in part, or a full one where the host checks' reach may have
 changed) gives what a scan with no cache gives; a comment appended to a unit a host check reaches
 re-scans in part."""
@@ -34,7 +34,8 @@ def _scan(root: Path, cache: bool = True):
 
 
 def _edits(text: str) -> list[str]:
-    found = [text + "// edited\n", "// a line above everything\n" + text]
+    # a comment spelling a capability field: it picks which host files a cold scan reads first
+    found = [text + "// edited\n", "// a line above everything\n" + text, text + "// a minor fix\n"]
     body = _BODY.search(text)
     if body is not None:
         found.append(text[: body.end()] + "  launch_edited_helper();\n" + text[body.end():])

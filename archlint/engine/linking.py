@@ -72,6 +72,8 @@ class Linked:
     free_sources: tuple[str, ...] | None = None  # what `free` is told from (store.ScanState)
     host_linked: bool = False  # some gate's op calls name an op the scan registers (gates.ops links them)
     host_names: frozenset[str] = frozenset()  # the names the host checks' reach looked up (gates.host)
+    host_first: frozenset[str] = frozenset()  # the host files read in full first (_host_files)
+    host_words: tuple[str, ...] = ()  # the words that chose them
 
 
 def link(options: ScanOptions, eager: bool = True) -> Linked:
@@ -179,6 +181,8 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
     include_dirs = relative_dirs(options.include_dirs, root)
     targets, kb = scan_targets(options), load_kb()
     shallow: frozenset[str] = frozenset()
+    chosen: frozenset[str] = frozenset()
+    words: tuple[str, ...] = ()
     if gated and not eager:
         with stage("includes", len(cuda_files)):
             outline = _extract(cuda_files, options, cache, workers, directives=True)
@@ -189,7 +193,8 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             marked = [f.file for f in outline if f.cuda is not None and f.cuda.host_marked]
             early: dict[str, FileFacts] = {}
             if marked:  # host checks and op registrations: their files first, then the units they reach
-                early = _host_files(marked, cuda_files, outlined, lambda todo: _extract(todo, options, cache, workers))
+                early, chosen, words = _host_files(marked, cuda_files, outlined,
+                                                   lambda todo: _extract(todo, options, cache, workers))
                 first = frozenset(early)
                 host_units = _host_reach(build_index(_cuda_of(facts + [early.get(f.file.path, f) for f in outline]),
                                                      include_dirs, generated), gated, side.ops)
@@ -222,33 +227,38 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     ctx = with_tactic_sizes(options, root, ctx)
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, side.binaries,
-                  sources if gated else None, _op_linked(index, side.ops), host.asked)
+                  sources if gated else None, _op_linked(index, side.ops), host.asked, chosen, words)
 
 
 def _host_files(marked: list[SourceFile], cuda_files: list[SourceFile], outlined: CudaIndex,
-                read: Callable[[list[SourceFile]], list[FileFacts]]) -> dict[str, FileFacts]:
+                read: Callable[[list[SourceFile]], list[FileFacts]]) -> tuple[dict[str, FileFacts], frozenset[str], tuple[str, ...]]:
     """The files a host gate or an op registration can come from, read in full with their include
     closures: of the files spelling a check, helper or registration word (`host_marked`), those
     that also spell where the capability is read from (a device-properties field or attribute), a
     registration, or the name of a capability helper found so far. A check in any other file names
     nothing that reads the capability (gates.host drops it), so its file is read in full only where
-    a gate's units include it."""
+    a gate's units include it. Also the files chosen and the words that chose them (a re-scan
+    gives way where a changed file would be chosen otherwise: engine.rescan)."""
     knowledge = load_host()
     words = {n for n, _ in knowledge.fields} | {n for n, _ in knowledge.attributes} | {n for n, _ in knowledge.registrations}
     texts = {file.path: _bytes(file) for file in marked}
     found: dict[str, FileFacts] = {}
     chosen: set[str] = set()
     while True:
-        spelled = re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in sorted(words)) + rb")\b")
+        spelled = spelling(words)
         todo = sorted(path for path, text in texts.items() if path not in chosen and spelled.search(text))
         if not todo:
-            return found
+            return found, frozenset(chosen), tuple(sorted(words))
         chosen.update(todo)
         wanted = include_closure(outlined, todo) - found.keys()
         for facts in read([file for file in cuda_files if file.path in wanted]):
             found[facts.file.path] = facts
         helpers = {h.name for f in found.values() if f.cuda is not None and f.cuda.host is not None for h in f.cuda.host.helpers}
         words |= helpers
+
+
+def spelling(words) -> re.Pattern[bytes]:
+    return re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in sorted(words)) + rb")\b")
 
 
 def _bytes(file: SourceFile) -> bytes:

@@ -130,6 +130,9 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         tile_lists=side.tile_lists,
         binaries=side.binaries,
         free_sources=sources,
+        host_names=state.host_names,
+        host_first=state.host_first,
+        host_words=state.host_words,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 

@@ -14,6 +14,7 @@ this returns None and the caller runs a full scan.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
@@ -132,6 +133,8 @@ def _touches_host_checks(fresh, state, digests, cache) -> bool:
         old = stored.cuda if stored is not None else None
         if old is None or old.host != new.host:
             return True
+        if new.host is not None and state.host_words and _chosen(facts.file, state.host_words) != (path in state.host_first):
+            return True  # a full scan would read it in full first now, or no longer (engine.linking._host_files)
         was, now = old.declarations, new.declarations
         if (was.loose, was.read, was.instantiated, was.namespaces) != (now.loose, now.read, now.instantiated, now.namespaces):
             return True
@@ -149,6 +152,14 @@ def _touches_host_checks(fresh, state, digests, cache) -> bool:
         if path in cited:
             return True
     return False
+
+
+def _chosen(file, words: tuple[str, ...]) -> bool:
+    try:
+        with open(file.absolute, "rb") as handle:
+            return re.search(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in words) + rb")\b", handle.read()) is not None
+    except OSError:
+        return False
 
 
 def _kinds(cuda) -> tuple:
@@ -225,6 +236,8 @@ def rescan(options, discovery, cache, store, previous):
         free_sources=state.free_sources,
         host_linked=state.host_linked,
         host_names=state.host_names,
+        host_first=state.host_first,
+        host_words=state.host_words,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 

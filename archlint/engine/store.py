@@ -71,6 +71,8 @@ class ScanState:
     free_sources: tuple[str, ...] | None = None
     host_linked: bool = False  # some gate's op calls name an op the scan registers (linked scan-wide, gates.ops)
     host_names: frozenset[str] = frozenset()  # the names the host checks' reach looked up (gates.host)
+    host_first: frozenset[str] = frozenset()  # the host files a cold scan read in full first (engine.linking)
+    host_words: tuple[str, ...] = ()  # the words that chose them
 
 
 @dataclass(frozen=True)
