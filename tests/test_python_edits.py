@@ -46,6 +46,24 @@ def test_each_python_file_edited_in_turn(case, tmp_path, monkeypatch):
     monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
     root = tmp_path / "tree"
     shutil.copytree(FIXTURES / case, root)
+    _edit_each_python_file(root)
+
+
+def test_python_gates_beside_host_checks(tmp_path, monkeypatch, full_scans):
+    """A FlashInfer-shaped package beside flash-attn-shaped host checks (no op call links them): a
+    Python edit keeps the host checks' stored gates, and the result is a scan with no cache's."""
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "gate-flashinfer", root)
+    shutil.copytree(FIXTURES / "gate-host-checks" / "csrc", root / "csrc")
+    assert _edit_each_python_file(root, full_scans) == 0  # every edit re-scanned in part
+    kinds = {g.gate_id.partition(":")[0].rpartition(".")[2] for g in _scan(root).gates}
+    assert kinds == {"py", "cpp"}  # both kinds of gates judged
+
+
+def _edit_each_python_file(root: Path, full_scans: list | None = None) -> int:
+    """How many of the scans after an edit were full scans (where `full_scans` counts them)."""
+    full = 0
     for path in [root, *root.rglob("*")]:
         _settle(path, 3600)
     first = _scan(root)
@@ -64,4 +82,8 @@ def test_each_python_file_edited_in_turn(case, tmp_path, monkeypatch):
             module.write_bytes(edited)
             age -= 10  # each version newer than the last, all past the racy window
             _settle(module, age)
-            assert _scan(root) == _scan(root, cache=False), f"{relative} after an edit"
+            count = len(full_scans) if full_scans is not None else 0
+            after = _scan(root)
+            full += (len(full_scans) if full_scans is not None else 0) - count
+            assert after == _scan(root, cache=False), f"{relative} after an edit"
+    return full

@@ -3,6 +3,8 @@ the gates' units can include, the index and the verdicts."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from archlint.checks.context import Context
@@ -36,6 +38,7 @@ from archlint.gates.units import guarded_units
 from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
 from archlint.judge.view import Judging
 from archlint.knowledge.arch import parse_toolkit
+from archlint.knowledge.host import load_host
 from archlint.knowledge.idioms import load_idioms
 from archlint.knowledge.kb import load_kb
 from archlint.link.binary import ExtensionIndex
@@ -67,6 +70,11 @@ class Linked:
     # CUDA files read for their directives only: no gate's units can include them
     shallow: frozenset[str] = frozenset()
     binaries: tuple[BinaryFacts, ...] = ()  # the prebuilt extension modules' images
+    free_sources: tuple[str, ...] | None = None  # what `free` is told from (store.ScanState)
+    host_linked: bool = False  # some gate's op calls name an op the scan registers (gates.ops links them)
+    host_names: frozenset[str] = frozenset()  # the names the host checks' reach looked up (gates.host)
+    host_first: frozenset[str] = frozenset()  # the host files read in full first (_host_files)
+    host_words: tuple[str, ...] = ()  # the words that chose them
 
 
 def link(options: ScanOptions, eager: bool = True) -> Linked:
@@ -180,6 +188,8 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
     include_dirs = relative_dirs(options.include_dirs, root)
     targets, kb = scan_targets(options), load_kb()
     shallow: frozenset[str] = frozenset()
+    chosen: frozenset[str] = frozenset()
+    words: tuple[str, ...] = ()
     if gated and not eager:
         with stage("includes", len(cuda_files)):
             outline = _extract(cuda_files, options, cache, workers, directives=True)
@@ -187,11 +197,12 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             needed = include_closure(outlined, sources)
             # the files no gate builds where the file rules can report something, read in full too
             needed |= worth_reading(Judging(outlined, kb), targets, free_files((f.path for f in cuda_files), needed))
-            marked = tuple(sorted(f.file.path for f in outline if f.cuda is not None and f.cuda.host_marked))
+            marked = [f.file for f in outline if f.cuda is not None and f.cuda.host_marked]
             early: dict[str, FileFacts] = {}
             if marked:  # host checks and op registrations: their files first, then the units they reach
-                first = include_closure(outlined, marked)
-                early = {f.file.path: f for f in _extract([f for f in cuda_files if f.path in first], options, cache, workers)}
+                early, chosen, words = _host_files(marked, cuda_files, outlined,
+                                                   lambda todo: _extract(todo, options, cache, workers))
+                first = frozenset(early)
                 host_units = _host_reach(build_index(_cuda_of(facts + [early.get(f.file.path, f) for f in outline]),
                                                      include_dirs, generated), gated, side.ops)
                 needed |= first | include_closure(outlined, host_units)
@@ -222,7 +233,57 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             stage_progress(len(results), len(judged))
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     ctx = with_tactic_sizes(options, root, ctx)
-    return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, side.binaries)
+    return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, side.binaries,
+                  sources if gated else None, _op_linked(index, side.ops), host.asked, chosen, words)
+
+
+def _host_files(marked: list[SourceFile], cuda_files: list[SourceFile], outlined: CudaIndex,
+                read: Callable[[list[SourceFile]], list[FileFacts]]) -> tuple[dict[str, FileFacts], frozenset[str], tuple[str, ...]]:
+    """The files a host gate or an op registration can come from, read in full with their include
+    closures: of the files spelling a check, helper or registration word (`host_marked`), those
+    that also spell where the capability is read from (a device-properties field or attribute), a
+    registration, or the name of a capability helper found so far. A check in any other file names
+    nothing that reads the capability (gates.host drops it), so its file is read in full only where
+    a gate's units include it. Also the files chosen and the words that chose them (a re-scan
+    gives way where a changed file would be chosen otherwise: engine.rescan)."""
+    knowledge = load_host()
+    words = {n for n, _ in knowledge.fields} | {n for n, _ in knowledge.attributes} | {n for n, _ in knowledge.registrations}
+    texts = {file.path: _bytes(file) for file in marked}
+    found: dict[str, FileFacts] = {}
+    chosen: set[str] = set()
+    while True:
+        spelled = spelling(words)
+        todo = sorted(path for path, text in texts.items() if path not in chosen and spelled.search(text))
+        if not todo:
+            return found, frozenset(chosen), tuple(sorted(words))
+        chosen.update(todo)
+        wanted = include_closure(outlined, todo) - found.keys()
+        for facts in read([file for file in cuda_files if file.path in wanted]):
+            found[facts.file.path] = facts
+        helpers = {h.name for f in found.values() if f.cuda is not None and f.cuda.host is not None for h in f.cuda.host.helpers}
+        words |= helpers
+
+
+def spelling(words) -> re.Pattern[bytes]:
+    return re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in sorted(words)) + rb")\b")
+
+
+def _bytes(file: SourceFile) -> bytes:
+    try:
+        with open(file.absolute, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""  # reported where the file is read for its facts
+
+
+def _op_linked(index: CudaIndex, ops: dict) -> bool:
+    """Whether some gate's op calls name an op a file of the scan registers: only then can the CUDA
+    side (the registrations, the definitions they lead to) add units to a Python gate."""
+    calls = {call.op for reached, _ in ops.values() for call, _ in reached}
+    if not calls:
+        return False
+    return any(registration.op in calls for facts in index.files.values() if facts.host is not None
+               for registration in facts.host.registrations)
 
 
 def _host_reach(index: CudaIndex, gated: list[tuple[Gate, GuardedUnits]], ops: dict) -> tuple[str, ...]:

@@ -94,6 +94,11 @@ def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[Sca
         free=ctx.free,
         tile_lists=ctx.tile_lists,
         binaries=linked.binaries,
+        free_sources=linked.free_sources,
+        host_linked=linked.host_linked,
+        host_names=linked.host_names,
+        host_first=linked.host_first,
+        host_words=linked.host_words,
     )
     return assemble_result(linked.root, len(discovery.files), ctx, gate_findings, state), state
 

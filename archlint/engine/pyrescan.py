@@ -6,9 +6,11 @@ CUDA side is the stored state's: the index is built from the stored links and lo
 facts only when a verdict asks (engine.rescan). A gate found again with the same units (its
 spec, flags and sources: everything its verdicts read besides the CUDA files) keeps its stored
 result; any other is judged. The file rules run again on the files whose compiling builds or
-whose place among the files no gate builds changed. Whatever the CUDA side depends on beyond the
+whose place among the files no gate builds changed. The host checks' gates (gates.host) read the
+CUDA side alone and keep their stored results. Whatever the CUDA side depends on beyond the
 stored state — the sources rendered from templates, the templates' filled holes, a gate's units
-reaching a file read for its directives only, a scan that gains or loses all its gates — makes
+reaching a file read for its directives only, a scan that gains or loses all its Python gates, op
+calls naming an op the scan registers (linked on the CUDA side) — makes
 this return None, and the caller runs a full scan.
 """
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 from archlint.checks.context import Context, GateResult, live_table
 from archlint.engine.cache import FactsCache
 from archlint.engine.linkstore import lazy_index
-from archlint.engine.rescan import LazyFacts, LazyFunctions, reached_free
+from archlint.engine.rescan import LazyFacts, LazyFunctions, free_of
 from archlint.engine.steps import (assemble_result, findings_by_file, judge_gate, run_checks, scan_targets,
                                    suppressions_of, user_defines, with_tactic_sizes)
 from archlint.link.cuda import include_closure
@@ -48,14 +50,18 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
     targets = scan_targets(options)
     if tuple(t.name for t in targets) != state.targets:
         return None  # a state of more targets: its results would need narrowing and more
+    if state.host_linked:
+        return None  # op calls naming a registered op: linked on the CUDA side, before the Python side is read
     plan(PYRESCAN_STAGES)
     with Workers(options.jobs) as workers:
         side = python_side(options, discovery, cache, False, workers)
     if (side.generated != state.generated or read_templates(side.facts) != state.templates
-            or side.tile_lists != state.tile_lists or bool(side.judged) != bool(state.memos)):
+            or side.tile_lists != state.tile_lists or bool(side.judged) != (state.free_sources is not None)):
         return None
-    if any(reached for reached, _ in side.ops.values()) or any(m.gate.kind == HOST_KIND for m in state.memos):
-        return None  # units reached through custom ops and host checks are linked on the CUDA side
+    if any(reached for reached, _ in side.ops.values()):
+        return None  # units reached through custom ops are linked on the CUDA side
+    # the host checks' gates read the CUDA side alone (gates.host), which a Python edit leaves as stored
+    host = [(m, r) for m, r in zip(state.memos, state.results) if m.gate.kind == HOST_KIND]
     links = state.links
     known = set(links.paths)
     facts = LazyFacts({f.path: f for f in discovery.files if f.path in known}, state.templates, cache,
@@ -64,7 +70,8 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
     judging = Judging(index, load_kb())
     stored: dict[tuple[str, int, int], list[tuple[GateMemo, GateResult]]] = {}
     for memo, result in zip(state.memos, state.results):
-        stored.setdefault(_place(memo), []).append((memo, result))
+        if memo.gate.kind != HOST_KIND:
+            stored.setdefault(_place(memo), []).append((memo, result))
     with stage("verdicts", len(side.judged), "gates"):
         overrides, parts = user_defines(options), dict[object, object]()
         memos: list[GateMemo] = []
@@ -86,8 +93,17 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
             memos.append(memo)
             results.append(result)
             stage_progress(len(results), len(side.judged))
+        for memo, result in host:
+            memos.append(memo)
+            results.append(result)
+            kept.add(id(result))
     gone = [result for result in state.results if id(result) not in kept]
-    free = reached_free(discovery, memos)
+    sources = side.sources if side.judged else None
+    free = free_of(discovery, index, sources)
+    if host and free != state.free:
+        # the Python gates' units now include other files: a full scan reads other files in full,
+        # and the host checks' reach follows the definitions of those it reads
+        return None
     with stage("checks"):
         keys = {key for result in (*judged, *gone) for analysis in result.admitted for key in analysis.reached}
         before, after = live_table(state.results, keys), live_table(results, keys)
@@ -113,6 +129,10 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         free=free,
         tile_lists=side.tile_lists,
         binaries=side.binaries,
+        free_sources=sources,
+        host_names=state.host_names,
+        host_first=state.host_first,
+        host_words=state.host_words,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 

@@ -14,6 +14,8 @@ this returns None and the caller runs a full scan.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -106,14 +108,62 @@ class LazyFunctions(Mapping):
 RESCAN_STAGES = ("discover", "facts", "index", "verdicts", "checks")  # numbered on the progress line
 
 
-def _touches_host_checks(fresh, state) -> bool:
-    """Whether a change can alter the host-check gates (gates.host), which are found scan-wide: a
-    changed file holding host facts, or a changed translation unit where there are host gates
-    (an arm reaches units through the definitions they hold)."""
-    if any(f.cuda is not None and f.cuda.host is not None for f in fresh):
-        return True
-    host = any(memo.gate.kind == HOST_KIND for memo in state.memos)
-    return host and any(f.file.path.endswith(SOURCE_SUFFIXES) for f in fresh)
+def _placeless(items) -> Counter:
+    return Counter(replace(item, start=(0, 0), end=(0, 0)) for item in items)
+
+
+def _touches_host_checks(fresh, state, digests, cache) -> bool:
+    """Whether a change can alter the host-check gates or the units op calls reach, which are linked
+    scan-wide (gates.host, gates.ops), where the scan has either or the file holds host facts. A
+    full scan when a changed file's previous facts are not at hand (or were read for its
+    directives only), its host facts differ, its scope-wide declarations differ, a definition
+    changed whose name a host check's reach looked up (any definition, where op calls are linked),
+    a definition moved that some gate's evidence points into, or, for a file holding host checks
+    or where op calls are linked, its functions' names and kinds differ."""
+    sensitive = state.host_linked or any(memo.gate.kind == HOST_KIND for memo in state.memos)
+    cited: set[str] | None = None
+    for facts in fresh:
+        new = facts.cuda
+        if new is None or (not sensitive and new.host is None):
+            continue
+        path = facts.file.path
+        if path in state.shallow or path not in digests:
+            return True
+        stored = cache.stored(facts.file, digests[path][1])
+        old = stored.cuda if stored is not None else None
+        if old is None or old.host != new.host:
+            return True
+        if new.host is not None and state.host_words and _chosen(facts.file, state.host_words) != (path in state.host_first):
+            return True  # a full scan would read it in full first now, or no longer (engine.linking._host_files)
+        was, now = old.declarations, new.declarations
+        if (was.loose, was.read, was.instantiated, was.namespaces) != (now.loose, now.read, now.instantiated, now.namespaces):
+            return True
+        if (new.host is not None or state.host_linked) and _kinds(old) != _kinds(new):
+            return True
+        if was.items == now.items:
+            continue
+        before, after = _placeless(was.items), _placeless(now.items)
+        changed = {name for item in (before - after) + (after - before) for name in item.names}
+        if changed and (state.host_linked or changed & state.host_names):
+            return True
+        if cited is None:  # where the host checks' (and the op calls') evidence chains point
+            linked = [m for m in state.memos if state.host_linked or m.gate.kind == HOST_KIND]
+            cited = {hop.location.path for memo in linked for chain in memo.units.evidence.values() for hop in chain}
+        if path in cited:
+            return True
+    return False
+
+
+def _chosen(file, words: tuple[str, ...]) -> bool:
+    try:
+        with open(file.absolute, "rb") as handle:
+            return re.search(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in words) + rb")\b", handle.read()) is not None
+    except OSError:
+        return False
+
+
+def _kinds(cuda) -> tuple:
+    return tuple((f.name, f.kind, f.template) for f in cuda.functions)
 
 
 def rescan(options, discovery, cache, store, previous):
@@ -132,7 +182,7 @@ def rescan(options, discovery, cache, store, previous):
     plan(RESCAN_STAGES)
     with stage("facts", len(changed)):
         fresh = extract_all(changed, options.jobs, options.max_file_bytes, cache, progress=part_progress())
-    if _touches_host_checks(fresh, state):
+    if _touches_host_checks(fresh, state, digests, cache):
         return None
     with stage("index"):
         links = _updated_links(state.links, state.generated, fresh, options, discovery)
@@ -160,7 +210,7 @@ def rescan(options, discovery, cache, store, previous):
             memos.append(memo)
             results.append(old)
             stage_progress(len(results), len(state.memos))
-    free = reached_free(discovery, memos) if rejudged else state.free
+    free = free_of(discovery, index, state.free_sources) if rejudged else state.free
     with stage("checks"):
         paths = tuple(sorted(changed_paths | narrowing | (free ^ state.free) | live_changed(before, tuple(results), rejudged)))
         ctx = with_tactic_sizes(options, discovery.root, Context.judged(judging, targets, tuple(results), paths, free,
@@ -183,6 +233,11 @@ def rescan(options, discovery, cache, store, previous):
         free=free,
         tile_lists=state.tile_lists,
         binaries=state.binaries,
+        free_sources=state.free_sources,
+        host_linked=state.host_linked,
+        host_names=state.host_names,
+        host_first=state.host_first,
+        host_words=state.host_words,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 
@@ -217,12 +272,12 @@ def _narrowed(state: ScanState, targets: tuple[Target, ...]) -> tuple[tuple[Gate
     return tuple(narrowed(r, wider, targets) for r in state.results), {path for _, path in state.file_findings}
 
 
-def reached_free(discovery, memos: list[GateMemo]) -> frozenset[str]:
-    """The CUDA files no gate's units can include, now that some gates' include closures changed (a
-    file that leaves them was read in full for them; one that joins them was too, or the re-scan
-    gave way to a full scan)."""
-    reached = frozenset().union(*(memo.deps for memo in memos))
-    return free_files((f.path for f in discovery.files if f.language == "cuda"), reached) if memos else frozenset()
+def free_of(discovery, index, sources: tuple[str, ...] | None) -> frozenset[str]:
+    """The CUDA files no gate's units can include, as a full scan tells them: from the units of the
+    Python gates and the build lists (`sources`; None: there are none, and no file is free)."""
+    if sources is None:
+        return frozenset()
+    return free_files((f.path for f in discovery.files if f.language == "cuda"), include_closure(index, sources))
 
 
 def _updated_links(stored: StoredLinks, generated: dict[str, str], fresh: list[FileFacts], options, discovery) -> StoredLinks | None:

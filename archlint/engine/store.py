@@ -66,6 +66,13 @@ class ScanState:
     free: frozenset[str] = frozenset()  # CUDA files no gate's units can include (Context.free)
     tile_lists: tuple[LinkedTileList, ...] = ()  # CUTLASS tile lists with their gates (Context.tile_lists): Python facts a re-scan keeps
     binaries: tuple[BinaryFacts, ...] = ()  # the prebuilt extension modules' images (ScanResult.binaries)
+    # the units the files no gate builds are told from (the Python gates' and the build lists', before
+    # op calls add theirs); None where the scan had none of those gates (then no file is free)
+    free_sources: tuple[str, ...] | None = None
+    host_linked: bool = False  # some gate's op calls name an op the scan registers (linked scan-wide, gates.ops)
+    host_names: frozenset[str] = frozenset()  # the names the host checks' reach looked up (gates.host)
+    host_first: frozenset[str] = frozenset()  # the host files a cold scan read in full first (engine.linking)
+    host_words: tuple[str, ...] = ()  # the words that chose them
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,9 @@ class HostGates:
     # each host check as a gate, with the units of its widened arm; their `admitted_ccs` are the
     # capabilities that take that arm (one taking another arm runs other units)
     pairs: list[tuple[Gate, GuardedUnits]]
+    # every name the arms' reach looked up the definitions of: a file whose definitions of other
+    # names change cannot change these gates' units (engine.rescan)
+    asked: frozenset[str] = frozenset()
 
 
 def host_gates(index: CudaIndex) -> HostGates:
@@ -109,7 +112,7 @@ def host_gates(index: CudaIndex) -> HostGates:
             served = frozenset(cc for cc, (number, _) in taken.items() if number is not None and check.arms[number] is arm)
             units = _units(reach, gate, path, arm)
             found.append((gate, replace(units, admitted_ccs=served, layers=_layers(reach, gate, path, check, taken, units))))
-    return HostGates(found)
+    return HostGates(found, frozenset(reach.asked))
 
 
 def _layers(reach: Reach, gate: Gate, path: str, check: HostCheck, taken: dict[int, tuple[int | None, bool]],
@@ -196,6 +199,7 @@ class Reach:
         self.definitions = source_definitions(index)
         self._closures: dict[str, frozenset[str]] = {}
         self._declared: dict[str, frozenset[str]] = {}
+        self.asked: set[str] = set()  # every name units() looked up
 
     def closure(self, path: str) -> frozenset[str]:
         if path not in self._closures:
@@ -238,6 +242,7 @@ class Reach:
         queue = deque((caller, name, head, 0) for name in names)
         while queue:
             unit, name, chain, depth = queue.popleft()
+            self.asked.add(name)
             definitions = self.definitions.get(name, ())
             closure = self.closure(unit)
             local = [(where, item) for where, item in definitions if where in closure]

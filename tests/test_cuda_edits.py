@@ -1,0 +1,80 @@
+"""Every CUDA file of the fixtures with host checks or op registrations edited in turn, as a user
+edits between two scans: a comment line appended, a line inserted at its top (every definition
+moves), a comment spelling `minor` appended, and a call added to the body of its first function. After each edit the scan that starts
+from the stored state (a re-scan in part, or a full one where the host checks' reach may have
+changed) gives what a scan with no cache gives; a comment appended to a unit a host check reaches
+re-scans in part."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from archlint.engine import scan
+from archlint.knowledge.languages import CUDA_SUFFIXES
+from archlint.model.scan import ScanOptions
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+CASES = ["gate-host-checks", "gate-host-ops", "gate-flashinfer", "gate-jinja-generated"]
+_BODY = re.compile(r"^(?:[\w:<>,*&\s]+)\)\s*(?:const\s*)?\{\n", re.MULTILINE)
+
+
+def _settle(path: Path, age: float) -> None:
+    stamp = time.time() - age
+    os.utime(path, (stamp, stamp))
+
+
+def _scan(root: Path, cache: bool = True):
+    return scan(ScanOptions(paths=(str(root),), jobs=1, use_cache=cache))
+
+
+def _edits(text: str) -> list[str]:
+    # a comment spelling a capability field: it picks which host files a cold scan reads first
+    found = [text + "// edited\n", "// a line above everything\n" + text, text + "// a minor fix\n"]
+    body = _BODY.search(text)
+    if body is not None:
+        found.append(text[: body.end()] + "  launch_edited_helper();\n" + text[body.end():])
+    return found
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_each_cuda_file_edited_in_turn(case, tmp_path, monkeypatch):
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "tree"
+    shutil.copytree(FIXTURES / case, root)
+    for path in [root, *root.rglob("*")]:
+        _settle(path, 3600)
+    _scan(root)
+    age = 3000
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in CUDA_SUFFIXES)
+    assert files
+    for source in files:
+        relative = source.relative_to(root).as_posix()
+        original = source.read_text()
+        for number, edited in enumerate([*_edits(original), original]):
+            source.write_text(edited)
+            age -= 10  # each version newer than the last, all past the racy window
+            _settle(source, age)
+            assert _scan(root) == _scan(root, cache=False), f"{relative}, edit {number}"
+
+
+def test_a_comment_appended_to_a_host_checked_unit_re_scans_in_part(tmp_path, monkeypatch, full_scans):
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "gate-host-checks", root)
+    for path in [root, *root.rglob("*")]:
+        _settle(path, 3600)
+    before = _scan(root)
+    assert any(g.gate_id.startswith("csrc/flash_attn/flash_api.cpp:") for g in before.gates)
+    for name in ("flash_api.cpp", "src/flash_fwd_hdim128_fp16_sm90.cu"):
+        path = root / "csrc/flash_attn" / name
+        path.write_text(path.read_text() + "// edited\n")
+        _settle(path, 600)
+        after = _scan(root)
+        assert len(full_scans) == 1, name  # the first scan alone
+        assert [(g.gate_id, g.verdicts) for g in after.gates] == [(g.gate_id, g.verdicts) for g in before.gates]
