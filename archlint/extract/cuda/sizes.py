@@ -1,0 +1,434 @@
+"""Sizes of dynamic shared-memory opt-ins that only the C++ around them can compute.
+
+`cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes)` where
+`smem_bytes` is a `constexpr` of the enclosing function's locals, its template parameters and the
+file's constants (vLLM's dsv3_fused_a_gemm.cu: 16 stages of (16 + kTileN) × 256 bf16 tiles). The
+function's template arguments come from the file's explicit instantiations (`template void
+f<__nv_bfloat16, 7168, 2112, 8>(...);`) and the calls that spell them (`f<T, kHdIn, 16>(...)`,
+their names evaluated where the call is). Each instantiation gets its size, with the named values
+it took (lang/cpp/constant.py); a size no instantiation lets the evaluator compute keeps the names
+it could not resolve, for the verdict to say what would settle it.
+
+A request whose size the code chooses from the device's own limit (it reads
+`cudaDevAttrMaxSharedMemoryPerBlockOptin` or `sharedMemPerBlockOptin`, rules/kb/devices.toml) in
+the function that opts in is marked `adaptive`: sized for whatever GPU it runs on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+
+from tree_sitter import Node
+
+from archlint.lang.cpp.constant import Scope, evaluate, text, type_name
+from archlint.lang.cpp.directives import Structure
+from archlint.model.cuda import SmemRequest, SmemSize
+
+SIZED_KINDS = ("dynamic-attr", "launch")
+_DEFINITIONS = ("declaration", "field_declaration")
+_ALIASES = ("alias_declaration", "type_definition")
+_CLASSES = ("struct_specifier", "class_specifier")
+_MAX_INSTANCES = 32
+
+
+def size_requests(root: Node, structure: Structure, requests: list[SmemRequest], reads: frozenset[str],
+                  macros: Callable[[str], int | None]) -> list[SmemRequest]:
+    """`requests` with each unsized host-side request sized where the C++ around it lets it be.
+    `reads`: the names by which code reads the device's shared-memory limit."""
+    if not any(r.nbytes is None and r.kind in SIZED_KINDS for r in requests):
+        return requests
+    sizer = _Sizer(root, structure, reads, macros)
+    return [sizer.size(request) if request.nbytes is None and request.kind in SIZED_KINDS else request
+            for request in requests]
+
+
+class _Sizer:
+    def __init__(self, root: Node, structure: Structure, reads: frozenset[str], macros: Callable[[str], int | None]):
+        self.root = root
+        self.structure = structure
+        self.reads = reads
+        self.macros = macros
+        self._file: Scope | None = None
+
+    def file_scope(self) -> Scope:
+        """Namespace-scope constants and aliases, and the classes' static constexpr members by their
+        qualified name (`Traits::kStages`); one scope per file, its values kept between requests."""
+        if self._file is None:
+            nodes: dict[str, Node] = {}
+            types: dict[str, str] = {}
+            _collect(self.root, (), nodes, types)
+            self._file = Scope({}, nodes, types, self.macros)
+        return self._file
+
+    def size(self, request: SmemRequest) -> SmemRequest:
+        offset = self.structure.line_starts[request.line - 1] + request.col - 1
+        expression = _size_argument(self.root, offset, request.kind)
+        function = _enclosing(expression, ("function_definition",)) if expression is not None else None
+        if expression is None or function is None:
+            return request
+        adaptive = self._adaptive(function, expression)
+        if adaptive:
+            return replace(request, adaptive=adaptive)
+        instances, why = self._instances(function, expression)
+        sizes: list[SmemSize] = []
+        missing: dict[str, None] = {}
+        for instance, values, types in instances:
+            scope = _function_scope(self.file_scope(), function, expression.start_byte, values, types)
+            scope.trail.clear()
+            scope.missing.clear()
+            nbytes = evaluate(expression, scope)
+            if nbytes is None or nbytes < 0:
+                missing.update(scope.missing)
+                continue
+            steps = ", ".join(f"{name} = {value:,}" for name, value in scope.trail.items() if name != request.text)
+            sizes.append(SmemSize(nbytes, instance, steps))
+        if missing and not why:
+            why = _missing(list(missing))
+        if len(sizes) < len(instances) and not why:
+            why = "not every instantiation's size could be computed"
+        if len(sizes) == 1 and not sizes[0].instance and not why:
+            return replace(request, nbytes=sizes[0].nbytes, text=request.text, sizes=tuple(sizes))
+        return replace(request, sizes=tuple(sizes), unsized=why)
+
+    def _adaptive(self, function: Node, expression: Node) -> str:
+        """How the size, or a condition the request is made under, follows the device's own limit
+        read in the function ('' where it does not): a read of the limit that only checks a size
+        chosen before it (`TORCH_CHECK(smem <= max_smem)`) chooses nothing."""
+        read = next((node for node in _walk(function) if node.type in _NAME_NODES and _last(node) in self.reads), None)
+        if read is None:
+            return ""
+        following = _following(function, self.reads)
+        deciding = [expression] + [condition for condition in _conditions(expression, function)]
+        for node in deciding:
+            if any(leaf.type in _NAME_NODES and _last(leaf) in following for leaf in _walk(node)):
+                return f"`{text(node)}` follows `{_last(read)}` (line {read.start_point.row + 1})"
+        return ""
+
+    def _instances(self, function: Node, expression: Node) -> tuple[list[tuple[str, dict[str, int], dict[str, str]]], str]:
+        """(instance, values, types) for each instantiation of the enclosing function the file spells,
+        one unnamed instance for a function that is no template, and why the list is short, if it is."""
+        params = _template_parameters(function)
+        if params is None:
+            return [("", {}, {})], ""
+        name = _function_name(function)
+        found: dict[tuple, tuple[str, dict[str, int], dict[str, str]]] = {}
+        why = ""
+        for arguments, caller in _spelled_instantiations(self.root, name):
+            if len(found) >= _MAX_INSTANCES:
+                break
+            bound = self._bind(params, arguments, caller)
+            if bound is None:
+                why = f"the template arguments of `{name}` at line {arguments.start_point.row + 1} are not constants"
+                continue
+            key = (tuple(sorted(bound[0].items())), tuple(sorted(bound[1].items())))
+            spelled = f"{name}<{', '.join(' '.join(text(a).split()) for a in _arguments(arguments))}>"
+            found.setdefault(key, (spelled, *bound))
+        if not found:
+            names = ", ".join(f"`{param}`" for param, _, _ in params)
+            return [], why or f"`{name}` is a template ({names}) that the file instantiates nowhere"
+        return list(found.values()), why
+
+    def _bind(self, params: list[tuple[str, bool, Node | None]], arguments: Node,
+              caller: Node | None) -> tuple[dict[str, int], dict[str, str]] | None:
+        """The template parameters bound to one argument list, its values evaluated where it is
+        spelled; None where a value argument is not a constant."""
+        values: dict[str, int] = {}
+        types: dict[str, str] = {}
+        given = _arguments(arguments)
+        scope = self.file_scope()
+        if caller is not None:
+            scope = _function_scope(scope, caller, arguments.start_byte, {}, {})
+        for index, (param, is_type, default) in enumerate(params):
+            node = given[index] if index < len(given) else default
+            if node is None:
+                return None
+            if is_type:
+                types[param] = type_name(node)
+                continue
+            value = evaluate(node, scope)
+            if value is None:
+                return None
+            values[param] = value
+        return values, types
+
+
+_NAME_NODES = ("identifier", "field_identifier", "qualified_identifier")
+
+
+def _last(node: Node) -> str:
+    return text(node).split("::")[-1].strip()
+
+
+def _following(function: Node, reads: frozenset[str]) -> set[str]:
+    """The names of the limit reads, and the locals whose value follows one: written through a
+    pointer by a call that names one (`cudaDeviceGetAttribute(&v, ..., device)`), or set from an
+    expression that names one or another such local."""
+    following = set(reads)
+    flows: list[tuple[str, Node]] = []
+    for node in _walk(function):
+        if node.type == "init_declarator":
+            name, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
+        elif node.type == "assignment_expression":
+            name, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+        elif node.type == "call_expression":
+            arguments = node.child_by_field_name("arguments")
+            for argument in arguments.named_children if arguments is not None else ():
+                target = argument.child_by_field_name("argument") if argument.type == "pointer_expression" else None
+                if target is not None and target.type == "identifier":
+                    flows.append((text(target), node))
+            continue
+        else:
+            continue
+        if name is not None and value is not None and name.type == "identifier":
+            flows.append((text(name), value))
+    changed = True
+    while changed:
+        changed = False
+        for local, value in flows:
+            if local not in following and any(leaf.type in _NAME_NODES and _last(leaf) in following for leaf in _walk(value)):
+                following.add(local)
+                changed = True
+    return following
+
+
+def _conditions(node: Node, function: Node) -> Iterator[Node]:
+    """The conditions of the `if`, `switch` and `?:` the node is made under, inside the function."""
+    child, parent = node, node.parent
+    while parent is not None and parent != function:
+        if parent.type in ("if_statement", "switch_statement", "conditional_expression"):
+            condition = parent.child_by_field_name("condition")
+            if condition is not None and condition != child:
+                yield condition
+        child, parent = parent, parent.parent
+
+
+def _walk(node: Node) -> Iterator[Node]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _size_argument(root: Node, offset: int, kind: str) -> Node | None:
+    """The size expression of the request at `offset`: the third argument of the attribute call or
+    of the launch configuration."""
+    node = root.descendant_for_byte_range(offset, offset + 1)
+    while node is not None:
+        if kind == "dynamic-attr" and node.type == "call_expression":
+            arguments = node.child_by_field_name("arguments")
+            named = [a for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
+            return named[2] if len(named) >= 3 else None
+        if kind == "launch" and node.type == "kernel_call_syntax":
+            named = [a for a in node.named_children if a.type != "comment"]
+            return named[2] if len(named) >= 3 else None
+        if kind == "launch" and node.type == "call_expression":
+            syntax = next((c for c in node.children if c.type == "kernel_call_syntax"), None)
+            named = [a for a in syntax.named_children if a.type != "comment"] if syntax is not None else []
+            return named[2] if len(named) >= 3 else None
+        node = node.parent
+    return None
+
+
+def _enclosing(node: Node | None, types: tuple[str, ...]) -> Node | None:
+    while node is not None and node.type not in types:
+        node = node.parent
+    return node
+
+
+def _function_name(function: Node) -> str:
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    name = declarator.child_by_field_name("declarator") if declarator is not None else None
+    return re.sub(r"<.*", "", text(name)).split("::")[-1].strip() if name is not None else ""
+
+
+def _template_parameters(function: Node) -> list[tuple[str, bool, Node | None]] | None:
+    """(name, is a type, default) of each template parameter of a function template; None for a
+    function that is no template."""
+    parent = function.parent
+    if parent is None or parent.type != "template_declaration":
+        return None
+    listing = parent.child_by_field_name("parameters")
+    params: list[tuple[str, bool, Node | None]] = []
+    for param in listing.named_children if listing is not None else ():
+        is_type = "type_parameter" in param.type
+        name = param.child_by_field_name("name") if is_type else param.child_by_field_name("declarator")
+        if name is None:
+            name = next((c for c in param.named_children if c.type in ("type_identifier", "identifier")), None)
+        default = param.child_by_field_name("default_type" if is_type else "default_value")
+        params.append((text(name) if name is not None else "", is_type, default))
+    return params
+
+
+def _arguments(listing: Node) -> list[Node]:
+    return [a for a in listing.named_children if a.type != "comment"]
+
+
+def _spelled_instantiations(root: Node, name: str) -> Iterator[tuple[Node, Node | None]]:
+    """(template argument list, the function it is spelled in) of each explicit instantiation of
+    `name` and each call that spells its arguments."""
+    for node in _walk(root):
+        if node.type != "template_function":
+            continue
+        called = node.child_by_field_name("name")
+        arguments = node.child_by_field_name("arguments")
+        if called is None or arguments is None or text(called).split("::")[-1] != name:
+            continue
+        parent = node.parent
+        if parent is not None and parent.type == "qualified_identifier":
+            parent = parent.parent
+        if parent is None:
+            continue
+        if parent.type == "function_declarator" and _enclosing(parent, ("template_instantiation",)) is not None:
+            yield arguments, None
+        elif parent.type == "call_expression" and parent.child_by_field_name("function") in (node, node.parent):
+            yield arguments, _enclosing(parent, ("function_definition",))
+
+
+def _function_scope(outer: Scope, function: Node, before: int, values: dict[str, int], types: dict[str, str]) -> Scope:
+    """The scope of a point in a function: the members of the classes around it, its template
+    arguments, and the constants it defines before the point in the blocks that hold it."""
+    for owner in reversed(list(_owners(function))):
+        nodes: dict[str, Node] = {}
+        member_types: dict[str, str] = {}
+        body = owner.child_by_field_name("body")
+        if body is not None:
+            _collect(body, (), nodes, member_types, members_only=True)
+        outer = outer.inner({}, nodes, member_types)
+    nodes = {}
+    local_types: dict[str, str] = {}
+    body = function.child_by_field_name("body")
+    assigned = _assigned(body) if body is not None else set()
+    block = body
+    while block is not None:
+        inner = None
+        for child in block.named_children:
+            if child.start_byte >= before:
+                break
+            if child.end_byte > before:
+                inner = child
+                break
+            if child.type == "declaration":
+                for name, value, constant in _declared(child):
+                    if constant or name not in assigned:
+                        nodes[name] = value
+            elif child.type in _ALIASES:
+                _alias(child, local_types)
+        block = inner
+    return outer.inner(dict(values), nodes, {**types, **local_types})
+
+
+def _owners(function: Node) -> Iterator[Node]:
+    node = function.parent
+    while node is not None:
+        if node.type in _CLASSES:
+            yield node
+        node = node.parent
+
+
+def _assigned(body: Node) -> set[str]:
+    """Names the body assigns, increments or takes the address of: no constant, whatever their
+    declaration says."""
+    found: set[str] = set()
+    for node in _walk(body):
+        target = None
+        if node.type == "assignment_expression":
+            target = node.child_by_field_name("left")
+        elif node.type == "update_expression":
+            target = node.child_by_field_name("argument")
+        elif node.type == "pointer_expression" and text(node.child_by_field_name("operator") or node).startswith("&"):
+            target = node.child_by_field_name("argument")
+        if target is not None and target.type == "identifier":
+            found.add(text(target))
+    return found
+
+
+def _declared(declaration: Node) -> Iterator[tuple[str, Node, bool]]:
+    """(name, initializer, declared const or constexpr) of an integral declaration."""
+    qualifiers = {text(c) for c in declaration.children if c.type == "type_qualifier"}
+    constant = bool(qualifiers & {"const", "constexpr"})
+    for declarator in declaration.children_by_field_name("declarator"):
+        if declarator.type != "init_declarator":
+            continue
+        name = declarator.child_by_field_name("declarator")
+        value = declarator.child_by_field_name("value")
+        if name is not None and name.type in ("identifier", "field_identifier") and value is not None:
+            if value.type == "initializer_list" and value.named_child_count == 1:
+                value = value.named_children[0]
+            yield text(name), value, constant
+
+
+def _alias(node: Node, types: dict[str, str]) -> None:
+    """`using bf16_t = __nv_bfloat16;` and `typedef __nv_bfloat16 bf16_t;`"""
+    if node.type == "alias_declaration":
+        name, kind = node.child_by_field_name("name"), node.child_by_field_name("type")
+    else:
+        kind = node.child_by_field_name("type")
+        name = node.child_by_field_name("declarator")
+    if name is not None and kind is not None and name.type == "type_identifier":
+        types.setdefault(text(name), type_name(kind))
+
+
+def _collect(node: Node, scope: tuple[str, ...], nodes: dict[str, Node], types: dict[str, str],
+             members_only: bool = False) -> None:
+    """Constants and aliases defined outside functions, by their name and, for a class member, its
+    qualified name too (`Traits::kStages`)."""
+    for child in node.named_children:
+        if child.type in _DEFINITIONS:
+            if child.type == "field_declaration":
+                for name, value in _field_constants(child):
+                    _bind_name(nodes, scope, name, value)
+            else:
+                for name, value, constant in _declared(child):
+                    if constant:
+                        _bind_name(nodes, scope, name, value)
+        elif child.type in _ALIASES:
+            _alias(child, types)
+        elif child.type in _CLASSES and not members_only:
+            owner = child.child_by_field_name("name")
+            body = child.child_by_field_name("body")
+            if owner is not None and body is not None:
+                _collect(body, (*scope, text(owner)), nodes, types)
+        elif child.type in ("namespace_definition", "linkage_specification") and not members_only:
+            body = child.child_by_field_name("body")
+            if body is not None:
+                _collect(body, scope, nodes, types)
+        elif child.type in ("template_declaration", "declaration_list", "preproc_if", "preproc_ifdef", "preproc_else"):
+            if not members_only or child.type != "template_declaration":
+                _collect(child, scope, nodes, types, members_only)
+
+
+def _field_constants(field: Node) -> Iterator[tuple[str, Node]]:
+    """`static constexpr int kStages = 4;` in a class body."""
+    specifiers = {text(c) for c in field.children if c.type in ("type_qualifier", "storage_class_specifier")}
+    if "constexpr" not in specifiers and not {"static", "const"} <= specifiers:
+        return
+    name = field.child_by_field_name("declarator")
+    value = field.child_by_field_name("default_value")
+    if name is not None and value is not None and name.type == "field_identifier":
+        if value.type == "initializer_list" and value.named_child_count == 1:
+            value = value.named_children[0]
+        yield text(name), value
+
+
+def _bind_name(nodes: dict[str, Node], scope: tuple[str, ...], name: str, value: Node) -> None:
+    nodes.setdefault(name, value)
+    if scope:
+        nodes.setdefault("::".join((*scope, name)), value)
+        nodes.setdefault(f"{scope[-1]}::{name}", value)
+
+
+def _missing(names: list[str]) -> str:
+    """What a size names that has no value, in words."""
+    types = [name for name in names if name.startswith("sizeof(")]
+    constants = [name for name in names if not name.startswith("sizeof(")]
+    parts = []
+    if types:
+        parts.append(" and ".join(f"`{name}`" for name in types[:2]) + ", the size of a type whose layout archlint does not compute")
+    if constants:
+        parts.append(", ".join(f"`{name}`" for name in constants[:3]) + ", which the file defines as no constant")
+    return "it needs " + "; and ".join(parts)
