@@ -30,9 +30,11 @@ def smem_limit(kb: KnowledgeBase, target: Target, request: SmemRequest) -> int:
 def least_bytes(request: SmemRequest) -> int | None:
     """The fewest bytes the request asks on any build: its constant size, or the least of its
     instantiations' where the size of every one is known and none adapts to the device."""
+    if request.adaptive:
+        return None
     if request.nbytes is not None:
         return request.nbytes
-    if request.sizes and not request.unsized and not request.adaptive:
+    if request.sizes and not request.unsized:
         return min(size.nbytes for size in request.sizes)
     return None
 
@@ -55,13 +57,13 @@ def judge_smem(view, path: str, request: SmemRequest, state: int | None, chain: 
     blockers, possible, unresolved = hits
     limit = smem_limit(view.kb, view.target, request)
     location = Location(path, request.line, request.col)
+    if request.adaptive:
+        return
     if request.nbytes is not None:
         if request.nbytes > limit:
             message = (f"shared memory request of {request.nbytes:,} bytes ({request.text}) exceeds "
                        f"{view.target}'s limit of {limit:,} bytes")
             _add(blockers if state == 1 else possible, location, message, chain, state == 1)
-        return
-    if request.adaptive:
         return
     over = tuple(size for size in request.sizes if size.nbytes > limit)
     if over and len(over) == len(request.sizes) and not request.unsized:

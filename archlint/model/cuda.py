@@ -171,7 +171,7 @@ class SmemRequest:
     # the request computes, and why the rest could not be ('' where every one was)
     sizes: tuple[SmemSize, ...] = ()
     unsized: str = ""
-    adaptive: str = ""  # how the function reads the device's own limit to choose the size ('' where it does not)
+    adaptive: str = ""  # how the size, or a condition it is asked under, follows the device's own limit ('' where not)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from archlint.extract.cuda.functions import find_functions, parse
 from archlint.extract.cuda.host import extract_host, host_marked
 from archlint.extract.cuda.prebuilt import PrebuiltScan
 from archlint.extract.cuda.screen import asm_statements, rule_sites
-from archlint.extract.cuda.sizes import SIZED_KINDS, size_requests
+from archlint.extract.cuda.sizes import size_requests
 from archlint.extract.cuda.smem import macro_values, smem_requests
 from archlint.extract.suppressions import parse_suppression_text
 from archlint.knowledge.kb import KnowledgeBase, load_kb
@@ -86,10 +86,9 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
 def _sized(requests: list[SmemRequest], data: bytes, structure: Structure, tree: Tree | None,
            kb: KnowledgeBase, parse_limit: int) -> list[SmemRequest]:
     """The requests, with the sizes the C++ around the unsized host-side ones computes."""
-    if not any(r.nbytes is None and r.kind in SIZED_KINDS for r in requests) or len(data) > parse_limit:
+    if len(data) > parse_limit:
         return requests
-    root = (tree or parse(data)).root_node
-    return size_requests(root, structure, requests, kb.limit_reads, macro_values(structure))
+    return size_requests(lambda: (tree or parse(data)).root_node, structure, requests, kb.limit_reads, macro_values(structure))
 
 
 # An arch option inside a string literal: the options a program passes to NVRTC.

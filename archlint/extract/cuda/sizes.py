@@ -33,14 +33,16 @@ _CLASSES = ("struct_specifier", "class_specifier")
 _MAX_INSTANCES = 32
 
 
-def size_requests(root: Node, structure: Structure, requests: list[SmemRequest], reads: frozenset[str],
+def size_requests(root: Callable[[], Node], structure: Structure, requests: list[SmemRequest], reads: frozenset[str],
                   macros: Callable[[str], int | None]) -> list[SmemRequest]:
-    """`requests` with each unsized host-side request sized where the C++ around it lets it be.
-    `reads`: the names by which code reads the device's shared-memory limit."""
-    if not any(r.nbytes is None and r.kind in SIZED_KINDS for r in requests):
+    """`requests` with each unsized host-side request sized where the C++ around it lets it be, and
+    each host-side request marked where it follows the device's own limit. `root`: the file's
+    parse, made on first need; `reads`: the names by which code reads the device's limit."""
+    reading = any(name.encode() in structure.masked for name in reads)
+    if not any((r.nbytes is None or reading) and r.kind in SIZED_KINDS for r in requests):
         return requests
-    sizer = _Sizer(root, structure, reads, macros)
-    return [sizer.size(request) if request.nbytes is None and request.kind in SIZED_KINDS else request
+    sizer = _Sizer(root(), structure, reads if reading else frozenset(), macros)
+    return [sizer.size(request) if (request.nbytes is None or reading) and request.kind in SIZED_KINDS else request
             for request in requests]
 
 
@@ -69,7 +71,7 @@ class _Sizer:
         if expression is None or function is None:
             return request
         adaptive = self._adaptive(function, expression)
-        if adaptive:
+        if adaptive or request.nbytes is not None:
             return replace(request, adaptive=adaptive)
         instances, why = self._instances(function, expression)
         sizes: list[SmemSize] = []
@@ -103,7 +105,7 @@ class _Sizer:
         deciding = [expression] + [condition for condition in _conditions(expression, function)]
         for node in deciding:
             if any(leaf.type in _NAME_NODES and _last(leaf) in following for leaf in _walk(node)):
-                return f"`{text(node)}` follows `{_last(read)}` (line {read.start_point.row + 1})"
+                return f"`{_short(text(node))}` follows `{_last(read)}` (line {read.start_point.row + 1})"
         return ""
 
     def _instances(self, function: Node, expression: Node) -> tuple[list[tuple[str, dict[str, int], dict[str, str]]], str]:
@@ -155,6 +157,11 @@ class _Sizer:
 
 
 _NAME_NODES = ("identifier", "field_identifier", "qualified_identifier")
+
+
+def _short(spelled: str) -> str:
+    spelled = " ".join(spelled.split())
+    return spelled if len(spelled) <= 80 else spelled[:77] + "..."
 
 
 def _last(node: Node) -> str:
@@ -395,8 +402,9 @@ def _collect(node: Node, scope: tuple[str, ...], nodes: dict[str, Node], types: 
                 _collect(body, (*scope, text(owner)), nodes, types)
         elif child.type in ("namespace_definition", "linkage_specification") and not members_only:
             body = child.child_by_field_name("body")
+            named = child.child_by_field_name("name") if child.type == "namespace_definition" else None
             if body is not None:
-                _collect(body, scope, nodes, types)
+                _collect(body, (*scope, text(named)) if named is not None else scope, nodes, types)
         elif child.type in ("template_declaration", "declaration_list", "preproc_if", "preproc_ifdef", "preproc_else"):
             if not members_only or child.type != "template_declaration":
                 _collect(child, scope, nodes, types, members_only)
