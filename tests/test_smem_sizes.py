@@ -109,7 +109,7 @@ void run(int n) {
   if (n > 4) launch<kWide>(n); else launch<64>(n);
 }
 """)
-    assert {(s.instance, s.nbytes) for s in request.sizes} == {("launch<kWide>", 16 * 128 * 2 * 8 + 256),
+    assert {(s.instance, s.nbytes) for s in request.sizes} == {("launch<128>", 16 * 128 * 2 * 8 + 256),
                                                                ("launch<64>", 16 * 64 * 2 * 16 + 256)}
     assert request.unsized == "" and request.adaptive == ""
 

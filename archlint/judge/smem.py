@@ -2,8 +2,9 @@
 
 A request's size is a constant (`nbytes`), or one size per instantiation of the function that makes
 it (`sizes`, computed by extract/cuda/sizes.py), or chosen from the device's own limit (`adaptive`),
-or not known. Every instantiation over the limit is a blocker, with the arithmetic; some over it a
-possible one; all within it, or a size the code chooses for the device it runs on, no obstacle. An
+or not known. Every instantiation over the limit is a blocker, with the arithmetic, and so are some
+over it while the rest fit (the code launches those for some inputs, and sizes none for the device);
+some over it while the rest are not known, a possible one; all within it, or a size the code chooses for the device it runs on, no obstacle. An
 opt-in of a size nothing computes leaves POLICY unsaid where the target has less shared memory per
 block than every build the gate admits: it was sized for those.
 """
@@ -50,6 +51,10 @@ def arithmetic(request: SmemRequest, sizes: tuple[SmemSize, ...]) -> str:
     return f"`{request.text}` = " + "; ".join(parts) + more
 
 
+def _sizes(sizes: tuple[SmemSize, ...]) -> str:
+    return ", ".join(f"{size.nbytes:,} bytes for {size.instance}" if size.instance else f"{size.nbytes:,} bytes" for size in sizes[:3])
+
+
 def judge_smem(view, path: str, request: SmemRequest, state: int | None, chain: tuple[Evidence, ...],
                hits: tuple[list[Hit], list[Hit], list[Hit]], references: tuple) -> None:
     """Adds what a request reached on the target means to (blockers, possible, unresolved). `state`:
@@ -70,10 +75,16 @@ def judge_smem(view, path: str, request: SmemRequest, state: int | None, chain: 
         every = "every instantiation" if len(over) > 1 else "it"
         message = f"{arithmetic(request, over)}: {every} exceeds {view.target}'s limit of {limit:,} bytes per block"
         _add(blockers if state == 1 else possible, location, message, chain, state == 1)
-    elif over:
+    elif over and not request.unsized:
+        # Some instantiations fit and some do not: the code launches those that do not for some
+        # inputs, and nothing in it sizes them for the device.
         fits = tuple(size for size in request.sizes if size.nbytes <= limit)
-        rest = f"; {arithmetic(request, fits)} fits" if fits else f"; the rest are not known: {request.unsized}"
-        message = f"{arithmetic(request, over)} exceeds {view.target}'s limit of {limit:,} bytes per block{rest}"
+        message = (f"{arithmetic(request, over)}: over {view.target}'s limit of {limit:,} bytes per block, "
+                   f"while {_sizes(fits)} fit{'s' if len(fits) == 1 else ''}")
+        _add(blockers if state == 1 else possible, location, message, chain, state == 1)
+    elif over:
+        message = (f"{arithmetic(request, over)}: over {view.target}'s limit of {limit:,} bytes per block; "
+                   f"the other instantiations are not known ({request.unsized})")
         _add(possible, location, message, chain, False)
     elif request.sizes and not request.unsized:
         return

@@ -62,6 +62,7 @@ class _Sizer:
             types: dict[str, str] = {}
             _collect(self.root, (), nodes, types)
             self._file = Scope({}, nodes, types, self.macros)
+            self._file.functions.update(_constexpr_functions(self.root))
         return self._file
 
     def size(self, request: SmemRequest) -> SmemRequest:
@@ -69,10 +70,11 @@ class _Sizer:
         expression = _size_argument(self.root, offset, request.kind)
         function = _enclosing(expression, ("function_definition",)) if expression is not None else None
         if expression is None or function is None:
-            return request
+            return request if request.nbytes is not None else replace(request, unsized=_MACRO_BODY)
         adaptive = self._adaptive(function, expression)
         if adaptive or request.nbytes is not None:
             return replace(request, adaptive=adaptive)
+        request = replace(request, text=_short(text(expression)))  # the argument itself, where a pattern read past it
         instances, why = self._instances(function, expression)
         sizes: list[SmemSize] = []
         missing: dict[str, None] = {}
@@ -109,51 +111,140 @@ class _Sizer:
         return ""
 
     def _instances(self, function: Node, expression: Node) -> tuple[list[tuple[str, dict[str, int], dict[str, str]]], str]:
-        """(instance, values, types) for each instantiation of the enclosing function the file spells,
-        one unnamed instance for a function that is no template, and why the list is short, if it is."""
+        """(instance, values, types) for each instantiation of the enclosing function the file spells
+        (one unnamed instance for a function that is no template), and why the list is short, if it
+        is. A function of internal linkage also gets its parameters' values from its callers."""
+        found, why = self._bindings(function, 0)
         params = _template_parameters(function)
-        if params is None:
+        if not found and params is not None:
+            name = _function_name(function)
+            names = ", ".join(f"`{param}`" for param, _, _ in params)
+            return [], why or f"`{name}` is a template ({names}) that the file instantiates nowhere"
+        return found, why
+
+    def _bindings(self, function: Node, depth: int) -> tuple[list[tuple[str, dict[str, int], dict[str, str]]], str]:
+        params = _template_parameters(function)
+        inputs = _parameters(function) if _internal(function) else ()
+        if params is None and not inputs:
             return [("", {}, {})], ""
         name = _function_name(function)
         found: dict[tuple, tuple[str, dict[str, int], dict[str, str]]] = {}
         why = ""
-        for arguments, caller in _spelled_instantiations(self.root, name):
-            if len(found) >= _MAX_INSTANCES:
+        for arguments, call, caller in _call_sites(self.root, name, template=params is not None):
+            if len(found) >= _MAX_INSTANCES or depth > _MAX_CALLERS:
                 break
-            bound = self._bind(params, arguments, caller)
-            if bound is None:
-                why = f"the template arguments of `{name}` at line {arguments.start_point.row + 1} are not constants"
-                continue
-            key = (tuple(sorted(bound[0].items())), tuple(sorted(bound[1].items())))
-            spelled = f"{name}<{', '.join(' '.join(text(a).split()) for a in _arguments(arguments))}>"
-            found.setdefault(key, (spelled, *bound))
-        if not found:
-            names = ", ".join(f"`{param}`" for param, _, _ in params)
-            return [], why or f"`{name}` is a template ({names}) that the file instantiates nowhere"
+            outer, short = ([("", {}, {})], "") if caller is None else self._bindings(caller, depth + 1)
+            for _, caller_values, caller_types in outer:
+                bound = self._bind(params or [], inputs, arguments, call, caller, (caller_values, caller_types))
+                if bound is None:
+                    spelled = arguments or call
+                    line = spelled.start_point.row + 1 if spelled is not None else 0
+                    why = short or f"the template arguments of `{name}` at line {line} are not constants"
+                    continue
+                key = (tuple(sorted(bound[0].items())), tuple(sorted(bound[1].items())))
+                found.setdefault(key, (_label(name, params, inputs, bound), *bound))
+        if not found and params is None:
+            return [("", {}, {})], ""  # no caller in the file: the parameters stay unknown
         return list(found.values()), why
 
-    def _bind(self, params: list[tuple[str, bool, Node | None]], arguments: Node,
-              caller: Node | None) -> tuple[dict[str, int], dict[str, str]] | None:
+    def _bind(self, params: list[tuple[str, bool, Node | None]], inputs: tuple[str, ...], arguments: Node | None,
+              call: Node | None, caller: Node | None,
+              outer: tuple[dict[str, int], dict[str, str]]) -> tuple[dict[str, int], dict[str, str]] | None:
         """The template parameters bound to one argument list, its values evaluated where it is
-        spelled; None where a value argument is not a constant."""
+        spelled (None where a value argument is not a constant), and the function's parameters
+        bound to the call's arguments where these are constants."""
         values: dict[str, int] = {}
         types: dict[str, str] = {}
-        given = _arguments(arguments)
+        given = _arguments(arguments) if arguments is not None else []
         scope = self.file_scope()
         if caller is not None:
-            scope = _function_scope(scope, caller, arguments.start_byte, {}, {})
+            at = (arguments or call or caller).start_byte
+            scope = _function_scope(scope, caller, at, dict(outer[0]), dict(outer[1]))
         for index, (param, is_type, default) in enumerate(params):
             node = given[index] if index < len(given) else default
             if node is None:
                 return None
             if is_type:
-                types[param] = type_name(node)
+                types[param] = _resolved_type(type_name(node), outer[1])
                 continue
             value = evaluate(node, scope)
             if value is None:
                 return None
             values[param] = value
+        passed = call.child_by_field_name("arguments") if call is not None else None
+        for param, node in zip(inputs, _arguments(passed) if passed is not None else []):
+            value = evaluate(node, scope)
+            if value is not None:
+                values[param] = value
         return values, types
+
+
+_MAX_CALLERS = 4
+_MACRO_BODY = "it is asked outside any function the file defines (a macro body, sized where the macro is expanded)"
+
+
+def _label(name: str, params: list[tuple[str, bool, Node | None]] | None, inputs: tuple[str, ...],
+           bound: tuple[dict[str, int], dict[str, str]]) -> str:
+    values, types = bound
+    spelled = name
+    if params is not None:
+        spelled += "<" + ", ".join(types.get(p, "?") if is_type else str(values.get(p, "?")) for p, is_type, _ in params) + ">"
+    passed = [f"{p} = {values[p]:,}" for p in inputs if p in values]
+    return spelled + (f"({', '.join(passed)})" if passed else "")
+
+
+def _resolved_type(name: str, types: dict[str, str]) -> str:
+    return types.get(name, name)
+
+
+def _internal(function: Node) -> bool:
+    """A function no other file can call: `static`, or in an anonymous namespace."""
+    if any(c.type == "storage_class_specifier" and text(c) == "static" for c in function.children):
+        return True
+    node = function.parent
+    while node is not None:
+        if node.type == "namespace_definition" and node.child_by_field_name("name") is None:
+            return True
+        node = node.parent
+    return False
+
+
+def _parameters(function: Node) -> tuple[str, ...]:
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    listing = declarator.child_by_field_name("parameters") if declarator is not None else None
+    names = []
+    for param in listing.named_children if listing is not None else ():
+        declared = param.child_by_field_name("declarator")
+        while declared is not None and declared.type not in ("identifier",):
+            declared = declared.child_by_field_name("declarator")
+        names.append(text(declared) if declared is not None else "")
+    return tuple(names)
+
+
+def _call_sites(root: Node, name: str, template: bool) -> Iterator[tuple[Node | None, Node | None, Node | None]]:
+    """(template argument list, call, the function it is in) of each explicit instantiation of
+    `name` and each call of it; a template's calls only where they spell its arguments."""
+    for node in _walk(root):
+        if node.type == "template_function":
+            called, arguments = node.child_by_field_name("name"), node.child_by_field_name("arguments")
+            if called is None or arguments is None or text(called).split("::")[-1] != name:
+                continue
+            parent = node.parent
+            if parent is not None and parent.type == "qualified_identifier":
+                parent = parent.parent
+            if parent is None:
+                continue
+            if parent.type == "function_declarator" and _enclosing(parent, ("template_instantiation",)) is not None:
+                yield arguments, None, None
+            elif parent.type == "call_expression" and parent.child_by_field_name("function") in (node, node.parent):
+                yield arguments, parent, _enclosing(parent, ("function_definition",))
+        elif node.type == "call_expression" and not template:
+            function = node.child_by_field_name("function")
+            if function is not None and function.type in ("identifier", "qualified_identifier") \
+                    and text(function).split("::")[-1].strip() == name:
+                yield None, node, _enclosing(node, ("function_definition",))
 
 
 _NAME_NODES = ("identifier", "field_identifier", "qualified_identifier")
@@ -275,27 +366,6 @@ def _arguments(listing: Node) -> list[Node]:
     return [a for a in listing.named_children if a.type != "comment"]
 
 
-def _spelled_instantiations(root: Node, name: str) -> Iterator[tuple[Node, Node | None]]:
-    """(template argument list, the function it is spelled in) of each explicit instantiation of
-    `name` and each call that spells its arguments."""
-    for node in _walk(root):
-        if node.type != "template_function":
-            continue
-        called = node.child_by_field_name("name")
-        arguments = node.child_by_field_name("arguments")
-        if called is None or arguments is None or text(called).split("::")[-1] != name:
-            continue
-        parent = node.parent
-        if parent is not None and parent.type == "qualified_identifier":
-            parent = parent.parent
-        if parent is None:
-            continue
-        if parent.type == "function_declarator" and _enclosing(parent, ("template_instantiation",)) is not None:
-            yield arguments, None
-        elif parent.type == "call_expression" and parent.child_by_field_name("function") in (node, node.parent):
-            yield arguments, _enclosing(parent, ("function_definition",))
-
-
 def _function_scope(outer: Scope, function: Node, before: int, values: dict[str, int], types: dict[str, str]) -> Scope:
     """The scope of a point in a function: the members of the classes around it, its template
     arguments, and the constants it defines before the point in the blocks that hold it."""
@@ -326,7 +396,9 @@ def _function_scope(outer: Scope, function: Node, before: int, values: dict[str,
             elif child.type in _ALIASES:
                 _alias(child, local_types)
         block = inner
-    return outer.inner(dict(values), nodes, {**types, **local_types})
+    opaque = frozenset(name for name in _parameters(function) if name and name not in values) | frozenset(
+        name for name in assigned if name not in nodes)
+    return outer.inner(dict(values), nodes, {**types, **local_types}, opaque)
 
 
 def _owners(function: Node) -> Iterator[Node]:
@@ -440,3 +512,28 @@ def _missing(names: list[str]) -> str:
     if constants:
         parts.append(", ".join(f"`{name}`" for name in constants[:3]) + ", which the file defines as no constant")
     return "it needs " + "; and ".join(parts)
+
+
+def _constexpr_functions(root: Node) -> dict[str, tuple[tuple[str, ...], Node]]:
+    """`constexpr int SmemBytes(int stages) { return ...; }` outside templates: each whose body is
+    one `return`, by name."""
+    found: dict[str, tuple[tuple[str, ...], Node]] = {}
+    for node in _walk(root):
+        if node.type != "function_definition" or (node.parent is not None and node.parent.type == "template_declaration"):
+            continue
+        if not any(text(c) == "constexpr" for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")):
+            continue
+        declarator, body = node.child_by_field_name("declarator"), node.child_by_field_name("body")
+        statements = [c for c in body.named_children if c.type != "comment"] if body is not None else []
+        if declarator is None or declarator.type != "function_declarator" or len(statements) != 1 \
+                or statements[0].type != "return_statement" or not statements[0].named_children:
+            continue
+        name = declarator.child_by_field_name("declarator")
+        parameters = declarator.child_by_field_name("parameters")
+        names = []
+        for param in parameters.named_children if parameters is not None else ():
+            declared = param.child_by_field_name("declarator")
+            names.append(text(declared) if declared is not None and declared.type == "identifier" else "")
+        if name is not None and all(names):
+            found.setdefault(text(name), (tuple(names), statements[0].named_children[0]))
+    return found

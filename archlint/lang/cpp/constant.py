@@ -49,6 +49,8 @@ class Scope:
     trail: dict[str, int] = field(default_factory=dict)
     missing: dict[str, None] = field(default_factory=dict)
     opaque: frozenset[str] = frozenset()  # names here that are no constant (parameters, assigned locals)
+    # constexpr functions of one `return`: name -> (parameter names, the returned expression)
+    functions: dict[str, tuple[tuple[str, ...], Node]] = field(default_factory=dict)
 
     def lookup(self, name: str, depth: int) -> int | None:
         value, defined = self._find(name, depth)
@@ -91,6 +93,16 @@ class Scope:
                 break
             name = bound
         self.missing.setdefault(f"sizeof({name})", None)
+        return None
+
+    def function(self, name: str) -> tuple[tuple[str, ...], Node, "Scope"] | None:
+        """A constexpr function by name, with the scope it is defined in."""
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.functions:
+                params, body = scope.functions[name]
+                return params, body, scope
+            scope = scope.outer
         return None
 
     def _type(self, name: str) -> str | None:
@@ -233,7 +245,13 @@ def _call(node: Node, scope: Scope, depth: int) -> int | None:
         return _EXTREMA[short](known)
     if short in ("static_cast", "int", "size_t", "uint32_t", "int64_t") and len(known) == 1:
         return known[0]
-    return None
+    found = scope.function(name) or scope.function(short)
+    if found is None or len(found[0]) != len(known) or depth > _MAX_DEPTH // 2:
+        return None
+    params, body, defined = found
+    # the call's own scope: its parameters, then the names where the function is defined
+    inner = Scope(dict(zip(params, known)), {}, {}, defined.macros, defined, {}, scope.missing)
+    return evaluate(body, inner, depth)
 
 
 def _cast(node: Node, scope: Scope, depth: int) -> int | None:
