@@ -176,3 +176,29 @@ void launch(int device, Params p) {
 }
 """)
     assert "sharedMemPerBlockOptin" in chosen.adaptive
+
+
+def test_a_plain_struct_is_laid_out_as_the_compiler_does() -> None:
+    """nvcc 13.0 for sm_120a: static_assert(sizeof(S) == 128) holds (the `__align__(16)` member makes
+    Inner 16 bytes; float4 members align to 16; the union is as large as its double[3])."""
+    (request,) = _requests("""
+#define N 3
+struct Inner { __align__(16) unsigned char k[N * 5]; };
+struct S {
+  Inner st[2];
+  __nv_bfloat16 q[7];
+  float4 r[N];
+  union { float a; double b[3]; } u;
+  char tail;
+};
+void init() { cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sizeof(S))); }
+""")
+    assert request.nbytes == 128
+
+
+def test_a_template_struct_is_not_laid_out() -> None:
+    (request,) = _requests("""
+template <int kStages> struct Ring { float4 slots[kStages]; };
+void init() { cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, sizeof(Ring<4>)); }
+""")
+    assert request.nbytes is None and "`sizeof(Ring<4>)`" in request.unsized

@@ -22,7 +22,9 @@ from dataclasses import replace
 
 from tree_sitter import Node
 
+from archlint.extract.cuda.functions import parse
 from archlint.lang.cpp.constant import Scope, evaluate, text, type_name
+from archlint.lang.cpp.layout import layout
 from archlint.lang.cpp.directives import Structure
 from archlint.model.cuda import SmemRequest, SmemSize
 
@@ -53,6 +55,7 @@ class _Sizer:
         self.reads = reads
         self.macros = macros
         self._file: Scope | None = None
+        self._parsed: dict[str, Node | None] = {}
 
     def file_scope(self) -> Scope:
         """Namespace-scope constants and aliases, and the classes' static constexpr members by their
@@ -60,10 +63,24 @@ class _Sizer:
         if self._file is None:
             nodes: dict[str, Node] = {}
             types: dict[str, str] = {}
-            _collect(self.root, (), nodes, types)
-            self._file = Scope({}, nodes, types, self.macros)
+            structs: dict[str, Node] = {}
+            _collect(self.root, (), nodes, types, structs=structs)
+            self._file = Scope({}, nodes, types, self.macros, structs=structs, lay_out=self._lay_out)
             self._file.functions.update(_constexpr_functions(self.root))
         return self._file
+
+    def _lay_out(self, struct: Node, scope: Scope) -> tuple[int, int] | None:
+        body = struct.child_by_field_name("body")
+        return layout(body, struct.type == "union_specifier", scope, self._expression) if body is not None else None
+
+    def _expression(self, spelled: str) -> Node | None:
+        """An array dimension or alignment as written, parsed as an expression."""
+        if spelled not in self._parsed:
+            root = parse(f"int __dim = ({spelled});".encode()).root_node
+            found = [n for n in _walk(root) if n.type == "init_declarator"]
+            value = found[0].child_by_field_name("value") if found and not root.has_error else None
+            self._parsed[spelled] = value
+        return self._parsed[spelled]
 
     def size(self, request: SmemRequest) -> SmemRequest:
         offset = self.structure.line_starts[request.line - 1] + request.col - 1
@@ -453,10 +470,14 @@ def _alias(node: Node, types: dict[str, str]) -> None:
 
 
 def _collect(node: Node, scope: tuple[str, ...], nodes: dict[str, Node], types: dict[str, str],
-             members_only: bool = False) -> None:
+             members_only: bool = False, structs: dict[str, Node] | None = None) -> None:
     """Constants and aliases defined outside functions, by their name and, for a class member, its
-    qualified name too (`Traits::kStages`)."""
+    qualified name too (`Traits::kStages`); and the structs and unions outside templates."""
     for child in node.named_children:
+        if structs is not None and child.type in (*_CLASSES, "union_specifier") and node.type != "template_declaration":
+            owner = child.child_by_field_name("name")
+            if owner is not None and child.child_by_field_name("body") is not None:
+                _bind_name(structs, scope, text(owner), child)
         if child.type in _DEFINITIONS:
             if child.type == "field_declaration":
                 for name, value in _field_constants(child):
@@ -471,15 +492,15 @@ def _collect(node: Node, scope: tuple[str, ...], nodes: dict[str, Node], types: 
             owner = child.child_by_field_name("name")
             body = child.child_by_field_name("body")
             if owner is not None and body is not None:
-                _collect(body, (*scope, text(owner)), nodes, types)
+                _collect(body, (*scope, text(owner)), nodes, types, structs=structs)
         elif child.type in ("namespace_definition", "linkage_specification") and not members_only:
             body = child.child_by_field_name("body")
             named = child.child_by_field_name("name") if child.type == "namespace_definition" else None
             if body is not None:
-                _collect(body, (*scope, text(named)) if named is not None else scope, nodes, types)
+                _collect(body, (*scope, text(named)) if named is not None else scope, nodes, types, structs=structs)
         elif child.type in ("template_declaration", "declaration_list", "preproc_if", "preproc_ifdef", "preproc_else"):
             if not members_only or child.type != "template_declaration":
-                _collect(child, scope, nodes, types, members_only)
+                _collect(child, scope, nodes, types, members_only, structs if child.type != "template_declaration" else None)
 
 
 def _field_constants(field: Node) -> Iterator[tuple[str, Node]]:

@@ -22,7 +22,8 @@ TYPE_SIZES = {
     "cutlass::float_e5m2_t": 1, "cutlass::half_t": 2, "cutlass::bfloat16_t": 2,
     "half": 2, "__half": 2, "__nv_bfloat16": 2, "nv_bfloat16": 2, "short": 2, "int16_t": 2, "uint16_t": 2,
     "half2": 4, "__half2": 4, "__nv_bfloat162": 4, "nv_bfloat162": 4, "float": 4, "int": 4, "unsigned": 4,
-    "unsigned int": 4, "uint32_t": 4, "int32_t": 4,
+    "unsigned int": 4, "uint32_t": 4, "int32_t": 4, "unsigned char": 1, "signed char": 1, "unsigned short": 2,
+    "long long": 8, "unsigned long": 8, "unsigned long long": 8,
     "double": 8, "int64_t": 8, "uint64_t": 8, "long": 8, "size_t": 8, "float2": 8, "int2": 8, "uint2": 8,
     "float4": 16, "int4": 16, "uint4": 16, "double2": 16,
 }
@@ -51,6 +52,9 @@ class Scope:
     opaque: frozenset[str] = frozenset()  # names here that are no constant (parameters, assigned locals)
     # constexpr functions of one `return`: name -> (parameter names, the returned expression)
     functions: dict[str, tuple[tuple[str, ...], Node]] = field(default_factory=dict)
+    # plain structs and unions of the file, and how to lay one out: (size, alignment) or None
+    structs: dict[str, Node] = field(default_factory=dict)
+    lay_out: Callable[[Node, "Scope"], tuple[int, int] | None] | None = None
 
     def lookup(self, name: str, depth: int) -> int | None:
         value, defined = self._find(name, depth)
@@ -77,14 +81,43 @@ class Scope:
         return self.macros(name), False
 
     def type_size(self, name: str) -> int | None:
+        found = self._type_layout(name)
+        if found is None:
+            self.missing.setdefault(f"sizeof({self._resolved(name)})", None)
+        return found[0] if found is not None else None
+
+    def type_align(self, name: str) -> int | None:
+        found = self._type_layout(name)
+        return found[1] if found is not None else None
+
+    def _type_layout(self, name: str) -> tuple[int, int] | None:
+        name = self._resolved(name)
+        short = name.split("::")[-1]
+        size = TYPE_SIZES.get(name)
+        if size is None and name.startswith(("std::", "::")):
+            size = TYPE_SIZES.get(short)
+        if size is not None:
+            return (size, size) if size in (1, 2, 4, 8, 16) else None
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.structs and scope.lay_out is not None:
+                body = scope.structs.pop(name)  # popped while laid out: a struct holding itself stays unknown
+                found = scope.lay_out(body, scope)
+                scope.structs[name] = body
+                return found
+            scope = scope.outer
+        return None
+
+    def _resolved(self, name: str) -> str:
+        """A type name through the aliases and type parameters bound in the scope."""
         seen: set[str] = set()
         while name not in seen:
             seen.add(name)
             if name in TYPE_SIZES:
-                return TYPE_SIZES[name]
+                return name
             short = name.split("::")[-1]
             if short in TYPE_SIZES and name.startswith(("std::", "::")):
-                return TYPE_SIZES[short]
+                return name
             head, _, rest = name.partition("::")
             bound = self._type(name) or self._type(short)
             if bound is None and rest and self._type(head) is not None:
@@ -92,8 +125,7 @@ class Scope:
             if bound is None:
                 break
             name = bound
-        self.missing.setdefault(f"sizeof({name})", None)
-        return None
+        return name
 
     def function(self, name: str) -> tuple[tuple[str, ...], Node, "Scope"] | None:
         """A constexpr function by name, with the scope it is defined in."""
@@ -116,7 +148,7 @@ class Scope:
     def inner(self, values: dict[str, int], nodes: dict[str, Node], types: dict[str, str],
               opaque: frozenset[str] = frozenset()) -> "Scope":
         """A scope inside this one that shares its trail."""
-        return Scope(values, nodes, types, self.macros, self, self.trail, self.missing, opaque)
+        return Scope(values, nodes, types, self.macros, self, self.trail, self.missing, opaque, lay_out=self.lay_out)
 
 
 def text(node: Node) -> str:
@@ -227,6 +259,8 @@ def _sizeof(node: Node, scope: Scope, depth: int) -> int | None:
         value = value.named_children[0]
     if value is not None and value.type in ("identifier", "qualified_identifier", "type_identifier"):
         return scope.type_size(type_name(value))
+    if value is not None:
+        scope.missing.setdefault(f"sizeof({type_name(value)})", None)
     return None
 
 
