@@ -202,3 +202,29 @@ template <int kStages> struct Ring { float4 slots[kStages]; };
 void init() { cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, sizeof(Ring<4>)); }
 """)
     assert request.nbytes is None and "`sizeof(Ring<4>)`" in request.unsized
+
+
+def test_a_macro_body_sized_by_a_helper_that_reads_the_device_adapts() -> None:
+    """FlashInfer 0.7.2.post1's mixed_comm.cu shape: the opt-in sits in a macro body, and every function
+    that expands the macro sizes it with a helper returning half the SM's shared memory."""
+    source = """
+int get_dummy_smem_size(int device_id) {
+  cudaDeviceProp prop;
+  cudaGetDeviceProperties(&prop, device_id);
+  int per_sm = prop.sharedMemPerMultiprocessor;
+  return std::min(per_sm / 2, per_sm - prop.reservedSharedMemPerBlock);
+}
+#define LAUNCH_KERNEL(kernel)                                                            \\
+  [&]() -> bool {                                                                        \\
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size); \\
+    return true;                                                                         \\
+  }()
+void allreduce(int device) {
+  int smem_size = get_dummy_smem_size(device);
+  LAUNCH_KERNEL(allreduce_kernel);
+}
+"""
+    (request,) = _requests(source)
+    assert "`smem_size` follows the device's shared memory where `LAUNCH_KERNEL` is expanded" in request.adaptive
+    (fixed,) = _requests(source.replace("int smem_size = get_dummy_smem_size(device);", "int smem_size = 160 * 1024;"))
+    assert fixed.adaptive == "" and "macro body" in fixed.unsized

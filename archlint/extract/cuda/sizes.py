@@ -56,6 +56,7 @@ class _Sizer:
         self.macros = macros
         self._file: Scope | None = None
         self._parsed: dict[str, Node | None] = {}
+        self._reads: frozenset[str] | None = None
 
     def file_scope(self) -> Scope:
         """Namespace-scope constants and aliases, and the classes' static constexpr members by their
@@ -87,7 +88,10 @@ class _Sizer:
         expression = _size_argument(self.root, offset, request.kind)
         function = _enclosing(expression, ("function_definition",)) if expression is not None else None
         if expression is None or function is None:
-            return request if request.nbytes is not None else replace(request, unsized=_MACRO_BODY)
+            adaptive = self._expanded_adaptive(offset, request.kind)
+            if adaptive or request.nbytes is not None:
+                return replace(request, adaptive=adaptive)
+            return replace(request, unsized=_MACRO_BODY)
         adaptive = self._adaptive(function, expression)
         if adaptive or request.nbytes is not None:
             return replace(request, adaptive=adaptive)
@@ -113,14 +117,58 @@ class _Sizer:
             return replace(request, nbytes=sizes[0].nbytes, text=request.text, sizes=tuple(sizes))
         return replace(request, sizes=tuple(sizes), unsized=why)
 
+    @property
+    def limit_reads(self) -> frozenset[str]:
+        """The names that read the device's shared memory: the knowledge base's, and the file's
+        functions that return a value following one (`get_dummy_smem_size(device_id)`)."""
+        if self._reads is None:
+            reads = set(self.reads)
+            if reads:
+                functions = [node for node in _walk(self.root) if node.type == "function_definition"]
+                for _ in range(2):
+                    for function in functions:
+                        following = _following(function, frozenset(reads))
+                        if any(leaf.type in _NAME_NODES and _last(leaf) in following
+                               for node in _walk(function) if node.type == "return_statement" for leaf in _walk(node)):
+                            reads.add(_function_name(function))
+            self._reads = frozenset(reads)
+        return self._reads
+
+    def _expanded_adaptive(self, offset: int, kind: str) -> str:
+        """For a request in a macro body: how its size follows the device's limit at every place the
+        file expands the macro ('' where it does not at one of them, or where there is none)."""
+        macro = _enclosing(self.root.descendant_for_byte_range(offset, offset + 1), ("preproc_function_def", "preproc_def"))
+        name = macro.child_by_field_name("name") if macro is not None else None
+        argument = _macro_size_text(self.structure.masked, offset, kind)
+        if macro is None or name is None or not argument or not self.reads:
+            return ""
+        leaves = set(re.findall(r"[A-Za-z_]\w*", argument))
+        sites = [node for node in _walk(self.root) if node.type == "identifier" and text(node) == text(name)
+                 and not (macro.start_byte <= node.start_byte < macro.end_byte)]
+        word = re.escape(text(name).encode())
+        spelled = len(re.findall(rb"\b" + word + rb"\b", self.structure.masked)) - len(
+            re.findall(rb"#\s*undef\s+" + word + rb"\b", self.structure.masked))
+        if len(sites) != spelled - 1:
+            return ""  # expanded where the parse does not reach (another macro's body)
+        said = ""
+        for site in sites:
+            function = _enclosing(site, ("function_definition",))
+            following = _following(function, self.limit_reads) if function is not None else set()
+            if function is None or not leaves & following:
+                return ""
+            said = said or (f"`{_short(argument)}` follows the device's shared memory where `{text(name)}` is expanded "
+                            f"(line {site.start_point.row + 1})")
+        return said
+
     def _adaptive(self, function: Node, expression: Node) -> str:
         """How the size, or a condition the request is made under, follows the device's own limit
         read in the function ('' where it does not): a read of the limit that only checks a size
         chosen before it (`TORCH_CHECK(smem <= max_smem)`) chooses nothing."""
-        read = next((node for node in _walk(function) if node.type in _NAME_NODES and _last(node) in self.reads), None)
+        reads = self.limit_reads
+        read = next((node for node in _walk(function) if node.type in _NAME_NODES and _last(node) in reads), None)
         if read is None:
             return ""
-        following = _following(function, self.reads)
+        following = _following(function, reads)
         deciding = [expression] + [condition for condition in _conditions(expression, function)]
         for node in deciding:
             if any(leaf.type in _NAME_NODES and _last(leaf) in following for leaf in _walk(node)):
@@ -265,6 +313,31 @@ def _call_sites(root: Node, name: str, template: bool) -> Iterator[tuple[Node | 
 
 
 _NAME_NODES = ("identifier", "field_identifier", "qualified_identifier")
+_ATTR_CALL = b"cudaFuncSetAttribute"
+
+
+def _macro_size_text(masked: bytes, offset: int, kind: str) -> str:
+    """The size argument of the request at `offset` as written in a macro body, continuation
+    backslashes dropped ('' where it cannot be read)."""
+    start = masked.find(b"(", offset) if kind == "dynamic-attr" else masked.find(b"<<<", offset) + 2
+    if start < 0:
+        return ""
+    depth, parts, current = 0, [], bytearray()
+    for byte in masked[start + 1 : start + 2000]:
+        char = chr(byte)
+        if char in "([{" or (kind == "launch" and char == "<"):
+            depth += 1
+        elif char in ")]}" or (kind == "launch" and char == ">"):
+            if depth == 0:
+                break
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append(bytes(current))
+            current = bytearray()
+        else:
+            current.append(byte)
+    parts.append(bytes(current))
+    return " ".join(parts[2].decode("utf-8", "replace").replace("\\", " ").split()) if len(parts) >= 3 else ""
 
 
 def _short(spelled: str) -> str:
