@@ -17,14 +17,13 @@ the function that opts in is marked `adaptive`: sized for whatever GPU it runs o
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 
 from tree_sitter import Node
 
 from archlint.extract.cuda.functions import parse
 from archlint.extract.cuda.cpp_tree import (
-    CLASSES,
     NAME_NODES,
     argument_nodes,
     call_sites,
@@ -32,11 +31,11 @@ from archlint.extract.cuda.cpp_tree import (
     conditions,
     constexpr_functions,
     enclosing,
-    names_following,
     function_name,
     function_scope,
     internal,
     last_name,
+    names_following,
     parameters,
     template_parameters,
     walk,
