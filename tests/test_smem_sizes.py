@@ -228,3 +228,34 @@ void allreduce(int device) {
     assert "`smem_size` follows the device's shared memory where `LAUNCH_KERNEL` is expanded" in request.adaptive
     (fixed,) = _requests(source.replace("int smem_size = get_dummy_smem_size(device);", "int smem_size = 160 * 1024;"))
     assert fixed.adaptive == "" and "macro body" in fixed.unsized
+
+
+def test_instantiations_chosen_by_the_device_limit_in_the_caller_adapt() -> None:
+    """FlashInfer 0.7.2.post1's tinygemm2.cu shape: the launcher's size is a template constant, but its
+    caller picks 16 or 4 stages from the device's opt-in limit, read by a helper."""
+    source = """
+static int get_max_dynamic_smem() {
+  static int cached = -1;
+  int device;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&cached, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  return cached;
+}
+template <int STAGES>
+void launch_impl(int n) {
+  int smem_size = STAGES * 12288;
+  cudaFuncSetAttribute(kern<STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size);
+}
+void launch(int n) {
+  int max_stages = get_max_dynamic_smem() / 12288;
+  if (max_stages >= 16) {
+    launch_impl<16>(n);
+  } else if (max_stages >= 4) {
+    launch_impl<4>(n);
+  }
+}
+"""
+    (request,) = _requests(source)
+    assert "every instantiation is launched under a choice: `(max_stages >= 16)`" in request.adaptive
+    (shape,) = _requests(source.replace("get_max_dynamic_smem() / 12288", "n / 64"))
+    assert shape.adaptive == "" and sorted(s.nbytes for s in shape.sizes) == [4 * 12288, 16 * 12288]

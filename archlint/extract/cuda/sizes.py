@@ -71,6 +71,7 @@ class _Sizer:
         self._file: Scope | None = None
         self._parsed: dict[str, Node | None] = {}
         self._reads: frozenset[str] | None = None
+        self._chosen: dict[str, str] = {}  # instance -> the device condition it is launched under
 
     def file_scope(self) -> Scope:
         """Namespace-scope constants and aliases, and the classes' static constexpr members by their
@@ -111,6 +112,10 @@ class _Sizer:
             return replace(request, adaptive=adaptive)
         request = replace(request, text=_short(text(expression)))  # the argument itself, where a pattern read past it
         instances, why = self._instances(function, expression)
+        chosen = [self._chosen[label] for label, _, _ in instances if label in self._chosen]
+        if instances and len(chosen) == len(instances):
+            return replace(request, adaptive=f"every instantiation is launched under a choice: {chosen[0]}")
+        instances = [instance for instance in instances if instance[0] not in self._chosen]
         sizes: list[SmemSize] = []
         missing: dict[str, None] = {}
         for instance, values, types in instances:
@@ -213,7 +218,8 @@ class _Sizer:
             if len(found) >= _MAX_INSTANCES or depth > _MAX_CALLERS:
                 break
             outer, short = ([("", {}, {})], "") if caller is None else self._bindings(caller, depth + 1)
-            for _, caller_values, caller_types in outer:
+            choice = self._device_choice(call, caller)
+            for caller_label, caller_values, caller_types in outer:
                 bound = self._bind(params or [], inputs, arguments, call, caller, (caller_values, caller_types))
                 if bound is None:
                     spelled = arguments or call
@@ -221,10 +227,25 @@ class _Sizer:
                     why = short or f"the template arguments of `{name}` at line {line} are not constants"
                     continue
                 key = (tuple(sorted(bound[0].items())), tuple(sorted(bound[1].items())))
-                found.setdefault(key, (_label(name, params, inputs, bound), *bound))
+                label = _label(name, params, inputs, bound)
+                found.setdefault(key, (label, *bound))
+                chosen = choice or self._chosen.get(caller_label, "")
+                if chosen:
+                    self._chosen.setdefault(label, chosen)
         if not found and params is None:
             return [("", {}, {})], ""  # no caller in the file: the parameters stay unknown
         return list(found.values()), why
+
+    def _device_choice(self, call: Node | None, caller: Node | None) -> str:
+        """How a call is made only under a condition that follows the device's shared memory
+        (`if (max_stages >= 16) launch<16>(...); else if (max_stages >= 4) launch<4>(...);`)."""
+        if call is None or caller is None or not self.reads:
+            return ""
+        chosen = names_following(caller, self.limit_reads)
+        for condition in conditions(call, caller):
+            if any(leaf.type in NAME_NODES and last_name(leaf) in chosen for leaf in walk(condition)):
+                return f"`{_short(text(condition))}` (line {condition.start_point.row + 1}) follows the device's shared memory"
+        return ""
 
     def _bind(self, params: list[tuple[str, bool, Node | None]], inputs: tuple[str, ...], arguments: Node | None,
               call: Node | None, caller: Node | None,
