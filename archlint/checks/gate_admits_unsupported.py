@@ -23,6 +23,8 @@ def check(ctx: Context) -> Iterator[Finding]:
             problem = f"`{construct}` in the code it guards is not available there"
             if said.kind is EvidenceKind.IMAGES:  # a prebuilt module with no image for the target
                 problem = f"the code it guards calls `{said.name}`, and {first.message}"
+            elif said.kind is EvidenceKind.SMEM:
+                problem = f"the code it guards asks more shared memory than it has: {first.message}"
             yield ctx.finding(
                 "AL105", gate_location(result.gate), targets=names, symbol=result.gate.function, evidence=first.chain,
                 gate=result.gate.text, arch=target_list(names), problem=problem,

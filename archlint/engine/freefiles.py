@@ -25,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from archlint.checks.context import selects_targets
-from archlint.judge.analysis import HOST_SMEM_KINDS, Judging, TargetView, smem_limit
+from archlint.judge.analysis import Judging, TargetView
+from archlint.judge.smem import HOST_SMEM_KINDS, smem_limit
 from archlint.knowledge.arch import Target
 from archlint.model.cuda import CudaFacts, RuleSites
 

@@ -18,16 +18,15 @@ from archlint.judge.nokernel import why_no_kernel
 from archlint.judge.pinned import runtime_builds
 from archlint.judge.prebuilt import prebuilt_hits
 from archlint.judge.scope import Site, unit_scope
+from archlint.judge.smem import HOST_SMEM_KINDS, judge_smem
 from archlint.judge.view import Judging, TargetView
 from archlint.knowledge.arch import Target
-from archlint.knowledge.kb import KnowledgeBase
 from archlint.lang.cpp.expr import render
 from archlint.model.cuda import Construct, CudaFacts, SmemRequest
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import CheckedConstruct
 from archlint.model.records import fast_pickling
 
-HOST_SMEM_KINDS = ("dynamic-attr", "launch")
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +167,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
             if not site.construct.function or (path, site.construct.function) in reached:
                 _judge_construct(view, facts, site, (reached, surely, called, sure_spans), source, chain, blockers, possible, checked)
         for request in facts.smem:
-            _judge_smem(view, facts, request, reached, source, chain, blockers, possible)
+            _judge_smem(view, facts, request, reached, chain, (blockers, possible, unresolved), references)
         if path in scope.asserts:
             for location, message in assert_hits(view, path, scope.asserts[path], references, compiled):
                 hop = Evidence(location, message, EvidenceKind.ASSERT)
@@ -306,26 +305,12 @@ def _checked(view: TargetView, path: str, site: Site) -> CheckedConstruct:
     return CheckedConstruct(hop, text, line, holds, requirement.id, site.described)
 
 
-def smem_limit(kb: KnowledgeBase, target: Target, request: SmemRequest) -> int:
-    profile = kb.profile(target.cc)
-    if request.kind == "static" and target.suffix != "a":
-        return profile.smem_per_block  # ptxas's static limit off `a` targets (rules/kb/devices.toml)
-    return profile.smem_per_block_optin
-
-
-def _judge_smem(view, facts, request: SmemRequest, reached, source, chain, blockers, possible) -> None:
-    if request.nbytes is None or request.nbytes <= smem_limit(view.kb, view.target, request):
-        return
+def _judge_smem(view, facts, request: SmemRequest, reached, chain, hits, references) -> None:
     if request.function and (facts.path, request.function) not in reached:
         return
     state = view.truth(facts.path, request.region, host=request.kind in HOST_SMEM_KINDS)
-    if state == 0:
-        return
-    limit = smem_limit(view.kb, view.target, request)
-    location = Location(facts.path, request.line, request.col)
-    message = f"shared memory request of {request.nbytes:,} bytes ({request.text}) exceeds {view.target}'s limit of {limit:,} bytes"
-    hit = Hit(HitKind.SMEM, location, message, chain + (Evidence(location, message, EvidenceKind.SMEM),), state == 1)
-    (blockers if state == 1 else possible).append(hit)
+    if state != 0:
+        judge_smem(view, facts.path, request, state, chain, hits, references)
 
 
 def _dedupe(hits: list[Hit]) -> tuple[Hit, ...]:

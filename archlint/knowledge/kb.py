@@ -90,9 +90,10 @@ class KnowledgeBase:
     """Requirement rows in match order, plus device profiles by compute capability."""
 
     def __init__(self, requirements: tuple[Requirement, ...], profiles: tuple[DeviceProfile, ...],
-                 libraries: LibraryKnowledge | None = None):
+                 libraries: LibraryKnowledge | None = None, limit_reads: frozenset[str] = frozenset()):
         self.requirements = requirements
         self.profiles = profiles
+        self.limit_reads = limit_reads  # names by which code reads the device's per-block smem limit
         self.libraries = libraries or LibraryKnowledge((), ())
         self._ptx = tuple((re.compile(r.match), r) for r in requirements if r.kind == "ptx")
         self._intrinsic = tuple((re.compile(r.match), r) for r in requirements if r.kind in _IDENTIFIER_KINDS)
@@ -211,5 +212,7 @@ def load_kb() -> KnowledgeBase:
     intrinsics = load_toml("kb/intrinsics.toml")
     rows += [_requirement(r, "intrinsic") for r in intrinsics.get("intrinsic", [])]
     rows += [_requirement(r, "arch-tag") for r in intrinsics.get("arch_tag", [])]
-    profiles = sorted((_profile(d) for d in load_toml("kb/devices.toml")["device"]), key=lambda p: p.cc)
-    return KnowledgeBase(tuple(rows), tuple(profiles), load_libraries())
+    devices = load_toml("kb/devices.toml")
+    profiles = sorted((_profile(d) for d in devices["device"]), key=lambda p: p.cc)
+    reads = frozenset(name for row in devices.get("limit_read", []) for name in row["names"])
+    return KnowledgeBase(tuple(rows), tuple(profiles), load_libraries(), reads)

@@ -150,6 +150,15 @@ class StaticAssert:
 
 
 @dataclass(frozen=True, slots=True)
+class SmemSize:
+    """A request's size for one instantiation of the function that makes it (extract/cuda/sizes.py)."""
+
+    nbytes: int
+    instance: str  # the instantiation as written: 'invokeFusedAGemm<__nv_bfloat16, 7168, 2112, 8>'; '' for no template
+    steps: str  # the named values the size took: 'kTileN = 8, tile_k = 256, stage_cnt = 16'
+
+
+@dataclass(frozen=True, slots=True)
 class SmemRequest:
     kind: str  # 'static' | 'dynamic-attr' | 'launch'
     nbytes: int | None  # None when the size does not fold to a constant
@@ -158,6 +167,11 @@ class SmemRequest:
     col: int
     region: int
     function: str
+    # Where nbytes is None: the size of each instantiation the file spells whose size the C++ around
+    # the request computes, and why the rest could not be ('' where every one was)
+    sizes: tuple[SmemSize, ...] = ()
+    unsized: str = ""
+    adaptive: str = ""  # how the size, or a condition it is asked under, follows the device's own limit ('' where not)
 
 
 @dataclass(frozen=True, slots=True)

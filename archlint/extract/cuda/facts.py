@@ -14,13 +14,16 @@ import re
 from bisect import bisect_right
 from dataclasses import replace
 
+from tree_sitter import Tree
+
 from archlint.extract.cuda.asserts import arch_constants, static_asserts
 from archlint.extract.cuda.chains import constexpr_branch_spans, names_every_alternative_spells, uniform_chains
-from archlint.extract.cuda.functions import find_functions
+from archlint.extract.cuda.functions import find_functions, parse
 from archlint.extract.cuda.host import extract_host, host_marked
 from archlint.extract.cuda.prebuilt import PrebuiltScan
 from archlint.extract.cuda.screen import asm_statements, rule_sites
-from archlint.extract.cuda.smem import smem_requests
+from archlint.extract.cuda.sizes import size_requests
+from archlint.extract.cuda.smem import macro_values, smem_requests
 from archlint.extract.suppressions import parse_suppression_text
 from archlint.knowledge.kb import KnowledgeBase, load_kb
 from archlint.knowledge.languages import SOURCE_SUFFIXES
@@ -30,7 +33,7 @@ from archlint.lang.cpp.sure import blank_spans, member_body_spans, sure_text
 from archlint.lang.cpp.directives import Structure, comment_spans, macro_at, scan_directives
 from archlint.lang.cpp.lexical import FileCalls
 from archlint.lang.cpp.ptx import PtxError, _literals_from, opcodes
-from archlint.model.cuda import Construct, CudaFacts, Declarations, Function, RuntimeArch
+from archlint.model.cuda import Construct, CudaFacts, Declarations, Function, RuntimeArch, SmemRequest
 from archlint.model.findings import Suppression
 
 _DECLARES_RE = re.compile(rb"\b(?:struct|class)\s+$")
@@ -46,7 +49,7 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
     # host code is parsed where it hands work to a run-time compiler or a vendor library
     marked = host_marked(structure.masked) and len(data) <= parse_limit
     host_code = prebuilt.wanted or marked or _RUNTIME_ARCH_RE.search(data) is not None or kb.calls_library(structure.masked)
-    functions, partial = find_functions(data, structure, calls, parse_limit, host_code=host_code)
+    functions, partial, tree = find_functions(data, structure, calls, parse_limit, host_code=host_code)
     spans = _FunctionSpans(functions)
     text = data.decode("utf-8", "replace")
     constexpr = constexpr_branch_spans(structure.masked) if b"constexpr" in structure.masked else []
@@ -66,7 +69,7 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         _directive_facts(path, data, structure),
         functions=tuple(functions),
         constructs=tuple(constructs),
-        smem=tuple(smem_requests(structure, spans.enclosing)),
+        smem=tuple(_sized(smem_requests(structure, spans.enclosing), data, structure, tree, kb, parse_limit)),
         partial_parse=partial,
         calls=calls.guarded(0, len(structure.masked)),
         declarations=declarations,
@@ -78,6 +81,14 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         sm_constants=prebuilt.constants(),
         host=extract_host(data, structure, spans.function_at) if marked else None,
     )
+
+
+def _sized(requests: list[SmemRequest], data: bytes, structure: Structure, tree: Tree | None,
+           kb: KnowledgeBase, parse_limit: int) -> list[SmemRequest]:
+    """The requests, with the sizes the C++ around the unsized host-side ones computes."""
+    if len(data) > parse_limit:
+        return requests
+    return size_requests(lambda: (tree or parse(data)).root_node, structure, requests, kb.limit_reads, macro_values(structure))
 
 
 # An arch option inside a string literal: the options a program passes to NVRTC.

@@ -31,14 +31,20 @@ def _parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
 
 
+def parse(data: bytes) -> tree_sitter.Tree:
+    return _parser().parse(data)
+
+
 def find_functions(data: bytes, structure: Structure, calls: FileCalls, parse_limit: int,
-                   host_code: bool = False) -> tuple[list[Function], bool]:
-    """All function definitions with a CUDA qualifier, and whether the C++ parse was partial.
-    `calls`: the file's calls, read for each body. `host_code`: parse a file with no CUDA qualifier
-    too (its host functions place what it hands a run-time compiler)."""
+                   host_code: bool = False) -> tuple[list[Function], bool, tree_sitter.Tree | None]:
+    """All function definitions with a CUDA qualifier, whether the C++ parse was partial, and the
+    parse (None where the file was not parsed). `calls`: the file's calls, read for each body.
+    `host_code`: parse a file with no CUDA qualifier too (its host functions place what it hands a
+    run-time compiler)."""
     found: dict[int, Function] = {}
     covered: list[tuple[int, int]] = []
     partial = False
+    tree = None
     if len(data) <= parse_limit and (host_code or _QUALIFIER_RE.search(structure.masked)):
         tree = _parser().parse(data)
         partial = tree.root_node.has_error
@@ -47,7 +53,7 @@ def find_functions(data: bytes, structure: Structure, calls: FileCalls, parse_li
             covered.append((start, end))
     for function in _lexical_functions(structure, calls, set(found), _Covered(covered)):
         found.setdefault(function.line, function)
-    return sorted(found.values(), key=lambda f: (f.line, f.col)), partial
+    return sorted(found.values(), key=lambda f: (f.line, f.col)), partial, tree
 
 
 # ------------------------------------------------------------------ tree-sitter

@@ -37,6 +37,12 @@ TYPE_SIZES = {
 }
 
 
+def macro_values(structure: Structure) -> Callable[[str], int | None]:
+    """The integer value of each object-like macro of the file, by name (None where it has none)."""
+    fold = _Folder(structure, macros_only=True)
+    return lambda name: fold(name) if name in fold.constants else None
+
+
 def smem_requests(structure: Structure, enclosing: Callable[[int], str]) -> list[SmemRequest]:
     masked = structure.masked
     if b"__shared__" not in masked and b"MaxDynamicSharedMemorySize" not in masked and b"<<<" not in masked:
@@ -112,10 +118,12 @@ def _split_args(text: str) -> list[str]:
 
 
 class _Folder:
-    """Folds a size expression with the file's own integer constants."""
+    """Folds a size expression with the file's own integer constants (`macros_only`: its object-like
+    macros, the values a C++ evaluation takes from the preprocessor)."""
 
-    def __init__(self, structure: Structure):
+    def __init__(self, structure: Structure, macros_only: bool = False):
         self.structure = structure
+        self.macros_only = macros_only
         self.cache: dict[str, int | None] = {}
 
     @cached_property
@@ -125,6 +133,8 @@ class _Folder:
         for define in self.structure.defines:
             if define.params is None and define.value and not define.undef:
                 constants.setdefault(define.name, define.value)
+        if self.macros_only:
+            return constants
         for match in _CONST_RE.finditer(self.structure.masked):
             constants.setdefault(match.group(1).decode(), match.group(2).decode())
         return constants
