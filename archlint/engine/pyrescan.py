@@ -24,6 +24,7 @@ from archlint.link.cuda import include_closure
 from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import plan, stage, stage_progress
 from archlint.extract.files import Workers
+from archlint.gates.cxx_tactics import link_cxx_tile_lists
 from archlint.gates.host import HOST_KIND
 from archlint.judge.view import Judging
 from archlint.knowledge.kb import load_kb
@@ -52,7 +53,7 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
     with Workers(options.jobs) as workers:
         side = python_side(options, discovery, cache, False, workers)
     if (side.generated != state.generated or read_templates(side.facts) != state.templates
-            or side.tile_lists != state.tile_lists or bool(side.judged) != bool(state.memos)):
+            or side.tile_lists != tuple(t for t in state.tile_lists if not t.fact.kind) or bool(side.judged) != bool(state.memos)):
         return None
     if any(reached for reached, _ in side.ops.values()) or any(m.gate.kind == HOST_KIND for m in state.memos):
         return None  # units reached through custom ops and host checks are linked on the CUDA side
@@ -93,8 +94,9 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         before, after = live_table(state.results, keys), live_table(results, keys)
         moved = {path for path, function in keys if before.get((path, function)) != after.get((path, function))}
         paths = tuple(sorted((free ^ state.free) | moved))
+        tile_lists = side.tile_lists + link_cxx_tile_lists(discovery.root, index, [(m.gate, m.units, m.deps) for m in memos])
         ctx = with_tactic_sizes(options, discovery.root, Context.judged(judging, targets, tuple(results), paths, free,
-                                                                       side.tile_lists))
+                                                                       tile_lists))
         gate_findings = run_checks(ctx, file_rules=False)
         rechecked = findings_by_file(run_checks(ctx, file_rules=True))
     python = {f.path for f in discovery.files if f.language in ("python", "template", "binary", "cmake")}  # python_side reads them
@@ -111,7 +113,7 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         shallow=state.shallow,
         targets=state.targets,
         free=free,
-        tile_lists=side.tile_lists,
+        tile_lists=tile_lists,
         binaries=side.binaries,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state

@@ -35,6 +35,7 @@ from archlint.engine.freefiles import free_files
 from archlint.engine.store import GateMemo, ScanState
 from archlint.engine.timing import part_progress, plan, stage, stage_progress
 from archlint.extract.files import DIRECTIVES, extract_all, extract_file
+from archlint.gates.cxx_tactics import link_cxx_tile_lists
 from archlint.gates.host import HOST_KIND
 from archlint.judge.view import Judging
 from archlint.knowledge.arch import Target, parse_target
@@ -163,8 +164,11 @@ def rescan(options, discovery, cache, store, previous):
     free = reached_free(discovery, memos) if rejudged else state.free
     with stage("checks"):
         paths = tuple(sorted(changed_paths | narrowing | (free ^ state.free) | live_changed(before, tuple(results), rejudged)))
+        # tiles written in C++ are read again: an edited launcher or template changes them
+        tile_lists = tuple(t for t in state.tile_lists if not t.fact.kind) + link_cxx_tile_lists(
+            discovery.root, judging.index, [(m.gate, m.units, m.deps) for m in memos])
         ctx = with_tactic_sizes(options, discovery.root, Context.judged(judging, targets, tuple(results), paths, free,
-                                                                       state.tile_lists))
+                                                                       tile_lists))
         gate_findings = run_checks(ctx, file_rules=False)
         rechecked = findings_by_file(run_checks(ctx, file_rules=True))
     kept = {key: value for key, value in state.file_findings.items() if key[1] not in set(paths)}
@@ -181,7 +185,7 @@ def rescan(options, discovery, cache, store, previous):
         shallow=shallow,
         targets=tuple(t.name for t in targets),
         free=free,
-        tile_lists=state.tile_lists,
+        tile_lists=tile_lists,
         binaries=state.binaries,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state

@@ -60,6 +60,8 @@ def measure(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...],
     jobs: list[tuple[str, Target, list[tuple[tuple, str]], Launcher, tuple[str, ...]]] = []
     results: dict[tuple, Measurement] = {}
     for linked in tile_lists:
+        if linked.fact.kind:
+            continue  # tiles written in C++: probe/units.py compiles their units
         launcher = knowledge.launcher_for(linked.launcher, linked.fact.arch) if linked.launcher else None
         path = _launcher_path(index, linked.launcher) or (_launcher_path(index, launcher.probe.file)
                                                             if launcher and launcher.probe and launcher.probe.file else None)
@@ -93,7 +95,9 @@ def tactic_sizes(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, 
     """`measure` as frozen facts for the checks, in the tile lists' order; None without nvcc."""
     if (settings.nvcc or find_nvcc()) is None:
         return None
-    answers = measure(tile_lists, targets, index, settings)
+    from archlint.probe.units import measure_cxx  # deferred: it builds on this module's helpers
+
+    answers = {**measure(tile_lists, targets, index, settings), **measure_cxx(tile_lists, targets, index, settings)}
     return tuple(TacticSize(path, line, choice, target, answer.nbytes, answer.note)
                  for (path, line, choice, target), answer in answers.items())
 
