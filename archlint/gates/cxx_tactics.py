@@ -17,7 +17,7 @@ from typing import Iterable
 
 from archlint.extract.cuda.tiles import cxx_tile_lists, launcher_arch
 from archlint.knowledge.cutlass import CutlassKnowledge, load_cutlass
-from archlint.link.cuda import CudaIndex
+from archlint.link.cuda import CudaIndex, include_closure
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import Gate, GuardedUnits, gate_location
 from archlint.model.tactics import LinkedTileList, TileListFact
@@ -52,7 +52,7 @@ def link_cxx_tile_lists(root: str, index: CudaIndex, judged: Iterable[tuple[Gate
                 arch = launcher_arch(raw, knowledge) if raw else None
                 if launcher is None or arch is None:
                     continue
-                hops = _hops(gate, units, path, fact)
+                hops = _hops(index, gate, units, path, fact)
                 linked.append(LinkedTileList(replace(fact, arch=arch), gate.id, gate.admits, hops, launcher,
                                              tuple(dict.fromkeys(f[2:] if f.startswith("-D") else f for f in units.spec_defines + gate.defines))))
     return tuple(sorted(linked, key=lambda t: (t.fact.path, t.fact.line, t.gate)))
@@ -67,9 +67,10 @@ def _included_launcher(index: CudaIndex, template: str, data, knowledge: Cutlass
     return None
 
 
-def _hops(gate: Gate, units: GuardedUnits, path: str, fact: TileListFact) -> tuple[Evidence, ...]:
+def _hops(index: CudaIndex, gate: Gate, units: GuardedUnits, path: str, fact: TileListFact) -> tuple[Evidence, ...]:
     head = (Evidence(gate_location(gate), f"gate `{gate.text}`", EvidenceKind.GATE),)
-    source = next((s for s in units.sources if s == path), None) or next(iter(sorted(units.evidence)), None)
+    source = next((s for s in sorted(units.evidence) if s == path), None) or next(
+        (s for s in sorted(units.evidence) if path in include_closure(index, [s])), None)
     middle = tuple(units.evidence.get(source, ())) if source else ()
     what = {"cute": "CuTe tile shape", "alias": "tactic aliases", "loops": "template loops over the tile"}.get(fact.kind, fact.variable)
     tile = Evidence(Location(fact.path, fact.line, fact.col), f"{what} ({len(fact.tiles)} tile(s)), compiled by the gate's units",
