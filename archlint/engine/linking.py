@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 
 from archlint.checks.context import Context
 from archlint.discover import discover
+from archlint.engine.cxx_tiles import linked_cxx_tiles
 from archlint.engine.collector import collector_paused
 from archlint.engine.freefiles import free_files, worth_reading
 from archlint.engine.pysource import PythonFiles
@@ -26,7 +27,6 @@ from archlint.extract.binary import extract_binary
 from archlint.extract.files import Workers, extract_all
 from archlint.extract.python.markers import markers
 from archlint.gates.build_lists import cmake_gates
-from archlint.gates.cxx_tactics import link_cxx_tile_lists
 from archlint.gates.conditions import load_condition_modules
 from archlint.gates.detect import find_gates
 from archlint.gates.host import host_gates
@@ -214,7 +214,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, judging, targets, overrides, parts))
             stage_progress(len(results), len(judged))
-        tile_lists += link_cxx_tile_lists(root, index, [(m.gate, m.units, m.deps) for m in memos])
+        tile_lists += linked_cxx_tiles(root, index, [(m.gate, m.units, m.deps) for m in memos])
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     ctx = with_tactic_sizes(options, root, ctx)
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, side.binaries)

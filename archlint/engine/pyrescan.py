@@ -15,6 +15,7 @@ this return None, and the caller runs a full scan.
 from __future__ import annotations
 
 from archlint.checks.context import Context, GateResult, live_table
+from archlint.engine.cxx_tiles import linked_cxx_tiles
 from archlint.engine.cache import FactsCache
 from archlint.engine.linkstore import lazy_index
 from archlint.engine.rescan import LazyFacts, LazyFunctions, reached_free
@@ -24,7 +25,6 @@ from archlint.link.cuda import include_closure
 from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import plan, stage, stage_progress
 from archlint.extract.files import Workers
-from archlint.gates.cxx_tactics import link_cxx_tile_lists
 from archlint.gates.host import HOST_KIND
 from archlint.judge.view import Judging
 from archlint.knowledge.kb import load_kb
@@ -94,7 +94,7 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         before, after = live_table(state.results, keys), live_table(results, keys)
         moved = {path for path, function in keys if before.get((path, function)) != after.get((path, function))}
         paths = tuple(sorted((free ^ state.free) | moved))
-        tile_lists = side.tile_lists + link_cxx_tile_lists(discovery.root, index, [(m.gate, m.units, m.deps) for m in memos])
+        tile_lists = side.tile_lists + linked_cxx_tiles(discovery.root, index, [(m.gate, m.units, m.deps) for m in memos])
         ctx = with_tactic_sizes(options, discovery.root, Context.judged(judging, targets, tuple(results), paths, free,
                                                                        tile_lists))
         gate_findings = run_checks(ctx, file_rules=False)

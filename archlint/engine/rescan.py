@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from archlint.checks.context import Context, GateResult, live_table
+from archlint.engine.cxx_tiles import linked_cxx_tiles
 from archlint.engine.linkstore import StoredLinks, lazy_index, with_links
 from archlint.engine.steps import (
     assemble_result,
@@ -35,7 +36,6 @@ from archlint.engine.freefiles import free_files
 from archlint.engine.store import GateMemo, ScanState
 from archlint.engine.timing import part_progress, plan, stage, stage_progress
 from archlint.extract.files import DIRECTIVES, extract_all, extract_file
-from archlint.gates.cxx_tactics import link_cxx_tile_lists
 from archlint.gates.host import HOST_KIND
 from archlint.judge.view import Judging
 from archlint.knowledge.arch import Target, parse_target
@@ -165,7 +165,7 @@ def rescan(options, discovery, cache, store, previous):
     with stage("checks"):
         paths = tuple(sorted(changed_paths | narrowing | (free ^ state.free) | live_changed(before, tuple(results), rejudged)))
         # tiles written in C++ are read again: an edited launcher or template changes them
-        tile_lists = tuple(t for t in state.tile_lists if not t.fact.kind) + link_cxx_tile_lists(
+        tile_lists = tuple(t for t in state.tile_lists if not t.fact.kind) + linked_cxx_tiles(
             discovery.root, judging.index, [(m.gate, m.units, m.deps) for m in memos])
         ctx = with_tactic_sizes(options, discovery.root, Context.judged(judging, targets, tuple(results), paths, free,
                                                                        tile_lists))

@@ -5,66 +5,39 @@ include the header; a kernel template's loops over tile extents to every gate wh
 rendered from it, with the launcher header the template includes. The SM is the launcher's
 architecture tag (`cutlass::arch::Sm120`): a gate admits a target for the tiles when it admits the
 target and the launcher builds for its major. The evidence chain: the gate, its hops to the unit,
-the launcher.
+the tiles.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
-from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
-from archlint.extract.cuda.tiles import cxx_tile_lists, launcher_arch
-from archlint.knowledge.cutlass import CutlassKnowledge, load_cutlass
 from archlint.link.cuda import CudaIndex, include_closure
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import Gate, GuardedUnits, gate_location
 from archlint.model.tactics import LinkedTileList, TileListFact
 
 
-def link_cxx_tile_lists(root: str, index: CudaIndex, judged: Iterable[tuple[Gate, GuardedUnits, frozenset[str]]],
-                        knowledge: CutlassKnowledge | None = None) -> tuple[LinkedTileList, ...]:
-    """`judged`: each gate with its units and every file they can include."""
-    knowledge = knowledge or load_cutlass()
-    if not knowledge.cxx.kernel_alias:
-        return ()
-    read: dict[str, bytes | None] = {}
-
-    def data(path: str) -> bytes | None:
-        if path not in read:
-            try:
-                read[path] = (Path(root) / path).read_bytes()
-            except OSError:
-                read[path] = None
-        return read[path]
-
-    facts: dict[str, tuple[TileListFact, ...]] = {}
+def link_cxx_tile_lists(index: CudaIndex, judged: Iterable[tuple[Gate, GuardedUnits, frozenset[str]]],
+                        facts: Mapping[str, tuple[TileListFact, ...]],
+                        launchers: Mapping[str, int | None]) -> tuple[LinkedTileList, ...]:
+    """`judged`: each gate with its units and every file they can include; `facts`: the C++ tiles
+    of the files that hold some; `launchers`: the files that define a kernel type, with the SM
+    their architecture tag names (None: none or several)."""
     linked: list[LinkedTileList] = []
     for gate, units, closure in judged:
-        for path in sorted(closure):
-            if path not in facts:
-                raw = data(path)
-                facts[path] = cxx_tile_lists(path, raw, knowledge) if raw and (b"Shape" in raw or b"{%" in raw) else ()
+        for path in sorted(closure & facts.keys()):
             for fact in facts[path]:
-                launcher = path if fact.kind != "loops" else _included_launcher(index, path, data, knowledge)
-                raw = data(launcher) if launcher else None
-                arch = launcher_arch(raw, knowledge) if raw else None
+                launcher = path if fact.kind != "loops" else next(
+                    (e.target for e in index.resolved(path) if e.target in launchers), None)
+                arch = launchers.get(launcher) if launcher else None
                 if launcher is None or arch is None:
                     continue
-                hops = _hops(index, gate, units, path, fact)
-                linked.append(LinkedTileList(replace(fact, arch=arch), gate.id, gate.admits, hops, launcher,
-                                             tuple(dict.fromkeys(f[2:] if f.startswith("-D") else f for f in units.spec_defines + gate.defines))))
+                defines = tuple(dict.fromkeys(f[2:] if f.startswith("-D") else f for f in units.spec_defines + gate.defines))
+                linked.append(LinkedTileList(replace(fact, arch=arch), gate.id, gate.admits,
+                                             _hops(index, gate, units, path, fact), launcher, defines))
     return tuple(sorted(linked, key=lambda t: (t.fact.path, t.fact.line, t.gate)))
-
-
-def _included_launcher(index: CudaIndex, template: str, data, knowledge: CutlassKnowledge) -> str | None:
-    """The header a kernel template includes that defines the kernel type."""
-    for edge in index.resolved(template):
-        raw = data(edge.target) if edge.target else None
-        if raw and re.search(knowledge.cxx.kernel_alias.encode(), raw):
-            return edge.target
-    return None
 
 
 def _hops(index: CudaIndex, gate: Gate, units: GuardedUnits, path: str, fact: TileListFact) -> tuple[Evidence, ...]:

@@ -113,7 +113,10 @@ def _emit(nodes: list[_Node], env: dict, bound: Bindings, out: list[tuple[str, B
             name = target.strip()
             if not name.isidentifier():
                 raise Unreadable(head)
-            for item in _value(ast.parse(source.strip(), mode="eval").body, env):
+            items = _value(ast.parse(source.strip(), mode="eval").body, env)
+            if not isinstance(items, list):
+                raise Unreadable(head)
+            for item in items:
                 inner = {**env, name: item}
                 _emit(body, inner, tuple(sorted({**dict(bound), name: str(item)}.items())), out)
         else:

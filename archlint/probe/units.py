@@ -134,7 +134,8 @@ def _renderings(path: str, text: str, knowledge: CutlassKnowledge) -> list[list[
 def _unit(renderings: list[list[tuple[str, Bindings]]]) -> tuple[str, tuple[Bindings, ...]]:
     """The renderings one after another, and for each line of the unit what was bound where its
     first word was written (line 1 declares the Show)."""
-    text, bound_of_line = _DECLARE, [()]
+    text = _DECLARE
+    bound_of_line: list[Bindings] = [()]
     for pieces in renderings:
         current: Bindings | None = None
         for piece, bound in pieces:
