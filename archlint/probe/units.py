@@ -78,7 +78,10 @@ def measure_cxx(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, .
             for key, answer in found.items():
                 if answer.nbytes is not None or key not in results:
                     results[key] = answer
-    return results
+    sized = {(key[0], key[1], key[2].tile, key[3]) for key, answer in results.items() if answer.nbytes is not None}
+    # a unit that made no instantiation of a tile another unit sized says nothing of that tile
+    return {key: answer for key, answer in results.items()
+            if answer.nbytes is not None or (key[0], key[1], key[2].tile, key[3]) not in sized}
 
 
 def _jobs(linked: LinkedTileList, target: Target, index: CudaIndex, settings: ProbeSettings,
@@ -88,6 +91,7 @@ def _jobs(linked: LinkedTileList, target: Target, index: CudaIndex, settings: Pr
     text = _read(settings, header)
     if text is None:
         return [], f"cannot read {header}"
+    text = _anchored(text, str(Path(settings.root) / os.path.dirname(header)))
     placed = single._include_text(index, header)
     if linked.fact.kind == "alias":
         patched = _after_aliases(text, linked, cxx.kernel_alias)
@@ -113,6 +117,12 @@ def _jobs(linked: LinkedTileList, target: Target, index: CudaIndex, settings: Pr
             unit, lines = _unit(pieces[start:start + RENDERS_PER_UNIT])
             jobs.append(_Job(linked, target, unit, lines, ((header, patched),), (includer, header)))
     return jobs, "" if jobs else why
+
+
+def _anchored(text: str, folder: str) -> str:
+    """The header's includes relative to its own folder (`"../allocator.h"`), pointed at the scanned
+    tree: its copy lives elsewhere."""
+    return re.sub(r'(#\s*include\s*")(\.\.?/[^"]+)"', lambda m: f'{m.group(1)}{os.path.normpath(os.path.join(folder, m.group(2)))}"', text)
 
 
 def _renderings(path: str, text: str, knowledge: CutlassKnowledge) -> list[list[tuple[str, Bindings]]] | None:

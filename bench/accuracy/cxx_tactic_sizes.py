@@ -7,6 +7,7 @@ the release's kernel templates and jit/gemm/core.py (what gen_gemm_sm120_module 
 SVDQuant tactics from jit/gemm/svdquant_sm120_configs.py (read as text).
 
     python -m bench.accuracy.cxx_tactic_sizes DATA TARGET[,TARGET] EXTRA_INCLUDE OUT.json
+    python -m bench.accuracy.cxx_tactic_sizes table ARCHLINT_TACTICS.json OUT.json RELEASE
 
 DATA is the wheel's `flashinfer/data` folder; EXTRA_INCLUDE holds cublasLt.h (the pip packages'
 `nvidia/cu13/include`). J (environment) sets the compiles run at once (default 2). Nothing of the
@@ -23,7 +24,8 @@ OUT = ["cutlass::half_t", "cutlass::bfloat16_t"]
 E5M2, BF16 = "cutlass::float_e5m2_t", "cutlass::bfloat16_t"
 
 
-def patch(text, show):
+def patch(text, show, folder):
+    text = re.sub(r'#include "(\.\./[^"]+)"', lambda m: f'#include "{folder}/{m.group(1)}"', text)  # the copy lives elsewhere
     m = re.search(r"using\s+GemmKernel\s*=[^;]*;", text)
     assert m
     return SHOW + text[:m.end()] + " " + show + text[m.end():]
@@ -42,7 +44,7 @@ def dense_units(d, work):
         show = ("Show<(int)sizeof(typename GemmKernel::SharedStorage), (int)cute::size<0>(MmaTileShape_MNK{}), "
                 "(int)cute::size<1>(MmaTileShape_MNK{}), (int)cute::size<2>(MmaTileShape_MNK{}), ScaleGranularityM, (int)ScaleMajorK, "
                 f"(int)std::is_same_v<DTypeIn, {E5M2}>, (int)std::is_same_v<DTypeOut, {BF16}>> show_probe_;")
-        (hdr / f"{name}.cuh").write_text(patch(text, show))
+        (hdr / f"{name}.cuh").write_text(patch(text, show, d / "include/flashinfer/gemm"))
         lines = [f"#include <flashinfer/gemm/{name}.cuh>"]
         for i, o, major, sgm in itertools.product(FP8, OUT, ["true", "false"], [1, 128]):
             lines.append(f"template cudaError_t {ns}::{func}<{sgm}, 128, 128, {major}, {i}, {o}>({args.format(i=i, o=o)});")
@@ -63,7 +65,7 @@ def grouped_units(d, work):
         text = (d / f"include/flashinfer/gemm/{name}.cuh").read_text()
         show = (f"Show<(int)sizeof(typename GemmKernel::SharedStorage), TileM, TileN, TileK, (int)SwapAB, "
                 f"(int)std::is_same_v<DTypeInA, {E5M2}>, (int)std::is_same_v<DTypeOut, {BF16}>> show_probe_;")
-        (hdr / f"{name}.cuh").write_text(patch(text, show))
+        (hdr / f"{name}.cuh").write_text(patch(text, show, d / "include/flashinfer/gemm"))
         lines = [f"#include <flashinfer/gemm/{name}.cuh>", "namespace flashinfer { namespace group_gemm {"]
         for a, o, n, k, swap in itertools.product(acts, OUT, tiles_n, tiles_k, ["true", "false"]):
             strip = lambda t: t.replace("cutlass::", "")
@@ -118,7 +120,9 @@ def main():
         for target in targets:
             work = Path(scratch) / target
             work.mkdir(parents=True)
-            jobs += [(data, extra, target, job) for job in dense_units(data, work) + grouped_units(data, work) + svdquant_units(data, work)]
+            only = tuple(os.environ.get("ONLY", "").split(",")) if os.environ.get("ONLY") else ()  # launcher name prefixes
+            jobs += [(data, extra, target, job) for job in dense_units(data, work) + grouped_units(data, work) + svdquant_units(data, work)
+                     if not only or job[0].startswith(only)]
         rows, problems = [], []
         with ThreadPoolExecutor(int(os.environ.get("J", "2"))) as pool:
             for job, (found, errs) in zip(jobs, pool.map(lambda j: compile_one(*j), jobs)):
@@ -129,5 +133,43 @@ def main():
     print(len(jobs), "units", len(rows), "sizes", len(problems), "units with other errors")
 
 
+
+
+def _key(launcher, target, tile, fields):
+    name = Path(launcher).name.split(".")[0]
+    if "config" in fields:
+        return (name, target, fields["config"])
+    if "scale_major_k" in fields:
+        return (name, target, tile, fields["dtype_in"], fields["dtype_out"], int(fields["scale_granularity_m"]),
+                str(fields["scale_major_k"]).lower())
+    return (name, target, tile, str(fields["swap_ab"]).lower(), fields["dtype_a"], fields["dtype_d"])
+
+
+def table(archlint_json, independent_json, release):
+    """A markdown table of archlint's rows (`archlint tactics --format json`) beside this measurement."""
+    mine = {}
+    for row in json.loads(Path(independent_json).read_text())["rows"]:
+        tile = "×".join(map(str, row["tile"])) if "tile" in row else ""
+        mine[_key(row["launcher"], row["target"], tile, row)] = row["bytes"]
+    lines = ["| release | launcher | tile | tactic | target | static | probe B | nvcc B | over 101,376 | agree |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    agree = total = 0
+    for row in json.loads(Path(archlint_json).read_text()):
+        if not row["launcher"] or "/" not in row["launcher"]:
+            continue  # the tiles written in Python lists: tactic_sizes.py measures those
+        fields = dict(part.split("=", 1) for part in row["axes"].split(", ") if "=" in part)
+        ours = mine.get(_key(row["launcher"], row["target"], row["tile"], fields))
+        same = ours is not None and ours == row["measured"]
+        agree, total = agree + same, total + 1
+        over = "yes" if (row["measured"] or 0) > 101376 else "no"
+        lines.append(f"| {release} | {Path(row['launcher']).name} | {row['tile']} | {row['axes']} | {row['target']} | "
+                     f"{row['verdict'] if row['measured'] is None else 'unknown size'} | {row['measured']} | {ours} | {over} | {'yes' if same else 'NO'} |")
+    lines.append(f"\n{agree} of {total} tactic × target rows: archlint's probe equals the independent nvcc measurement.")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1] == "table":  # table ARCHLINT.json INDEPENDENT.json RELEASE
+        print(table(sys.argv[2], sys.argv[3], sys.argv[4]))
+    else:
+        main()
