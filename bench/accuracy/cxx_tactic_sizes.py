@@ -99,7 +99,7 @@ def compile_one(d, extra, target, job):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     text = p.stdout + p.stderr
     shows = [[int(x) for x in s.split(",")] for s in dict.fromkeys(re.findall(r'Show<([\d, ]+)>" is not allowed', text))]
-    errors = [l for l in text.splitlines() if "error" in l and "Show<" not in l][:3]
+    errors = [l for l in text.splitlines() if "error" in l and "Show<" not in l and "errors detected" not in l][:3]
     rows = []
     for s in shows:
         if len(job) > 4:  # svdquant: (size, config index)
