@@ -26,7 +26,7 @@ from archlint.knowledge.arch import Target
 from archlint.knowledge.cutlass import CutlassKnowledge, Launcher, Probe, load_cutlass
 from archlint.lang.cpp.directives import mask_comments
 from archlint.link.cuda import CudaIndex, include_closure
-from archlint.model.tactics import LinkedTileList, TacticChoice, TacticSize
+from archlint.model.tactics import LinkedTileList, TacticChoice
 from archlint.probe.nvcc import default_cache_dir, find_nvcc, nvcc_version
 
 CHUNK = 8  # tactics per translation unit
@@ -88,18 +88,6 @@ def measure(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...],
         for found in pool.map(lambda job: _compile(job, index, settings, nvcc), jobs):
             results.update(found)
     return results
-
-
-def tactic_sizes(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...], index: CudaIndex,
-                 settings: ProbeSettings) -> tuple[TacticSize, ...] | None:
-    """`measure` as frozen facts for the checks, in the tile lists' order; None without nvcc."""
-    if (settings.nvcc or find_nvcc()) is None:
-        return None
-    from archlint.probe.units import measure_cxx  # deferred: it builds on this module's helpers
-
-    answers = {**measure(tile_lists, targets, index, settings), **measure_cxx(tile_lists, targets, index, settings)}
-    return tuple(TacticSize(path, line, choice, target, answer.nbytes, answer.note)
-                 for (path, line, choice, target), answer in answers.items())
 
 
 def _launcher_path(index: CudaIndex, name: str) -> str | None:

@@ -26,10 +26,10 @@ from archlint.knowledge.arch import Target
 from archlint.knowledge.cutlass import CutlassKnowledge, load_cutlass
 from archlint.lang.cpp.directives import mask_comments
 from archlint.link.cuda import CudaIndex
-from archlint.model.tactics import LinkedTileList, TacticChoice
+from archlint.model.tactics import LinkedTileList, TacticChoice, TacticSize
 from archlint.probe import tactics as single
 from archlint.probe.jinja import Bindings, render
-from archlint.probe.nvcc import find_nvcc, nvcc_version
+from archlint.probe import nvcc as tools
 from archlint.probe.tactics import Measurement, ProbeSettings
 
 RENDERS_PER_UNIT = 4  # renderings of one template compiled in one unit
@@ -48,13 +48,24 @@ class _Job:
     alias_rows: bool = False  # Show<size, row>: a row of the fact per Show
 
 
+def tactic_sizes(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...], index: CudaIndex,
+                 settings: ProbeSettings) -> tuple[TacticSize, ...] | None:
+    """Every tactic's measurement as frozen facts for the checks, those of the Python tile lists
+    (probe/tactics.py) and those written in C++; None without nvcc."""
+    if (settings.nvcc or tools.find_nvcc()) is None:
+        return None
+    answers = {**single.measure(tile_lists, targets, index, settings), **measure_cxx(tile_lists, targets, index, settings)}
+    return tuple(TacticSize(path, line, choice, target, answer.nbytes, answer.note)
+                 for (path, line, choice, target), answer in answers.items())
+
+
 def measure_cxx(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...], index: CudaIndex,
                 settings: ProbeSettings, knowledge: CutlassKnowledge | None = None) -> dict[tuple, Measurement]:
     """(tile list path, line, choice, target name) -> its measurement, for every instantiation the
     units of a C++ tile list make for a served target; a tile list nvcc could not size gets one
     answer per tile with the reason."""
     knowledge = knowledge or load_cutlass()
-    nvcc = settings.nvcc or find_nvcc()
+    nvcc = settings.nvcc or tools.find_nvcc()
     if nvcc is None:
         raise FileNotFoundError("the compile probe needs nvcc (not found on PATH)")
     jobs: list[_Job] = []
@@ -205,7 +216,7 @@ def _compile(job: _Job, index: CudaIndex, settings: ProbeSettings, nvcc: str) ->
              *(arg for root in [*mirrored, *roots] for arg in ("-I", root))]
     copies = dict(job.copies)
     closure = single._closure_digests(index, list(job.roots))
-    key = hashlib.sha256(json.dumps([job.unit, sorted(copies.items()), flags, closure, nvcc_version(nvcc)]).encode()).hexdigest()
+    key = hashlib.sha256(json.dumps([job.unit, sorted(copies.items()), flags, closure, tools.nvcc_version(nvcc)]).encode()).hexdigest()
     output = single._cache_read(settings, key)
     if output is None:
         output = single._run(nvcc, job.unit, copies, flags, settings.timeout_s)
