@@ -16,7 +16,7 @@ from archlint.judge.smem_bound import fit, measured_fit, tactic_bound
 from archlint.knowledge.arch import Target
 from archlint.knowledge.cutlass import CutlassKnowledge, load_cutlass
 from archlint.model.findings import Evidence, EvidenceKind, Finding, Location
-from archlint.model.tactics import Bound, Fit, LinkedTileList, TacticChoice
+from archlint.model.tactics import Bound, Fit, LinkedTileList, TacticChoice, tactics_of
 
 
 def check(ctx: Context) -> Iterator[Finding]:
@@ -86,7 +86,7 @@ def _measured(ctx: Context, linked: LinkedTileList, targets: tuple[Target, ...])
     sizes = {(size.choice, size.target): size.nbytes for size in ctx.tactic_sizes
              if size.path == fact.path and size.line == fact.line and size.nbytes is not None}
     out: dict[TacticChoice, dict[Target, int]] = {}
-    for choice in fact.choices:
+    for choice in tactics_of(fact, {choice for choice, _ in sizes}):
         found = {t: sizes[(choice, t.name)] for t in targets if (choice, t.name) in sizes}
         if len(found) == len(targets):
             out[choice] = found

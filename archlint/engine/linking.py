@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from archlint.checks.context import Context
 from archlint.discover import discover
+from archlint.engine.cxx_tiles import linked_cxx_tiles
 from archlint.engine.collector import collector_paused
 from archlint.engine.freefiles import free_files, worth_reading
 from archlint.engine.pysource import PythonFiles
@@ -231,6 +232,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
             memos.append(GateMemo(gate, units, include_closure(index, units.sources)))
             results.append(judge_gate(gate, units, judging, targets, overrides, parts))
             stage_progress(len(results), len(judged))
+        tile_lists += linked_cxx_tiles(root, index, [(m.gate, m.units, m.deps) for m in memos])
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     ctx = with_tactic_sizes(options, root, ctx)
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, side.binaries,

@@ -17,6 +17,7 @@ this return None, and the caller runs a full scan.
 from __future__ import annotations
 
 from archlint.checks.context import Context, GateResult, live_table
+from archlint.engine.cxx_tiles import linked_cxx_tiles
 from archlint.engine.cache import FactsCache
 from archlint.engine.linkstore import lazy_index
 from archlint.engine.rescan import LazyFacts, LazyFunctions, free_of
@@ -56,7 +57,8 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
     with Workers(options.jobs) as workers:
         side = python_side(options, discovery, cache, False, workers)
     if (side.generated != state.generated or read_templates(side.facts) != state.templates
-            or side.tile_lists != state.tile_lists or bool(side.judged) != (state.free_sources is not None)):
+            or side.tile_lists != tuple(t for t in state.tile_lists if not t.fact.kind)
+            or bool(side.judged) != (state.free_sources is not None)):
         return None
     if any(reached for reached, _ in side.ops.values()):
         return None  # units reached through custom ops are linked on the CUDA side
@@ -109,8 +111,9 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         before, after = live_table(state.results, keys), live_table(results, keys)
         moved = {path for path, function in keys if before.get((path, function)) != after.get((path, function))}
         paths = tuple(sorted((free ^ state.free) | moved))
+        tile_lists = side.tile_lists + linked_cxx_tiles(discovery.root, index, [(m.gate, m.units, m.deps) for m in memos])
         ctx = with_tactic_sizes(options, discovery.root, Context.judged(judging, targets, tuple(results), paths, free,
-                                                                       side.tile_lists))
+                                                                       tile_lists))
         gate_findings = run_checks(ctx, file_rules=False)
         rechecked = findings_by_file(run_checks(ctx, file_rules=True))
     python = {f.path for f in discovery.files if f.language in ("python", "template", "binary", "cmake")}  # python_side reads them
@@ -127,7 +130,7 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         shallow=state.shallow,
         targets=state.targets,
         free=free,
-        tile_lists=side.tile_lists,
+        tile_lists=tile_lists,
         binaries=side.binaries,
         free_sources=sources,
         host_names=state.host_names,

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from archlint.checks.context import Context, GateResult, live_table
+from archlint.engine.cxx_tiles import linked_cxx_tiles
 from archlint.engine.linkstore import StoredLinks, lazy_index, with_links
 from archlint.engine.steps import (
     assemble_result,
@@ -213,8 +214,11 @@ def rescan(options, discovery, cache, store, previous):
     free = free_of(discovery, index, state.free_sources) if rejudged else state.free
     with stage("checks"):
         paths = tuple(sorted(changed_paths | narrowing | (free ^ state.free) | live_changed(before, tuple(results), rejudged)))
+        # tiles written in C++ are read again: an edited launcher or template changes them
+        tile_lists = tuple(t for t in state.tile_lists if not t.fact.kind) + linked_cxx_tiles(
+            discovery.root, judging.index, [(m.gate, m.units, m.deps) for m in memos])
         ctx = with_tactic_sizes(options, discovery.root, Context.judged(judging, targets, tuple(results), paths, free,
-                                                                       state.tile_lists))
+                                                                       tile_lists))
         gate_findings = run_checks(ctx, file_rules=False)
         rechecked = findings_by_file(run_checks(ctx, file_rules=True))
     kept = {key: value for key, value in state.file_findings.items() if key[1] not in set(paths)}
@@ -231,7 +235,7 @@ def rescan(options, discovery, cache, store, previous):
         shallow=shallow,
         targets=tuple(t.name for t in targets),
         free=free,
-        tile_lists=state.tile_lists,
+        tile_lists=tile_lists,
         binaries=state.binaries,
         free_sources=state.free_sources,
         host_linked=state.host_linked,

@@ -32,7 +32,8 @@ from archlint.model.gates import Gate, GateReport, GuardedUnits
 from archlint.model.python import VersionedFlag, split_define
 from archlint.model.records import shared
 from archlint.model.scan import ScanOptions, ScanResult
-from archlint.probe.tactics import ProbeSettings, tactic_sizes
+from archlint.probe.tactics import ProbeSettings
+from archlint.probe.units import tactic_sizes
 
 if TYPE_CHECKING:  # a re-scan of CUDA files never loads the Python side
     from archlint.link.python import PyIndex

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from archlint.knowledge.resources import load_toml
 
-__all__ = ["Element", "BlockScale", "StagePolicy", "Probe", "Launcher", "CutlassKnowledge", "load_cutlass"]
+__all__ = ["Element", "BlockScale", "StagePolicy", "Probe", "Launcher", "CxxTiles", "CutlassKnowledge", "load_cutlass"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,32 @@ class Launcher:
 
 
 @dataclass(frozen=True)
+class CxxTiles:
+    """How tiles written in C++ are read and measured: the kernel alias (a regex, group 1 its name),
+    the architecture tag, what a CTA tile extent is at least, the alias names that hold no CTA tile,
+    the Show's size and tile expressions, the template loops by role ('m', 'n', 'k') and the values
+    a JIT renders each kernel template with (template file name -> variable -> values)."""
+
+    kernel_alias: str = ""
+    arch_tag: str = ""
+    min_extent: int = 16
+    not_tile: str = ""
+    show_size: str = ""
+    show_tile: str = ""
+    loops: tuple[tuple[str, str], ...] = ()  # (loop variable, role)
+    renders: tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...] = ()
+
+    def loop_role(self, name: str) -> str:
+        return dict(self.loops).get(name, "")
+
+    def render_values(self, template: str) -> dict[str, tuple[str, ...]] | None:
+        for name, values in self.renders:
+            if template == name or template.endswith("/" + name):
+                return dict(values)
+        return None
+
+
+@dataclass(frozen=True)
 class CutlassKnowledge:
     tile_lists: frozenset[str]
     axes: dict[str, str]  # a list or loop variable name -> its role
@@ -78,6 +104,7 @@ class CutlassKnowledge:
     policies: dict[str, StagePolicy]
     elements: dict[str, Element]  # every spelling -> the element
     block_scales: tuple[BlockScale, ...]
+    cxx: CxxTiles = CxxTiles()
 
     def element(self, spelling: str) -> Element | None:
         spelling = spelling.strip()
@@ -127,7 +154,19 @@ def load_cutlass() -> CutlassKnowledge:
         block_scales=tuple(BlockScale((row["operands"][0], row["operands"][1]), row["sf"], int(row["sf_bits"]),
                                       int(row["vector"]), int(row["min_cc"]), row["source"], bool(row.get("mx", False)))
                            for row in data.get("block_scale", [])),
+        cxx=_cxx(data),
     )
+
+
+def _cxx(data: dict) -> CxxTiles:
+    row = data.get("cxx", {})
+    if not row:
+        return CxxTiles()
+    return CxxTiles(row["kernel_alias"], row.get("arch_tag", ""), int(row.get("min_extent", 16)), row.get("not_tile", ""),
+                    row["show_size"], row["show_tile"],
+                    tuple((name, loop["role"]) for loop in data.get("template_loop", []) for name in loop["names"]),
+                    tuple((render["template"], tuple((k, tuple(v)) for k, v in sorted(render["values"].items())))
+                          for render in data.get("template_render", [])))
 
 
 def _probe(row: dict) -> Probe | None:

@@ -58,6 +58,10 @@ class TileListFact:
     arch: int | None  # the SM the generator builds for (`arch = 120`), None when not read
     stages: int | None  # the generator's stage count; the vocabulary says which value means "auto"
     note: str = ""  # what was not read (a filter, an axis), '' when the lists were read whole
+    # where the tiles are written: '' a Python generator's list; 'cute' CuTe shapes in a launcher's
+    # body, 'alias' CuTe shapes a type alias passes to a config template (one tactic each), 'loops'
+    # a kernel template's loops over tile extents (the C++ kinds are measured by compiling the unit)
+    kind: str = ""
 
 
 class Fit(str, Enum):
@@ -105,6 +109,16 @@ class TacticSize:
     target: str
     nbytes: int | None
     note: str = ""  # why `nbytes` is None: a compile error, a timeout, a tactic the rows cannot spell
+
+
+def tactics_of(fact: TileListFact, measured: set[TacticChoice] | frozenset[TacticChoice]) -> tuple[TacticChoice, ...]:
+    """The tactics of a tile list: its choices, where the tiles are C++ the instantiations the
+    compile probe told apart instead (each tile's measured variants; a tile with none stays whole)."""
+    if not fact.kind:
+        return fact.choices
+    found = sorted((c for c in measured if 0 <= c.tile < len(fact.tiles)), key=lambda c: (c.tile, c.axes))
+    sized = {c.tile for c in found}
+    return tuple(sorted([*found, *(c for c in fact.choices if c.tile not in sized)], key=lambda c: (c.tile, c.axes)))
 
 
 fast_pickling(globals())

@@ -26,7 +26,7 @@ from archlint.knowledge.arch import Target
 from archlint.knowledge.cutlass import CutlassKnowledge, Launcher, Probe, load_cutlass
 from archlint.lang.cpp.directives import mask_comments
 from archlint.link.cuda import CudaIndex, include_closure
-from archlint.model.tactics import LinkedTileList, TacticChoice, TacticSize
+from archlint.model.tactics import LinkedTileList, TacticChoice
 from archlint.probe.nvcc import default_cache_dir, find_nvcc, nvcc_version
 
 CHUNK = 8  # tactics per translation unit
@@ -60,6 +60,8 @@ def measure(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...],
     jobs: list[tuple[str, Target, list[tuple[tuple, str]], Launcher, tuple[str, ...]]] = []
     results: dict[tuple, Measurement] = {}
     for linked in tile_lists:
+        if linked.fact.kind:
+            continue  # tiles written in C++: probe/units.py compiles their units
         launcher = knowledge.launcher_for(linked.launcher, linked.fact.arch) if linked.launcher else None
         path = _launcher_path(index, linked.launcher) or (_launcher_path(index, launcher.probe.file)
                                                             if launcher and launcher.probe and launcher.probe.file else None)
@@ -86,16 +88,6 @@ def measure(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...],
         for found in pool.map(lambda job: _compile(job, index, settings, nvcc), jobs):
             results.update(found)
     return results
-
-
-def tactic_sizes(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...], index: CudaIndex,
-                 settings: ProbeSettings) -> tuple[TacticSize, ...] | None:
-    """`measure` as frozen facts for the checks, in the tile lists' order; None without nvcc."""
-    if (settings.nvcc or find_nvcc()) is None:
-        return None
-    answers = measure(tile_lists, targets, index, settings)
-    return tuple(TacticSize(path, line, choice, target, answer.nbytes, answer.note)
-                 for (path, line, choice, target), answer in answers.items())
 
 
 def _launcher_path(index: CudaIndex, name: str) -> str | None:

@@ -11,7 +11,7 @@ from archlint.judge.smem_bound import fit, measured_fit, tactic_bound
 from archlint.knowledge.arch import Target
 from archlint.knowledge.cutlass import CutlassKnowledge, load_cutlass
 from archlint.knowledge.kb import KnowledgeBase
-from archlint.model.tactics import LinkedTileList, TacticChoice
+from archlint.model.tactics import LinkedTileList, TacticChoice, tactics_of
 
 
 Measured = tuple[int | None, str]  # the compile probe's size, or None and why
@@ -47,7 +47,8 @@ def tactic_rows(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, .
         launcher = knowledge.launcher_for(linked.launcher, linked.fact.arch) if linked.launcher else None
         for target in (t for t in targets if linked.serves(t.cc)):
             limit = kb.profile(target.cc).smem_per_block_optin
-            for choice in linked.fact.choices:
+            sized = {key[2] for key in (measured or {}) if key[:2] == (linked.fact.path, linked.fact.line) and key[3] == target.name}
+            for choice in tactics_of(linked.fact, sized):
                 key = (linked.fact.path, linked.fact.line, choice, target.name)
                 if key not in seen:
                     seen.add(key)

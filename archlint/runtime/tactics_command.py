@@ -40,6 +40,7 @@ def tactics_command(paths, targets, fmt, output, probe, include_dirs, jobs, time
     from archlint.postprocess.paths import scan_prefix  # deferred: as above
     from archlint.report.tactics import render_json, render_text, tactic_rows  # deferred: as above
     from archlint.probe.tactics import ProbeSettings, measure  # deferred: as above
+    from archlint.probe.units import measure_cxx  # deferred: as above
 
     scanned = tuple(os.path.abspath(p) for p in (paths or (".",)))
     start = scanned[0] if os.path.isdir(scanned[0]) else os.path.dirname(scanned[0])
@@ -53,7 +54,8 @@ def tactics_command(paths, targets, fmt, output, probe, include_dirs, jobs, time
     if probe:
         options = ProbeSettings(linked.root, tuple(str(Path(d).resolve()) for d in include_dirs), jobs, timeout_s)
         try:
-            answers = measure(ctx.tile_lists, ctx.targets, ctx.index, options)
+            answers = {**measure(ctx.tile_lists, ctx.targets, ctx.index, options),
+                       **measure_cxx(ctx.tile_lists, ctx.targets, ctx.index, options)}
         except FileNotFoundError as error:
             _usage(str(error))
         measured = {key: (answer.nbytes, answer.note) for key, answer in answers.items()}

@@ -1,0 +1,38 @@
+"""The C++ tiles of the files the gates' units can include (extract/cuda/tiles.py), read once per
+scan from the scanned tree and linked to the gates (gates/cxx_tactics.py)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterable
+
+from archlint.extract.cuda.tiles import cxx_tile_lists, launcher_arch
+from archlint.gates.cxx_tactics import link_cxx_tile_lists
+from archlint.knowledge.cutlass import load_cutlass
+from archlint.link.cuda import CudaIndex
+from archlint.model.gates import Gate, GuardedUnits
+from archlint.model.tactics import LinkedTileList, TileListFact
+
+
+def linked_cxx_tiles(root: str, index: CudaIndex,
+                     judged: Iterable[tuple[Gate, GuardedUnits, frozenset[str]]]) -> tuple[LinkedTileList, ...]:
+    knowledge = load_cutlass()
+    if not knowledge.cxx.kernel_alias:
+        return ()
+    judged = list(judged)
+    kernel = re.compile(knowledge.cxx.kernel_alias.encode())
+    facts: dict[str, tuple[TileListFact, ...]] = {}
+    launchers: dict[str, int | None] = {}
+    for path in sorted(set().union(*(closure for _, _, closure in judged)) if judged else ()):
+        try:
+            data = (Path(root) / path).read_bytes()
+        except OSError:
+            continue
+        if kernel.search(data):
+            launchers[path] = launcher_arch(data, knowledge)
+        if b"Shape" in data or b"{%" in data:
+            found = cxx_tile_lists(path, data, knowledge)
+            if found:
+                facts[path] = found
+    return link_cxx_tile_lists(index, judged, facts, launchers)
