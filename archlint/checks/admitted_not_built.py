@@ -8,7 +8,7 @@ from typing import Iterator
 
 from archlint.checks.context import Context, GateResult, target_list
 from archlint.knowledge.arch import known_ccs
-from archlint.checks.layers import built_by, gate_hop, host_results, list_hop, lists_by_unit, op_hops, where
+from archlint.checks.layers import built_by, gate_hop, host_arms, list_hop, lists_by_unit, op_hops, where
 from archlint.model.findings import Evidence, Finding
 from archlint.model.gates import Gate, gate_location
 
@@ -17,11 +17,10 @@ def check(ctx: Context) -> Iterator[Finding]:
     lists = lists_by_unit(ctx)
     if not lists:
         return
-    for result in host_results(ctx):
-        assert result.layers is not None
+    for result, arms in host_arms(ctx, lists):
         gate = result.gate
-        for arm in result.layers.arms:
-            built = built_by(arm.units, lists)
+        for arm, built in arms:
+            assert result.layers is not None
             missing = _unbuilt(ctx, arm.ccs, result.layers.refused, built)
             if missing:
                 head = gate_hop(gate, f"host check `{gate.text}` lets {target_list(missing)} take `{arm.text}`")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from archlint.checks.context import Context, target_list
-from archlint.checks.layers import built_by, cc_text, gate_hop, host_results, list_hop, lists_by_unit, native, where
+from archlint.checks.layers import cc_text, gate_hop, host_arms, list_hop, lists_by_unit, native, where
 from archlint.knowledge.arch import Target
 from archlint.model.findings import Finding
 from archlint.model.gates import gate_location
@@ -17,11 +17,10 @@ def check(ctx: Context) -> Iterator[Finding]:
     lists = lists_by_unit(ctx)
     if not lists:
         return
-    for result in host_results(ctx):
+    for result, arms in host_arms(ctx, lists):
         assert result.layers is not None
         gate, refused = result.gate, result.layers.refused
-        for arm in result.layers.arms:
-            built = built_by(arm.units, lists)
+        for arm, built in arms:
             newer = sorted({cc for cc in refused for admitted in arm.ccs
                             if cc // 10 == admitted // 10 and cc > admitted
                             and any(cc in native(block) for _, block in built)})

@@ -5,14 +5,14 @@ list is a gate whose units are the sources it compiles (gates.build_lists)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from archlint.checks.context import Context, GateResult
 from archlint.gates.build_lists import KIND as BUILD_LIST
 from archlint.gates.host import HOST_KIND
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import Gate, gate_location
-from archlint.model.host import OpLink
+from archlint.model.host import ArmReach, OpLink
 
 
 def results_by_id(ctx: Context) -> dict[str, GateResult]:
@@ -38,6 +38,13 @@ def lists_by_unit(ctx: Context) -> Lists:
 def built_by(units: Iterable[str], lists: Lists) -> list[tuple[str, GateResult]]:
     """Each (unit, build list) pair among `units` that some build list compiles."""
     return [(unit, result) for unit in units for result in lists.get(unit, ())]
+
+
+def host_arms(ctx: Context, lists: Lists) -> Iterator[tuple[GateResult, list[tuple[ArmReach, list[tuple[str, GateResult]]]]]]:
+    """Each host check with its arms, each arm with the (unit, build list) pairs compiling what it reaches."""
+    for result in host_results(ctx):
+        assert result.layers is not None
+        yield result, [(arm, built_by(arm.units, lists)) for arm in result.layers.arms]
 
 
 def native(result: GateResult) -> frozenset[int]:

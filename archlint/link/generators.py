@@ -15,7 +15,8 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 
-from archlint.model.build import CMakeBlock, CMakeFacts, CMakeStatement
+from archlint.lang.cmake.interpret import walk_commands
+from archlint.model.build import CMakeFacts
 
 _SCRIPT_RE = re.compile(r"([\w.+-]+(?:/[\w.+-]+)*\.py)\b")
 
@@ -23,7 +24,7 @@ _SCRIPT_RE = re.compile(r"([\w.+-]+(?:/[\w.+-]+)*\.py)\b")
 def named_scripts(files: Mapping[str, CMakeFacts], python_paths: Iterable[str]) -> tuple[str, ...]:
     """The scanned Python files a CMake command names by path (`${CMAKE_CURRENT_SOURCE_DIR}/x/gen.py`),
     matched on the written path's tail, sorted."""
-    written = {match.group(1).lstrip("./") for facts in files.values() for command in _commands(facts.statements)
+    written = {match.group(1).lstrip("./") for facts in files.values() for command in walk_commands(facts.statements)
                for arg in command.args for match in _SCRIPT_RE.finditer(arg.text)}
     written = {text for text in written if "/" in text}  # a bare `setup.py` names no generator of a block
     return tuple(sorted(path for path in python_paths if any(path == text or path.endswith("/" + text) for text in written)))
@@ -40,21 +41,11 @@ def writer_of(pattern: str, scripts: Iterable[str]) -> str | None:
     return None
 
 
-def _commands(statements: tuple[CMakeStatement, ...]):
-    for statement in statements:
-        if isinstance(statement, CMakeBlock):
-            for clause in statement.clauses:
-                yield clause.head
-                yield from _commands(clause.body)
-        else:
-            yield statement
-
-
 def fetched_content(facts: CMakeFacts) -> tuple[tuple[str, str], ...]:
     """(name, repository or '') of each `FetchContent_Declare(name ...)` a CMake file makes, in order,
     one per name: the trees the build downloads before it compiles them."""
     out: dict[str, str] = {}
-    for command in _commands(facts.statements):
+    for command in walk_commands(facts.statements):
         if command.lowered != "fetchcontent_declare" or not command.args:
             continue
         texts = [arg.text for arg in command.args]

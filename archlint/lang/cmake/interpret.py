@@ -231,7 +231,7 @@ class Interpreter:
             return
         params = tuple(names[1:])
         outputs = set()
-        for statement in _walk(block.clauses[0].body):
+        for statement in walk_commands(block.clauses[0].body):
             if statement.lowered in ("set", "list", "string") and statement.args:
                 for arg in statement.args[:4]:
                     for index, param in enumerate(params):
@@ -330,12 +330,13 @@ def _merge(env: Env, arms: list[tuple[Env, str]]) -> str:
     return _NORMAL
 
 
-def _walk(statements: tuple[CMakeStatement, ...]):
+def walk_commands(statements: tuple[CMakeStatement, ...]):
+    """Every command of a file, the heads of its blocks' clauses included, in order."""
     for statement in statements:
         if isinstance(statement, CMakeBlock):
             for clause in statement.clauses:
                 yield clause.head
-                yield from _walk(clause.body)
+                yield from walk_commands(clause.body)
         else:
             yield statement
 
@@ -344,7 +345,7 @@ def assigned_names(files: Mapping[str, CMakeFacts]) -> frozenset[str]:
     """Every variable name a scanned command sets by name (`set(X ..)`, `list(APPEND X ..)`, ...)."""
     names = set()
     for facts in files.values():
-        for command in _walk(facts.statements):
+        for command in walk_commands(facts.statements):
             args = [arg.text for arg in command.args]
             if not args:
                 continue
