@@ -259,3 +259,15 @@ void launch(int n) {
     assert "every instantiation is launched under a choice: `(max_stages >= 16)`" in request.adaptive
     (shape,) = _requests(source.replace("get_max_dynamic_smem() / 12288", "n / 64"))
     assert shape.adaptive == "" and sorted(s.nbytes for s in shape.sizes) == [4 * 12288, 16 * 12288]
+
+
+def test_the_size_is_named_as_written_inside_a_checking_macro() -> None:
+    """TensorRT-LLM's shape: the attribute call sits in a check macro, across a line continuation of
+    a macro body; the reason names the size, not the parentheses and backslash around it."""
+    source = """
+#define LAUNCH(kernel)                                                                   \\
+  TLLM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, \\
+                                       smemSize));
+"""
+    (request,) = _requests(source)
+    assert request.text == "smemSize"

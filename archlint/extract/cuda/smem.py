@@ -59,7 +59,7 @@ def smem_requests(structure: Structure, enclosing: Callable[[int], str]) -> list
         text = f"{type_name} {match.group(2).decode()}{match.group(3).decode().strip()}"
         found.append(_request(structure, "static", total, text, match.start(2), enclosing))
     for match in _ATTR_RE.finditer(masked):
-        expr = match.group(2).decode().strip()
+        expr = _last_argument(match.group(2).decode())
         found.append(_request(structure, "dynamic-attr", fold(expr), expr, match.start(), enclosing))
     for match in _LAUNCH_RE.finditer(masked):
         parts = _split_args(match.group(1).decode())
@@ -69,6 +69,15 @@ def smem_requests(structure: Structure, enclosing: Callable[[int], str]) -> list
 
 
 _SPACE = frozenset(b" \t\n\r\f\v")
+
+
+def _last_argument(text: str) -> str:
+    """The size argument as written: without a macro's line continuations, and without the closing
+    parentheses of calls around the attribute call (`CHECK(cudaFuncSetAttribute(k, ..., size));`)."""
+    text = text.replace("\\\n", " ").replace("\\", " ").strip()
+    while text.endswith(")") and text.count(")") > text.count("("):
+        text = text[:-1].rstrip()
+    return text
 
 
 def _statics(masked: bytes) -> Iterator[re.Match[bytes]]:
