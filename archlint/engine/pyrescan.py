@@ -16,6 +16,8 @@ this return None, and the caller runs a full scan.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from archlint.checks.context import Context, GateResult, live_table
 from archlint.engine.cxx_tiles import linked_cxx_tiles
 from archlint.engine.cache import FactsCache
@@ -117,25 +119,18 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         gate_findings = run_checks(ctx, file_rules=False)
         rechecked = findings_by_file(run_checks(ctx, file_rules=True))
     python = {f.path for f in discovery.files if f.language in ("python", "template", "binary", "cmake")}  # python_side reads them
-    new_state = ScanState(
+    new_state = replace(
+        state,
         links=links,
         memos=tuple(memos),
         results=tuple(results),
         file_findings={**{k: v for k, v in state.file_findings.items() if k[1] not in set(paths)}, **rechecked},
         file_diagnostics={**_cuda_only(state.file_diagnostics, python), **{f.file.path: f.diagnostics for f in side.facts if f.diagnostics}},
         suppressions={**_cuda_only(state.suppressions, python), **{f.file.path: suppressions_of(f) for f in side.facts if suppressions_of(f)}},
-        discovery_diagnostics=state.discovery_diagnostics,
-        generated=state.generated,
-        templates=state.templates,
-        shallow=state.shallow,
-        targets=state.targets,
         free=free,
         tile_lists=tile_lists,
         binaries=side.binaries,
         free_sources=sources,
-        host_names=state.host_names,
-        host_first=state.host_first,
-        host_words=state.host_words,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 

@@ -222,26 +222,18 @@ def rescan(options, discovery, cache, store, previous):
         gate_findings = run_checks(ctx, file_rules=False)
         rechecked = findings_by_file(run_checks(ctx, file_rules=True))
     kept = {key: value for key, value in state.file_findings.items() if key[1] not in set(paths)}
-    new_state = ScanState(
+    new_state = replace(
+        state,
         links=links,
         memos=tuple(memos),
         results=tuple(results),
         file_findings={**kept, **rechecked},
         file_diagnostics=replaced(state.file_diagnostics, {f.file.path: f.diagnostics for f in fresh}),
         suppressions=replaced(state.suppressions, {f.file.path: suppressions_of(f) for f in fresh}),
-        discovery_diagnostics=state.discovery_diagnostics,
-        generated=state.generated,
-        templates=state.templates,
         shallow=shallow,
         targets=tuple(t.name for t in targets),
         free=free,
         tile_lists=tile_lists,
-        binaries=state.binaries,
-        free_sources=state.free_sources,
-        host_linked=state.host_linked,
-        host_names=state.host_names,
-        host_first=state.host_first,
-        host_words=state.host_words,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 
