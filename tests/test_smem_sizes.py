@@ -271,3 +271,46 @@ def test_the_size_is_named_as_written_inside_a_checking_macro() -> None:
 """
     (request,) = _requests(source)
     assert request.text == "smemSize"
+
+
+# ---------------------------------------------------------------- requests a macro body makes
+
+
+def test_a_macro_body_request_is_sized_where_the_unit_expands_the_macro() -> None:
+    # routing.cu expands LAUNCH_ROUTING -> LAUNCH_PDL with /*smemSize=*/0; the header's
+    # LAUNCH_FINALIZE, which finalize.cu expands with 160 KiB, is not expanded in this unit
+    assert _verdict("ROUTING_ARCHS").verdict is Verdict.POLICY
+
+
+def test_a_macro_expanded_with_too_many_bytes_is_genuine_with_the_place() -> None:
+    verdict = _verdict("FINALIZE_ARCHS")
+    assert verdict.verdict is Verdict.GENUINE
+    assert "`smemSize` = 163,840 bytes for `LAUNCH_FINALIZE` expanded at" in verdict.reason
+    assert "csrc/routing/finalize.cu:30" in verdict.reason
+    assert any(e.location.path.endswith("routing/launch_macros.h") and e.location.line == 19 for e in verdict.evidence)
+
+
+def test_a_size_from_run_time_values_says_so() -> None:
+    verdict = _verdict("RMSNORM_ARCHS")
+    assert verdict.verdict is Verdict.UNKNOWN
+    assert "`smemSize` is a size archlint cannot compute (it follows run-time values: `dim`)" in verdict.reason
+
+
+def test_macro_calls_are_read_with_their_literal_and_passed_on_arguments() -> None:
+    from archlint.extract.cuda.facts import extract_cuda
+
+    facts = extract_cuda("k.cuh", b"""
+#define LAUNCH_INNER(kernel, smemSize, stream) \\
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smemSize)
+#define LAUNCH_OUTER(kernel, smemSize) LAUNCH_INNER(kernel, smemSize, nullptr)
+void run() {
+  LAUNCH_OUTER(k, /*smemSize=*/48 * 1024);
+  LAUNCH_OUTER(k, bytes);
+}
+""")
+    calls = {(c.name, c.within): c.arguments for c in facts.expansions}
+    assert calls[("LAUNCH_INNER", "LAUNCH_OUTER")] == ("kernel", "smemSize", None)
+    assert ("LAUNCH_OUTER", "") in calls and {(None, 49152), (None, None)} == {
+        c.arguments for c in facts.expansions if c.name == "LAUNCH_OUTER"}
+    (request,) = [r for r in facts.smem if r.kind == "dynamic-attr"]
+    assert (request.macro, request.macro_argument, request.text) == ("LAUNCH_INNER", 1, "smemSize")

@@ -14,6 +14,7 @@ from archlint.judge.hits import Hit, HitKind
 from archlint.judge.hollow import empty_kernel, fallback_trap
 from archlint.judge.incomplete import code_holes, unresolved_includes
 from archlint.judge.libraries import LibraryHits, library_hits
+from archlint.judge.macro_sizes import Expansions, expanded_request, unit_expansions
 from archlint.judge.nokernel import why_no_kernel
 from archlint.judge.pinned import runtime_builds
 from archlint.judge.prebuilt import prebuilt_hits
@@ -145,6 +146,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     called = view.surely_called(source, surely)
     sure_spans = unreached.named(called | _own_sure_names(view.index.files[source]))
     chains = view.judging.shared(_include_chains, tuple(parents.items()))
+    expansions = view.judging.shared(_unit_expansions, frozenset(files))
 
     def compiled_in(path: str):
         """Whether the unit can compile a site: its function is reached, or, outside tracked
@@ -167,7 +169,9 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
             if not site.construct.function or (path, site.construct.function) in reached:
                 _judge_construct(view, facts, site, (reached, surely, called, sure_spans), source, chain, blockers, possible, checked)
         for request in facts.smem:
-            _judge_smem(view, facts, request, reached, chain, (blockers, possible, unresolved), references)
+            sized = expanded_request(expansions, request)
+            if sized is not None:
+                _judge_smem(view, facts, sized, reached, chain, (blockers, possible, unresolved), references)
         if path in scope.asserts:
             for location, message in assert_hits(view, path, scope.asserts[path], references, compiled):
                 hop = Evidence(location, message, EvidenceKind.ASSERT)
@@ -303,6 +307,10 @@ def _checked(view: TargetView, path: str, site: Site) -> CheckedConstruct:
     message = f"`{construct.name}`{where} {under}; {site.described}: {target} has it [{requirement.id}]"
     hop = Evidence(Location(path, construct.line, construct.col), message, EvidenceKind.CHECKED, name=construct.name)
     return CheckedConstruct(hop, text, line, holds, requirement.id, site.described)
+
+
+def _unit_expansions(judging, files: frozenset[str]) -> Expansions:
+    return unit_expansions(judging.index.files[path] for path in sorted(files))
 
 
 def _judge_smem(view, facts, request: SmemRequest, reached, chain, hits, references) -> None:

@@ -172,6 +172,23 @@ class SmemRequest:
     sizes: tuple[SmemSize, ...] = ()
     unsized: str = ""
     adaptive: str = ""  # how the size, or a condition it is asked under, follows the device's own limit ('' where not)
+    # A request a function-like macro's body makes: the macro, and which of its parameters the
+    # size is (-1: none), to be sized where a translation unit expands it (judge/macro_sizes.py)
+    macro: str = ""
+    macro_argument: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class MacroExpansion:
+    """A call spelled like a macro's (`LAUNCH_PDL(data, false, T, kernel, grid, block, 0, stream)`):
+    where a translation unit expands a macro, and the sizes it passes."""
+
+    name: str
+    line: int
+    # each argument: its value where it is an integer literal (or a product of them), the name of
+    # the enclosing macro's parameter it passes on, or None
+    arguments: tuple[int | str | None, ...]
+    within: str = ""  # the function-like macro whose body holds the call; '' for code
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +289,7 @@ class CudaFacts:
     rule_sites: RuleSites | None = None  # a file read for its directives only: what its full facts could report
     host: HostFacts | None = None  # host checks, capability helpers and op registrations (extract.cuda.host)
     host_marked: bool = False  # read for its directives only, it spells what a host check or registration needs
+    expansions: tuple[MacroExpansion, ...] = ()  # calls spelled like macros', one per distinct (name, macro around, arguments)
 
 
 fast_pickling(globals())

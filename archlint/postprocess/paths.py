@@ -67,12 +67,14 @@ class _Mover:
                 message = _standing(path).sub(lambda _: self.path(path), message)
         return message
 
-    def hop(self, hop: Evidence) -> Evidence:
-        message = self.text(hop.message, (hop.source, hop.location.path))
+    def hop(self, hop: Evidence, chain: Iterable[str] = ()) -> Evidence:
+        """The hop moved, with the paths its message names among its own and its chain's (`chain`)."""
+        message = self.text(hop.message, (hop.source, hop.location.path, *chain))
         return replace(hop, location=self.location(hop.location), message=message, source=self.path(hop.source))
 
     def hops(self, hops: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
-        return tuple(self.hop(hop) for hop in hops)
+        chain = {p for hop in hops for p in (hop.source, hop.location.path)}
+        return tuple(self.hop(hop, chain) for hop in hops)
 
     def finding(self, finding: Finding) -> Finding:
         fixes = tuple(Fix(self.location(fix.location), fix.replacement, fix.description) for fix in finding.fixes)

@@ -22,6 +22,7 @@ from archlint.extract.cuda.functions import find_functions, parse
 from archlint.extract.cuda.host import extract_host, host_marked
 from archlint.extract.cuda.prebuilt import PrebuiltScan
 from archlint.extract.cuda.screen import asm_statements, rule_sites
+from archlint.extract.cuda.expansions import macro_expansions
 from archlint.extract.cuda.sizes import size_requests
 from archlint.extract.cuda.smem import macro_values, smem_requests
 from archlint.extract.suppressions import parse_suppression_text
@@ -80,6 +81,7 @@ def extract_cuda(path: str, data: bytes, kb: KnowledgeBase | None = None, parse_
         arch_checks=prebuilt.checks(spans.function_at) + prebuilt.predicates(functions),
         sm_constants=prebuilt.constants(),
         host=extract_host(data, structure, spans.function_at) if marked else None,
+        expansions=macro_expansions(structure),
     )
 
 

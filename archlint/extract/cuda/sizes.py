@@ -106,35 +106,71 @@ class _Sizer:
             adaptive = self._expanded_adaptive(offset, request.kind)
             if adaptive or request.nbytes is not None:
                 return replace(request, adaptive=adaptive)
-            return replace(request, unsized=_MACRO_BODY)
+            return self._in_macro(request, offset)
         adaptive = self._adaptive(function, expression)
         if adaptive or request.nbytes is not None:
             return replace(request, adaptive=adaptive)
         request = replace(request, text=_short(text(expression)))  # the argument itself, where a pattern read past it
+        return self._in_function(request, function, expression, expression.start_byte)
+
+    def _in_macro(self, request: SmemRequest, offset: int) -> SmemRequest:
+        """A request a macro body makes: its size is one of the macro's parameters (sized where the
+        macro is expanded, judge/macro_sizes.py), or, for a macro defined inside a function, an
+        expression of that function's names, sized there."""
+        macro = enclosing(self.root.descendant_for_byte_range(offset, offset + 1), ("preproc_function_def",))
+        name = macro.child_by_field_name("name") if macro is not None else None
+        if macro is None or name is None:
+            return replace(request, unsized=_MACRO_BODY)
+        params = _macro_params(macro)
+        argument = _macro_size_text(self.structure.masked, offset, request.kind)
+        request = replace(request, unsized=_MACRO_BODY, macro=text(name), text=_short(argument) or request.text)
+        if argument in params:
+            return replace(request, macro_argument=params.index(argument))
+        function = enclosing(macro, ("function_definition",))
+        expression = self._expression(argument) if argument and function is not None else None
+        if function is None or expression is None or set(re.findall(r"[A-Za-z_]\w*", argument)) & set(params):
+            return request
+        return replace(self._in_function(request, function, expression, macro.start_byte), macro="")
+
+    def _in_function(self, request: SmemRequest, function: Node, expression: Node, at: int) -> SmemRequest:
+        """The request sized by `expression` read at byte `at` of `function`, per instantiation."""
         instances, why = self._instances(function, expression)
+        if not instances:
+            return replace(request, unsized=self._run_time(function, expression, at) or why)
         chosen = [self._chosen[label] for label, _, _ in instances if label in self._chosen]
         if instances and len(chosen) == len(instances):
             return replace(request, adaptive=f"every instantiation is launched under a choice: {chosen[0]}")
         instances = [instance for instance in instances if instance[0] not in self._chosen]
         sizes: list[SmemSize] = []
         missing: dict[str, None] = {}
+        runtime: set[str] = set()
         for instance, values, types in instances:
-            scope = function_scope(self.file_scope(), function, expression.start_byte, values, types)
+            scope = function_scope(self.file_scope(), function, at, values, types)
             scope.trail.clear()
             scope.missing.clear()
             nbytes = evaluate(expression, scope)
             if nbytes is None or nbytes < 0:
                 missing.update(scope.missing)
+                runtime |= scope.opaque
                 continue
             steps = ", ".join(f"{name} = {value:,}" for name, value in scope.trail.items() if name != request.text)
             sizes.append(SmemSize(nbytes, instance, steps))
         if missing and not why:
-            why = _missing(list(missing))
+            why = _missing(list(missing), runtime)
         if len(sizes) < len(instances) and not why:
             why = "not every instantiation's size could be computed"
         if len(sizes) == 1 and not sizes[0].instance and not why:
             return replace(request, nbytes=sizes[0].nbytes, text=request.text, sizes=tuple(sizes))
         return replace(request, sizes=tuple(sizes), unsized=why)
+
+    def _run_time(self, function: Node, expression: Node, at: int) -> str:
+        """For a size no instantiation computes: that it follows run-time values whatever the
+        template arguments are, where it does ('' where not)."""
+        scope = function_scope(self.file_scope(), function, at, {}, {})
+        scope.missing.clear()
+        evaluate(expression, scope)
+        runtime = [name for name in scope.missing if name in scope.opaque]
+        return _missing(runtime, set(runtime)) if runtime else ""
 
     @property
     def limit_reads(self) -> frozenset[str]:
@@ -283,6 +319,11 @@ _MAX_CALLERS = 4
 _MACRO_BODY = "it is asked outside any function the file defines (a macro body, sized where the macro is expanded)"
 
 
+def _macro_params(macro: Node) -> list[str]:
+    params = macro.child_by_field_name("parameters")
+    return [text(child) for child in params.named_children] if params is not None else []
+
+
 def _label(name: str, params: list[tuple[str, bool, Node | None]] | None, inputs: tuple[str, ...],
            bound: tuple[dict[str, int], dict[str, str]]) -> str:
     values, types = bound
@@ -321,7 +362,10 @@ def _macro_size_text(masked: bytes, offset: int, kind: str) -> str:
         else:
             current.append(byte)
     parts.append(bytes(current))
-    return " ".join(parts[2].decode("utf-8", "replace").replace("\\", " ").split()) if len(parts) >= 3 else ""
+    # the attribute's value is the call's last argument: a kernel named with template arguments
+    # (`&kernel<T, LOADS>`) holds commas no bracket protects
+    size = parts[-1] if kind == "dynamic-attr" else parts[2] if len(parts) >= 3 else b""
+    return " ".join(size.decode("utf-8", "replace").replace("\\", " ").split()) if len(parts) >= 3 else ""
 
 
 def _short(spelled: str) -> str:
@@ -349,8 +393,11 @@ def _size_argument(root: Node, offset: int, kind: str) -> Node | None:
     return None
 
 
-def _missing(names: list[str]) -> str:
-    """What a size names that has no value, in words."""
+def _missing(names: list[str], runtime: set[str]) -> str:
+    """What a size names that has no value, in words: run-time values (the function's parameters
+    and the locals it assigns) apart from constants and types."""
+    if names and all(name in runtime for name in names):
+        return "it follows run-time values: " + ", ".join(f"`{name}`" for name in names[:4])
     types = [name for name in names if name.startswith("sizeof(")]
     constants = [name for name in names if not name.startswith("sizeof(")]
     parts = []
