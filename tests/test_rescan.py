@@ -275,3 +275,25 @@ def test_a_changed_literal_in_a_python_gate_re_judges_that_gate_alone(tree, full
     assert "sm_120a" in next(g for g in after.gates if g.location.line == VEC_GATE_LINE).admits
     assert "sm_120a" not in next(g for g in before.gates if g.location.line == VEC_GATE_LINE).admits
     assert after == _scan(tree, use_cache=False)
+
+
+def test_a_changed_predicate_whose_code_calls_a_custom_op_is_re_judged_through_the_stored_cuda_side(
+        tmp_path, full_scans, monkeypatch):
+    """vLLM-shaped: the gate's units are those of the op its code calls (`_C.cutlass_scaled_mm`,
+    registered in torch_bindings.cpp, refused by a host check for 10.x): linked again through the
+    stored CUDA side, with no full scan, and equal to a scan with no cache."""
+    root = _settled_copy(FIXTURES / "gate-host-ops", tmp_path, monkeypatch)
+    module = root / "vllm/model_executor/layers/quantization/fp8.py"
+    before = _scan(root)
+    text = module.read_text()
+    assert "has_device_capability(90)" in text
+    module.write_text(text.replace("has_device_capability(90)", "has_device_capability(100)"))
+    _settle(module, age=600)
+    judged = []
+    real = pyrescan.judge_gate
+    monkeypatch.setattr(pyrescan, "judge_gate", lambda gate, *a: judged.append(gate.path) or real(gate, *a))
+    after = _scan(root)
+    assert len(full_scans) == 1
+    assert judged == ["vllm/model_executor/layers/quantization/fp8.py"]
+    assert after != before
+    assert after == _scan(root, use_cache=False)

@@ -33,7 +33,7 @@ from archlint.link.generators import named_scripts
 from archlint.gates.conditions import load_condition_modules
 from archlint.gates.detect import find_gates
 from archlint.gates.host import host_gates
-from archlint.gates.ops import guarded_op_calls, python_op_namespaces, through_ops
+from archlint.gates.ops import guarded_op_calls, op_linked, python_op_namespaces, through_ops
 from archlint.gates.tactics import link_tile_lists
 from archlint.gates.units import guarded_units
 from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
@@ -236,7 +236,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     ctx = with_tactic_sizes(options, root, ctx)
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, side.binaries,
-                  sources if gated else None, _op_linked(index, side.ops), host.asked, chosen, words)
+                  sources if gated else None, op_linked(index, side.ops), host.asked, chosen, words)
 
 
 def _host_files(marked: list[SourceFile], cuda_files: list[SourceFile], outlined: CudaIndex,
@@ -276,16 +276,6 @@ def _bytes(file: SourceFile) -> bytes:
             return handle.read()
     except OSError:
         return b""  # reported where the file is read for its facts
-
-
-def _op_linked(index: CudaIndex, ops: dict) -> bool:
-    """Whether some gate's op calls name an op a file of the scan registers: only then can the CUDA
-    side (the registrations, the definitions they lead to) add units to a Python gate."""
-    calls = {call.op for reached, _ in ops.values() for call, _ in reached}
-    if not calls:
-        return False
-    return any(registration.op in calls for facts in index.files.values() if facts.host is not None
-               for registration in facts.host.registrations)
 
 
 def _host_reach(index: CudaIndex, gated: list[tuple[Gate, GuardedUnits]], ops: dict) -> tuple[str, ...]:

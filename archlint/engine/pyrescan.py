@@ -3,15 +3,15 @@
 The Python stages run as in a full scan (their facts come from the facts cache but for the
 changed files), so the gates, their units and the variant macros are what a full scan finds. The
 CUDA side is the stored state's: the index is built from the stored links and loads a file's
-facts only when a verdict asks (engine.rescan). A gate found again with the same units (its
+facts only when a verdict asks (engine.rescan); the units the gates' custom-op calls reach are
+linked through it, as a full scan links them. A gate found again with the same units (its
 spec, flags and sources: everything its verdicts read besides the CUDA files) keeps its stored
 result; any other is judged. The file rules run again on the files whose compiling builds or
 whose place among the files no gate builds changed. The host checks' gates (gates.host) read the
 CUDA side alone and keep their stored results. Whatever the CUDA side depends on beyond the
 stored state — the sources rendered from templates, the templates' filled holes, a gate's units
-reaching a file read for its directives only, a scan that gains or loses all its Python gates, op
-calls naming an op the scan registers (linked on the CUDA side) — makes
-this return None, and the caller runs a full scan.
+reaching a file read for its directives only, a scan that gains or loses all its Python gates —
+makes this return None, and the caller runs a full scan.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import plan, stage, stage_progress
 from archlint.extract.files import Workers
 from archlint.gates.host import HOST_KIND
+from archlint.gates.ops import op_linked, through_ops
 from archlint.judge.view import Judging
 from archlint.knowledge.kb import load_kb
 from archlint.link.templates import read_templates
@@ -53,8 +54,6 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
     targets = scan_targets(options)
     if tuple(t.name for t in targets) != state.targets:
         return None  # a state of more targets: its results would need narrowing and more
-    if state.host_linked:
-        return None  # op calls naming a registered op: linked on the CUDA side, before the Python side is read
     plan(PYRESCAN_STAGES)
     with Workers(options.jobs) as workers:
         side = python_side(options, discovery, cache, False, workers)
@@ -62,8 +61,6 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
             or side.tile_lists != tuple(t for t in state.tile_lists if not t.fact.kind)
             or bool(side.judged) != (state.free_sources is not None)):
         return None
-    if any(reached for reached, _ in side.ops.values()):
-        return None  # units reached through custom ops are linked on the CUDA side
     # the host checks' gates read the CUDA side alone (gates.host), which a Python edit leaves as stored
     host = [(m, r) for m, r in zip(state.memos, state.results) if m.gate.kind == HOST_KIND]
     links = state.links
@@ -72,17 +69,19 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
                       options.max_file_bytes, state.shallow)
     index = lazy_index(links, facts, LazyFunctions(facts, links))
     judging = Judging(index, load_kb())
+    # the units custom-op calls reach, linked through the stored CUDA side as a full scan links them
+    gated = through_ops(list(side.judged), side.ops, index, [(m.gate, m.units) for m, _ in host], side.wholes)
     stored: dict[tuple[str, int, int], list[tuple[GateMemo, GateResult]]] = {}
     for memo, result in zip(state.memos, state.results):
         if memo.gate.kind != HOST_KIND:
             stored.setdefault(_place(memo), []).append((memo, result))
-    with stage("verdicts", len(side.judged), "gates"):
+    with stage("verdicts", len(gated), "gates"):
         overrides, parts = user_defines(options), dict[object, object]()
         memos: list[GateMemo] = []
         results: list[GateResult] = []
         kept: set[int] = set()  # ids of the stored results kept
         judged: list[GateResult] = []
-        for gate, units in side.judged:
+        for gate, units in gated:
             found = next(((m, r) for m, r in stored.get((gate.path, gate.line, gate.col), ())
                           if m.gate == gate and m.units == units and id(r) not in kept), None)
             if found is not None:
@@ -96,7 +95,7 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
                 judged.append(result)
             memos.append(memo)
             results.append(result)
-            stage_progress(len(results), len(side.judged))
+            stage_progress(len(results), len(gated))
         for memo, result in host:
             memos.append(memo)
             results.append(result)
@@ -131,6 +130,7 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         tile_lists=tile_lists,
         binaries=side.binaries,
         free_sources=sources,
+        host_linked=op_linked(index, side.ops),
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 

@@ -106,6 +106,16 @@ def blocks_by_unit(gated: Iterable[tuple[Gate, GuardedUnits]]) -> BlocksByUnit:
     return found
 
 
+def op_linked(index: CudaIndex, ops: dict) -> bool:
+    """Whether some gate's op calls name an op a file of the scan registers: only then can the CUDA
+    side (the registrations, the definitions they lead to) add units to a Python gate."""
+    calls = {call.op for reached, _ in ops.values() for call, _ in reached}
+    if not calls:
+        return False
+    return any(registration.op in calls for facts in index.files.values() if facts.host is not None
+               for registration in facts.host.registrations)
+
+
 def through_ops(gated: list[tuple[Gate, GuardedUnits]], ops: dict, index: CudaIndex,
                 host: list[tuple[Gate, GuardedUnits]],
                 wholes: tuple[tuple[Gate, GuardedUnits], ...] = ()) -> list[tuple[Gate, GuardedUnits]]:
