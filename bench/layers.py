@@ -19,7 +19,7 @@ import collections
 from archlint.engine.linking import _python_gates, link
 from archlint.engine.steps import scan_targets
 from archlint.gates.build_lists import WHOLE_KIND, cmake_gates
-from archlint.gates.ops import OpLinker, blocks_by_unit, guarded_op_calls
+from archlint.gates.ops import OpCallFinder, OpLinker, blocks_by_unit
 from archlint.link.ops import link_ops, op_calls
 from archlint.model.scan import ScanOptions
 
@@ -37,8 +37,9 @@ def main() -> None:
     assert pyindex is not None
     results = {r.gate.id: r for r in linked.context.gate_results}
     sites: collections.Counter[str] = collections.Counter()
+    finder = OpCallFinder(pyindex)
     for gate in _python_gates(pyindex, options.toolkit):
-        reached = [call for call, _ in guarded_op_calls(pyindex, gate) if call.kind == "torch-op"]
+        reached = [call for call, _ in finder.reached(gate) if call.kind == "torch-op"]
         if not reached:
             continue
         result = results.get(gate.id)

@@ -33,7 +33,7 @@ from archlint.link.generators import named_scripts
 from archlint.gates.conditions import load_condition_modules
 from archlint.gates.detect import find_gates
 from archlint.gates.host import host_gates
-from archlint.gates.ops import guarded_op_calls, op_linked, python_op_namespaces, through_ops
+from archlint.gates.ops import OpCallFinder, op_linked, python_op_namespaces, through_ops
 from archlint.gates.tactics import link_tile_lists
 from archlint.gates.units import guarded_units
 from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
@@ -143,9 +143,10 @@ def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, 
         # a capability test with no kernel build behind it has nothing to judge
         extensions = ExtensionIndex.of(binaries, {f.path for f in discovery.files}, [root])
         gated, ops = [], {}
+        finder = OpCallFinder(pyindex) if pyindex is not None else None
         for gate in gates:
-            assert pyindex is not None  # gates come from it
-            units, reached = guarded_units(pyindex, gate, extensions), guarded_op_calls(pyindex, gate)
+            assert pyindex is not None and finder is not None  # gates come from it
+            units, reached = guarded_units(pyindex, gate, extensions), finder.reached(gate)
             if units.sources or units.unresolved or units.extensions or reached:
                 gated.append((gate, units))
                 ops[gate.id] = (reached, python_op_namespaces(pyindex, reached) if reached else frozenset())

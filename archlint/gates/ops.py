@@ -24,32 +24,46 @@ _MAX_CALL_DEPTH = 4
 Reached = tuple[tuple[OpCall, tuple[Evidence, ...]], ...]  # each op call, with the hops from the gate to it
 
 
-def guarded_op_calls(pyindex: PyIndex, gate: Gate) -> Reached:
-    """The custom-op calls a gate's guarded functions make, directly or through what they call."""
-    module_paths = {module: path for path, module in pyindex.module_of_path.items()}
-    head = (Evidence(gate_location(gate), f"gate `{gate.text}`", EvidenceKind.GATE),)
-    found: list[tuple[OpCall, tuple[Evidence, ...]]] = []
-    seen = set(gate.guards)
-    queue: deque[tuple[str, tuple[Evidence, ...], int]] = deque((name, head, 0) for name in gate.guards)
-    while queue:
-        qualname, chain, depth = queue.popleft()
-        function = pyindex.functions.get(qualname)
-        path = module_path(module_paths, qualname)
-        module = pyindex.module_of_path.get(path, "")
-        facts = pyindex.modules.get(module) if module else None
-        if function is None or facts is None:
-            continue
-        hop = chain + (Evidence(Location(path, function.span.line), f"calls `{qualname}`", EvidenceKind.CALL, name=qualname),)
-        local = qualname[len(module) + 1:]
-        for call in op_calls(facts, lambda name: name not in pyindex.modules and name.partition(".")[0] not in _roots(pyindex)):
-            if call.function == local:
-                found.append((call, hop))
-        if depth < _MAX_CALL_DEPTH:
-            for callee in pyindex.callees(qualname):
-                if callee not in seen:
-                    seen.add(callee)
-                    queue.append((callee, hop, depth + 1))
-    return tuple(found)
+class OpCallFinder:
+    """The custom-op calls gates' guarded functions make, directly or through what they call. Made
+    once per index: each module's op calls are read once, whichever gates reach it."""
+
+    def __init__(self, pyindex: PyIndex) -> None:
+        self.pyindex = pyindex
+        self._module_paths = {module: path for path, module in pyindex.module_of_path.items()}
+        # the top-level packages of the scan: a module under one is Python, not a compiled extension
+        self._roots = frozenset(module.partition(".")[0] for module in pyindex.module_of_path.values())
+        self._calls: dict[str, list[OpCall]] = {}
+
+    def reached(self, gate: Gate) -> Reached:
+        pyindex = self.pyindex
+        head = (Evidence(gate_location(gate), f"gate `{gate.text}`", EvidenceKind.GATE),)
+        found: list[tuple[OpCall, tuple[Evidence, ...]]] = []
+        seen = set(gate.guards)
+        queue: deque[tuple[str, tuple[Evidence, ...], int]] = deque((name, head, 0) for name in gate.guards)
+        while queue:
+            qualname, chain, depth = queue.popleft()
+            function = pyindex.functions.get(qualname)
+            path = module_path(self._module_paths, qualname)
+            module = pyindex.module_of_path.get(path, "")
+            facts = pyindex.modules.get(module) if module else None
+            if function is None or facts is None:
+                continue
+            hop = chain + (Evidence(Location(path, function.span.line), f"calls `{qualname}`", EvidenceKind.CALL, name=qualname),)
+            local = qualname[len(module) + 1:]
+            found.extend((call, hop) for call in self._module_calls(module, facts) if call.function == local)
+            if depth < _MAX_CALL_DEPTH:
+                for callee in pyindex.callees(qualname):
+                    if callee not in seen:
+                        seen.add(callee)
+                        queue.append((callee, hop, depth + 1))
+        return tuple(found)
+
+    def _module_calls(self, module: str, facts) -> list[OpCall]:
+        if module not in self._calls:
+            modules = self.pyindex.modules
+            self._calls[module] = op_calls(facts, lambda name: name not in modules and name.partition(".")[0] not in self._roots)
+        return self._calls[module]
 
 
 def python_op_namespaces(pyindex: PyIndex, reached: Reached) -> frozenset[str]:
@@ -71,11 +85,6 @@ def python_op_namespaces(pyindex: PyIndex, reached: Reached) -> frozenset[str]:
         if facts is not None:
             found |= python_libraries(facts)
     return frozenset(found)
-
-
-def _roots(pyindex: PyIndex) -> frozenset[str]:
-    """The top-level packages of the scan: a module under one is Python, not a compiled extension."""
-    return frozenset(module.partition(".")[0] for module in pyindex.module_of_path.values())
 
 
 @dataclass(frozen=True)
