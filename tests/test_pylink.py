@@ -1,7 +1,8 @@
 import pathlib
 
 from archlint.extract.python.facts import extract_python
-from archlint.link.python import link_python, module_name
+from archlint.link.modules import module_name
+from archlint.link.python import link_python
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "py-jitgate"
 

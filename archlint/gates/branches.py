@@ -12,7 +12,8 @@ toolkit, environment variables at their defaults) is not passed.
 
 from __future__ import annotations
 
-from archlint.gates.capability import Evaluator, Scope, Trace, truth
+from archlint.gates.capability import Evaluator
+from archlint.gates.capability_values import Scope, Trace, truth
 from archlint.model.python import ArchString, PythonFacts
 
 Path = tuple  # ((PyExpr, taken), ...)

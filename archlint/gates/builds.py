@@ -4,7 +4,8 @@ toolkit, through the toolkit-version tests it makes (`is_cuda_version_at_least("
 
 from __future__ import annotations
 
-from archlint.gates.capability import Evaluator, Trace
+from archlint.gates.capability import Evaluator
+from archlint.gates.capability_values import Trace
 from archlint.knowledge.arch import toolkit_text
 from archlint.model.gates import ProjectBuild
 from archlint.model.python import version_tuple

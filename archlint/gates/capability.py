@@ -5,101 +5,40 @@ gate vocabulary names, such as `torch.cuda.get_device_capability()`, FlashInfer'
 `get_compute_capability` and device properties, or scanned helpers such as SGLang's
 `get_device_sm`) yield concrete numbers, scanned functions are evaluated from their own return
 statements, and everything else is unknown. Three-valued: True, False, or UNKNOWN.
+
+The values and the three-valued logic are in `capability_values`, the attribute tables in
+`capability_tables`, what looks like an arch by its name in `arch_names`; this module is the walk.
 """
 
 from __future__ import annotations
 
 import operator
 import re
-from dataclasses import dataclass, field
-from typing import NamedTuple
 
-from archlint.lang.python.expr import new_expr, walk
+from archlint.gates.arch_names import ARCHY, is_dunder
+from archlint.gates.capability_tables import table_function
+from archlint.gates.capability_values import (
+    UNKNOWN,
+    ArchTest,
+    AttrTable,
+    Capability,
+    FuncRef,
+    Props,
+    Scope,
+    Trace,
+    and_,
+    compare,
+    element,
+    members,
+    or_,
+    truth,
+)
+from archlint.lang.python.expr import new_expr
 from archlint.model.python import PyExpr, version_tuple
 
-
-class _Unknown:
-    def __repr__(self) -> str:
-        return "UNKNOWN"
-
-
-UNKNOWN = _Unknown()
-
-_ARCHY = re.compile(r"(?i)(?:^|_)(?:sm_?\d+\w*|sm\d+x|capab\w*|arch\w*|hopper|blackwell|ampere|ada|rubin)(?:$|_)")
 _MAX_CALL_DEPTH = 6
 _VERSION = re.compile(r"^\d+(?:\.\d+)*$")
 _RECURSION = ("recursion",)  # what a call still being evaluated reads as, asked again from within
-
-
-@dataclass(frozen=True)
-class Props:
-    major: int
-    minor: int
-
-    def member(self, name: str) -> int:
-        """`props.major` or `props.minor`, as the evaluated Python reads it."""
-        return self.major if name == "major" else self.minor
-
-
-class Capability(NamedTuple):
-    """The device's capability as a capability call yields it: a (major, minor) pair that compares as
-    one, indexes as one and has `.major` and `.minor` (PyTorch's tuple, vLLM's DeviceCapability)."""
-
-    major: int
-    minor: int
-
-
-@dataclass(frozen=True)
-class AttrTable:
-    """What an attribute-table call (`get_platform()`) returns: an object whose attribute `x` is the
-    call of the function its tables name for `x`."""
-
-    call: str  # the callee's last dotted part, a key of Idioms.table_names
-
-
-@dataclass(frozen=True)
-class FuncRef:
-    qualname: str
-    bound: tuple[tuple[str, object], ...] = ()
-
-
-@dataclass(frozen=True)
-class ArchTest:
-    """A comparison that read the capability, where it is written: `get_compute_capability(d)[0] == 10`
-    in the return statement of a scanned helper, the assignment of a name, or the condition itself."""
-
-    module: str
-    line: int  # the statement's first line
-    expr: PyExpr
-
-
-@dataclass
-class Trace:
-    """What an evaluation touched: decides whether a condition is a gate and how exact it is."""
-
-    arch: bool = False  # a capability source was read
-    predicate: bool = False  # ... inside a scanned function returning a boolean
-    opaque: list[str] = field(default_factory=list)  # arch-looking things that could not be evaluated
-    toolkit_tests: list[str] = field(default_factory=list)  # versions toolkit-version calls compared with
-    # The innermost comparisons that read the capability, in the order evaluated (repeats kept):
-    # what a condition naming no architecture itself rests on.
-    tests: list[ArchTest] = field(default_factory=list)
-
-    def take(self, arch: bool, predicate: bool, opaque, tests, toolkit_tests) -> None:
-        """Add what a nested evaluation (an assignment's value, a call's returns) touched."""
-        self.arch |= arch
-        self.predicate |= predicate
-        self.opaque.extend(opaque)
-        self.tests.extend(tests)
-        self.toolkit_tests.extend(toolkit_tests)
-
-
-@dataclass(frozen=True)
-class Scope:
-    module: str
-    function: str  # local qualname
-    line: int | None
-    bound: tuple[tuple[str, object], ...] = ()
 
 
 class Evaluator:
@@ -185,7 +124,7 @@ class Evaluator:
                 base = self._lookup(head, scope, cc, trace, depth)
             if isinstance(base, AttrTable) and "." not in rest:
                 return self._table_attr(base, rest, scope, cc, trace, depth)
-            return _members(base, rest.split("."), trace)
+            return members(base, rest.split("."), trace)
         return self._lookup(name, scope, cc, trace, depth)
 
     def _lookup(self, name, scope, cc, trace, depth):
@@ -199,7 +138,7 @@ class Evaluator:
                 return UNKNOWN  # a build script's branch-dependent setting (IS_ROCM = True / False)
             value = self._assigned(owner, assign, cc, trace, depth + 1)
             if assign.unpack:
-                return _element(value, assign.targets.index(name) if name in assign.targets else -1)
+                return element(value, assign.targets.index(name) if name in assign.targets else -1)
             return value
         binding = index.resolve(scope.module, name, scope.function)
         if binding is not None and binding.kind == "function" and not is_dunder(binding.name):
@@ -229,7 +168,7 @@ class Evaluator:
         base = self.value(expr.args[0], scope, cc, trace, depth)
         if isinstance(base, AttrTable):
             return self._table_attr(base, expr.text, scope, cc, trace, depth)
-        return _members(base, [expr.text], trace)
+        return members(base, [expr.text], trace)
 
     def _subscript(self, expr, scope, cc, trace, depth):
         base = self.value(expr.args[0], scope, cc, trace, depth)
@@ -247,19 +186,19 @@ class Evaluator:
         trace.arch |= was
         result = True
         for op, left, right in zip(expr.text.split(","), values, values[1:]):
-            step = _compare(op, left, right)
-            result = _and(result, step)
+            step = compare(op, left, right)
+            result = and_(result, step)
         return result
 
     def _and(self, expr, scope, cc, trace, depth):
         left = self.value(expr.args[0], scope, cc, trace, depth)
         right = self.value(expr.args[1], scope, cc, trace, depth)
-        return _and(truth(left), truth(right))
+        return and_(truth(left), truth(right))
 
     def _or(self, expr, scope, cc, trace, depth):
         left = self.value(expr.args[0], scope, cc, trace, depth)
         right = self.value(expr.args[1], scope, cc, trace, depth)
-        return _or(truth(left), truth(right))
+        return or_(truth(left), truth(right))
 
     def _not(self, expr, scope, cc, trace, depth):
         inner = truth(self.value(expr.args[0], scope, cc, trace, depth))
@@ -383,7 +322,7 @@ class Evaluator:
         if last in ("int", "str") and expr.text == last and len(args) == 1:
             value = self.value(args[0], scope, cc, trace, depth)
             return UNKNOWN if value is UNKNOWN else _convert(last, value)
-        if _ARCHY.search(last):
+        if ARCHY.search(last):
             trace.opaque.append(expr.text)
         return UNKNOWN
 
@@ -445,7 +384,7 @@ class Evaluator:
             reach = True
             for cond, wanted in ret.path:
                 held = truth(self.value(cond, scope, cc, sub, depth))
-                reach = _and(reach, held if wanted or held is UNKNOWN else not held)
+                reach = and_(reach, held if wanted or held is UNKNOWN else not held)
                 if reach is False:
                     break
             if reach is False:
@@ -482,124 +421,14 @@ def _merge(candidates, trace: Trace):
     return UNKNOWN
 
 
-def names_arch(expr: PyExpr, idioms) -> bool:
-    """Whether a condition's own text names an architecture: a call that reads the capability or the
-    device properties, or a name, attribute or callee that looks like an arch (`major`, `cc`,
-    `device_arch`, `is_sm90a_supported`, `_match_sm_version`)."""
-    for sub in walk(expr):
-        if sub.kind == "call":
-            last = sub.text.rpartition(".")[2]
-            if last in idioms.capability_calls or last in idioms.properties_calls:
-                return True
-        if sub.kind in ("name", "attr", "call") and any(
-                _ARCHY.search(part) or not _ARCH_WORDS.isdisjoint(part.lower().split("_")) for part in sub.text.split(".")):
-            return True
-    return False
-
-
-_ARCH_WORDS = frozenset(("major", "minor", "cc", "sm", "arch", "capability"))
-
-
-def is_dunder(qualname: str) -> bool:
-    """`__init__`, `__call__`: the object protocol runs them, a condition never asks them by name
-    for a capability."""
-    name = qualname.rpartition(".")[2]
-    return len(name) > 4 and name.startswith("__") and name.endswith("__")
-
-
-def truth(value):
-    if value is UNKNOWN or isinstance(value, (FuncRef, Props)):
-        return UNKNOWN
-    try:
-        return bool(value)
-    except Exception:
-        return UNKNOWN
-
-
-def _and(left, right):
-    if left is False or right is False:
-        return False
-    if left is UNKNOWN or right is UNKNOWN:
-        return UNKNOWN
-    return True
-
-
-def _or(left, right):
-    if left is True or right is True:
-        return True
-    if left is UNKNOWN or right is UNKNOWN:
-        return UNKNOWN
-    return False
-
-
-_COMPARES = {
-    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-    "in": lambda a, b: a in b, "not in": lambda a, b: a not in b, "is": operator.is_, "is not": operator.is_not,
-}
 _BINOPS = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod,
 }
 
 
-def _compare(op, left, right):
-    if left is UNKNOWN or right is UNKNOWN or isinstance(left, (FuncRef, Props)) or isinstance(right, (FuncRef, Props)):
-        return UNKNOWN
-    if op in ("in", "not in") and isinstance(right, tuple) and UNKNOWN in right:
-        return UNKNOWN
-    function = _COMPARES.get(op)
-    if function is None:
-        return UNKNOWN
-    try:
-        return bool(function(left, right))
-    except TypeError:
-        return UNKNOWN
-
-
-def _members(base, names: list[str], trace: Trace):
-    if isinstance(base, (Props, Capability)) and len(names) == 1 and names[0] in ("major", "minor"):
-        trace.arch = True
-        return base.major if names[0] == "major" else base.minor
-    return UNKNOWN
-
-
 _NOT_VOCABULARY = object()
 _STR_METHODS = {"split": lambda text, *sep: tuple(text.split(*sep)), "strip": lambda text, *chars: text.strip(*chars),
                 "lower": lambda text: text.lower(), "upper": lambda text: text.upper()}
-
-
-def table_function(index, tables: tuple[str, ...], name: str) -> tuple[str, str] | None:
-    """(module, name) of the function a module-level dict literal named in `tables` maps `name` to
-    (`_PLATFORM_PROBES = {"is_sm100": "is_sm100_supported", ...}`): a module-level def or binding of
-    that name, in a module the table's module imports when several modules define one."""
-    for module in index.spelling(set(tables)):
-        facts = index.modules.get(module)
-        for assign in facts.assigns if facts is not None else ():
-            if assign.function or assign.value.kind != "dict" or not set(assign.targets) & set(tables):
-                continue
-            value = next((kw.args[0] for kw in assign.value.args if kw.kind == "kw" and kw.text == name), None)
-            if value is not None and value.kind == "str":
-                return _function_named(index, facts, value.text)
-    return None
-
-
-def _function_named(index, facts, name: str) -> tuple[str, str] | None:
-    found = [module for module in index.spelling({name}) if _defines(index.modules[module], name)]
-    if len(found) > 1:
-        imported = {imp.module for imp in facts.imports} | {
-            f"{imp.module}.{n}" if imp.module else n for imp in facts.imports for n in imp.names}
-        found = [module for module in found if module in imported]
-    return (found[0], name) if len(found) == 1 else None
-
-
-def _defines(facts, name: str) -> bool:
-    return (any(fn.qualname == name for fn in facts.functions)
-            or any(not assign.function and name in assign.targets for assign in facts.assigns))
-
-
-def _element(value, position: int):
-    if isinstance(value, tuple) and 0 <= position < len(value):
-        return value[position]
-    return UNKNOWN
 
 
 def _convert(kind: str, value):

@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from archlint.gates.capability import Evaluator, FuncRef, Scope, Trace, is_dunder
+from archlint.gates.arch_names import is_dunder
+from archlint.gates.capability import Evaluator
+from archlint.gates.capability_values import FuncRef, Scope, Trace
 from archlint.knowledge.arch import known_ccs
 from archlint.lang.python.expr import walk
 from archlint.link.python import PyIndex

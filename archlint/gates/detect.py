@@ -9,7 +9,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from archlint.gates.capability import UNKNOWN, Evaluator, Scope, Trace, names_arch
+from archlint.gates.arch_names import names_arch
+from archlint.gates.capability import Evaluator
+from archlint.gates.capability_values import Scope, Trace
 from archlint.gates.flagrefs import with_constants
 from archlint.gates.flagset import flag_set, parse_arch_string
 from archlint.gates.branches import appended_to, common_path, contradicts, decided_out, path_at

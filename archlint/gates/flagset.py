@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from archlint.gates.capability import Scope, Trace
+from archlint.gates.capability_values import Scope, Trace
 from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.model.python import PyExpr
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from archlint.gates.capability import Capability, Evaluator, Trace, truth
+from archlint.gates.capability import Evaluator
+from archlint.gates.capability_values import Capability, Trace, truth
 from archlint.model.python import PyFunction, PythonFacts
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from archlint.gates.capability import Scope
+from archlint.gates.capability_values import Scope
 from archlint.gates.detect import flag_lists_of
 from archlint.gates.flagset import flag_set, parse_arch_string
 

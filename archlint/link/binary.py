@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
-from archlint.link.python import module_name
+from archlint.link.modules import module_name
 from archlint.model.binary import BinaryFacts
 
 __all__ = ["ExtensionIndex", "extension_module_name"]

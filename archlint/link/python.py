@@ -9,57 +9,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from pathlib import PurePosixPath
-from typing import Protocol
+from dataclasses import replace
 
 from archlint.knowledge.idioms import Idioms, load_idioms
+from archlint.link.modules import Binding, ModuleReader, ModuleStore, import_base
 from archlint.link.paths import TemplateRender, resolve_sources
 from archlint.model.python import PyAssign, PyCalls, PyFunction, PythonFacts, ResolvedSource
 
 _MAX_HOPS = 12
-
-
-@dataclass(frozen=True)
-class Binding:
-    kind: str  # 'module' | 'symbol' (module, name) | 'function' | 'class' | 'assign'
-    module: str
-    name: str = ""
-
-
-def module_name(path: str, files: Collection[str], roots: Sequence[str] = ()) -> str:
-    """Dotted module name: the package chain found through `__init__.py` files."""
-    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    segments = path.split("/")
-
-    def package(depth: int) -> bool:
-        return "/".join(segments[:depth] + ["__init__.py"]) in files
-
-    start = len(segments) - 1
-    # A folder without __init__.py inside a package is a namespace portion of it (`sglang/srt/`
-    # and `sglang/srt/layers/` below `sglang/__init__.py`): `sglang.srt.layers.attention.x` is
-    # imported through them.
-    while start > 0 and (package(start) or any(package(depth) for depth in range(start))):
-        start -= 1
-    if start == 0 and "__init__.py" in files and len(roots) == 1:
-        top = PurePosixPath(str(roots[0]).replace("\\", "/")).name
-        if top and top not in (".", ".."):
-            return ".".join([top] + parts) if parts else top
-    return ".".join(parts[start:])
-
-
-class ModuleReader(Protocol):
-    """Where a lazily built index reads modules from: their facts, and which files spell a word."""
-
-    def read(self, paths: Sequence[str]) -> Mapping[str, PythonFacts | None]:
-        """Full facts of these files (None for a file that gave none)."""
-        ...
-
-    def spelling(self, words: Collection[str]) -> frozenset[str] | None:
-        """The files whose bytes hold any of the words; None when every file may."""
-        ...
 
 
 class _Given:
@@ -79,32 +36,20 @@ class _Given:
 PACKAGE_IMPORTS = ("from . import", "from .. import", "from ... import", "import *")
 
 
-class PyIndex:
+class PyIndex(ModuleStore):
     """The linked Python modules. A module's facts are read when something asks for them: every
     answer is the one the index of all modules gives, as long as every module that holds gate
     vocabulary, a source name or a flag list is loaded before linking (`load`); the global walks
     (`loaded`) see those. What a module can only reach by name (a caller, a function defined in
-    a package prefix) is found among the files that spell the name."""
+    a package prefix) is found among the files that spell the name. Reading the modules and their
+    own tables is `ModuleStore`'s; this class resolves names across them."""
 
     def __init__(self, paths: Collection[str], roots: Sequence[str], files: Collection[str],
                  reader: ModuleReader, idioms: Idioms | None = None) -> None:
-        self.files = frozenset(files) | frozenset(paths)
+        super().__init__(paths, roots, files, reader)
         self.idioms = idioms or load_idioms()
-        self._reader = reader
-        self._path_of: dict[str, str] = {}  # module name -> path, in path order
-        self.module_of_path: dict[str, str] = {}
-        for path in sorted(paths):
-            name = module_name(path, self.files, roots)
-            if name not in self._path_of:
-                self._path_of[name] = path
-                self.module_of_path[path] = name
-        self._facts: dict[str, PythonFacts] = {}
-        self._scopes: dict[str, dict[str, Binding]] = {}
-        self._assigns: dict[str, dict[tuple[str, str], tuple[PyAssign, ...]]] = {}
-        self._local_functions: dict[str, dict[str, PyFunction]] = {}
         self._edges: dict[str, tuple[tuple[str, str], ...]] = {}
         self._callers_in: dict[str, dict[str, tuple[str, ...]]] = {}  # module -> callee -> its callers there
-        self._spellers: dict[str, frozenset[str]] = {}
         self._callers: dict[str, tuple[str, ...]] = {}
         self._importers: frozenset[str] | None = None  # modules importing from a package, or all names
         self._callees: dict[str, tuple[str, ...]] = {}
@@ -114,92 +59,14 @@ class PyIndex:
         self.renders: tuple[TemplateRender, ...] = ()  # each template rendering with its arguments
 
     @property
-    def modules(self) -> Mapping[str, PythonFacts]:
-        """Module name -> facts (a view made on each use: the index holds no cycle, so it is freed
-        the moment a scan drops it, with the collector paused)."""
-        return _Modules(self)
-
-    @property
     def functions(self) -> Mapping[str, PyFunction]:
         return _Functions(self)
 
-    # ---------------------------------------------------------------- reading modules
-
-    def load(self, names: Collection[str]) -> None:
-        """Read the facts of these modules (one batch)."""
-        wanted = [name for name in names if name in self._path_of and name not in self._facts]
-        if not wanted:
-            return
-        read = self._reader.read([self._path_of[name] for name in wanted])
-        for name in wanted:
-            path = self._path_of[name]
-            self._facts[name] = read.get(path) or PythonFacts(path, "")
-
-    def load_all(self) -> None:
-        self.load(list(self._path_of))
-
-    def load_paths(self, paths: Collection[str]) -> None:
-        self.load([self.module_of_path[path] for path in paths if path in self.module_of_path])
-
-    def loaded(self) -> list[tuple[str, PythonFacts]]:
-        """The modules read so far, in path order."""
-        return [(name, self._facts[name]) for name in self._path_of if name in self._facts]
+    # ---------------------------------------------------------------- functions and calls
 
     def loaded_functions(self) -> list[str]:
         """Full qualnames of the functions of the modules read so far."""
         return list(dict.fromkeys(self.qualify(name, fn.qualname) for name, facts in self.loaded() for fn in facts.functions))
-
-    def path_of(self, module: str) -> str | None:
-        return self._path_of.get(module)
-
-    def spelling(self, words: Collection[str]) -> list[str]:
-        """Modules whose file may spell one of the words."""
-        paths = self._reader.spelling(words)
-        if paths is None:
-            return list(self._path_of)
-        return [self.module_of_path[path] for path in sorted(paths) if path in self.module_of_path]
-
-    def _spells(self, module: str, word: str) -> bool:
-        spellers = self._spellers.get(word)
-        if spellers is None:
-            paths = self._reader.spelling([word])
-            spellers = self._spellers[word] = frozenset(self._path_of) if paths is None else frozenset(
-                self.module_of_path[path] for path in paths if path in self.module_of_path)
-        return module in spellers
-
-    def _module(self, name: str) -> PythonFacts | None:
-        if name not in self._path_of:
-            return None
-        if name not in self._facts:
-            self.load([name])
-        return self._facts[name]
-
-    # ---------------------------------------------------------------- tables
-
-    def scope(self, module: str) -> Mapping[str, Binding]:
-        found = self._scopes.get(module)
-        if found is None:
-            facts = self._module(module)
-            if facts is None:
-                return {}
-            found = self._scopes[module] = _scope(module, facts, facts.path.endswith("__init__.py"))
-        return found
-
-    def _assign_table(self, module: str) -> Mapping[tuple[str, str], tuple[PyAssign, ...]]:
-        found = self._assigns.get(module)
-        if found is None:
-            facts = self._module(module)
-            if facts is None:
-                return {}
-            found = self._assigns[module] = _assign_table(facts)
-        return found
-
-    def _function_table(self, module: str) -> Mapping[str, PyFunction]:
-        found = self._local_functions.get(module)
-        if found is None:
-            facts = self._module(module)
-            found = self._local_functions[module] = {fn.qualname: fn for fn in facts.functions} if facts else {}
-        return found
 
     def function(self, qualname: str) -> PyFunction | None:
         """The function of that full qualname (qualname rewritten to full). Where two modules give
@@ -400,7 +267,7 @@ class PyIndex:
         for imp in facts.imports:
             if imp.function or "*" not in imp.names:
                 continue
-            base = _import_base(package, imp.module, imp.level)
+            base = import_base(package, imp.module, imp.level)
             target = self.scope(base).get(name) if base and base != module else None
             if target is not None and not name.startswith("_"):
                 return target
@@ -468,28 +335,6 @@ class PyIndex:
         return None
 
 
-class _Modules(Mapping[str, PythonFacts]):
-    """Module name -> facts, read on first use. Iterating reads every module."""
-
-    def __init__(self, index: PyIndex) -> None:
-        self._index = index
-
-    def __getitem__(self, name: str) -> PythonFacts:
-        facts = self._index._module(name)
-        if facts is None:
-            raise KeyError(name)
-        return facts
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self._index.path_of(name) is not None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._index.module_of_path.values()))
-
-    def __len__(self) -> int:
-        return len(self._index.module_of_path)
-
-
 class _Functions(Mapping[str, PyFunction]):
     """Full qualname -> function, found in the modules its name can come from."""
 
@@ -519,54 +364,6 @@ def _latest(assigns: Sequence[PyAssign], before: int | None) -> PyAssign | None:
         if before is None or assign.line < before:
             found = assign
     return found
-
-
-def _assign_table(facts: PythonFacts) -> dict[tuple[str, str], tuple[PyAssign, ...]]:
-    table = defaultdict(list)
-    for assign in facts.assigns:
-        for target in assign.targets:
-            table[(assign.function, target)].append(assign)
-    return {key: tuple(value) for key, value in table.items()}
-
-
-def _scope(module: str, facts: PythonFacts, is_package: bool) -> dict[str, Binding]:
-    scope: dict[str, Binding] = {}
-    package = module if is_package else module.rpartition(".")[0]
-    for assign in facts.assigns:
-        if not assign.function:
-            for target in assign.targets:
-                if target and "." not in target and "[" not in target:
-                    scope[target] = Binding("assign", module, target)
-    for imp in sorted(facts.imports, key=lambda imp: (imp.function != "", imp.line)):
-        base = _import_base(package, imp.module, imp.level)
-        if base is None:
-            continue
-        if not imp.names:
-            for alias in imp.aliases:
-                top = imp.module.split(".")[0]
-                if not imp.function or alias not in scope:
-                    scope[alias] = Binding("module", top if alias == top else imp.module)
-            continue
-        for name, alias in zip(imp.names, imp.aliases):
-            if name != "*" and (not imp.function or alias not in scope):
-                scope[alias] = Binding("symbol", base, name)
-    for cls in facts.classes:
-        if "." not in cls.qualname:
-            scope[cls.qualname] = Binding("class", module, cls.qualname)
-    for fn in facts.functions:
-        if "." not in fn.qualname:
-            scope[fn.qualname] = Binding("function", module, fn.qualname)
-    return scope
-
-
-def _import_base(package: str, module: str, level: int) -> str | None:
-    if level == 0:
-        return module
-    parts = package.split(".") if package else []
-    if level - 1 > len(parts):
-        return None
-    base = parts[: len(parts) - (level - 1)]
-    return ".".join(base + ([module] if module else []))
 
 
 def link_python(facts: Sequence[PythonFacts], roots: Sequence[str], files: Collection[str],

@@ -13,22 +13,31 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-
 from functools import lru_cache
 
 import tree_sitter
 import tree_sitter_cuda
 from tree_sitter import Node
 
+from archlint.extract.cuda.host_conditions import any_of, capability_named, host_expr, pure
+from archlint.extract.cuda.host_nodes import (
+    block_statements,
+    call_arguments,
+    call_names,
+    called_name,
+    calls_within,
+    function_pointers,
+    returned_literal,
+)
+from archlint.extract.cuda.registrations import op_registrations
 from archlint.knowledge.host import HostKnowledge, load_host
+from archlint.lang.cpp.constant import text
 from archlint.lang.cpp.directives import Structure
-from archlint.model.cexpr import Binary, Expr, Name, Num, Opaque, Ternary, Unary
+from archlint.model.cexpr import Expr, Name, Num, Unary
 from archlint.model.cuda import Function
 from archlint.model.host import CALL, MAJOR, MINOR, CapabilityHelper, HostArm, HostCheck, HostFacts, OpRegistration
 
 _TEXT_LIMIT = 160
-_BINARY = frozenset(("&&", "||", "==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"))
-_PREPROC = frozenset(("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"))
 _ATTRIBUTE_READERS = ("cudaDeviceGetAttribute", "cuDeviceGetAttribute")
 _TUPLE_MAKERS = ("make_tuple", "make_pair", "tuple", "pair")
 _STATEMENTS = frozenset(("compound_statement", "expression_statement", "if_statement", "declaration", "return_statement",
@@ -69,67 +78,9 @@ def _definitions(root: Node) -> Iterator[Node]:
         stack.extend(reversed(node.children))
 
 
-def _text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "replace")
-
-
 def _one_line(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 3] + "..."
-
-
-def _callee(node: Node) -> str:
-    """The unqualified name a call_expression calls, '' for a member call or an expression."""
-    function = node.child_by_field_name("function")
-    while function is not None and function.type in ("qualified_identifier", "template_function"):
-        function = function.child_by_field_name("name")
-    return _text(function) if function is not None and function.type == "identifier" else ""
-
-
-def _call_names(node: Node) -> list[str]:
-    """What a call names: the function, and the classes it is qualified with
-    (`LoopUnroller<1, 16>::unroll(...)` names `unroll` and `LoopUnroller`, whose definition leads on)."""
-    callee = _callee(node)
-    names = [callee] if callee else []
-    function = node.child_by_field_name("function")
-    while function is not None and function.type == "qualified_identifier":
-        scope = function.child_by_field_name("scope")
-        if scope is not None and scope.type == "template_type":
-            scope = scope.child_by_field_name("name")
-        if scope is not None and scope.type == "type_identifier":
-            names.append(_text(scope))
-        function = function.child_by_field_name("name")
-    return names
-
-
-def _arguments(node: Node) -> list[Node]:
-    arguments = node.child_by_field_name("arguments")
-    return [child for child in arguments.named_children if child.type != "comment"] if arguments is not None else []
-
-
-def _leaves(expr: Expr) -> Iterator[str]:
-    if isinstance(expr, Name):
-        yield expr.name
-    elif isinstance(expr, Unary):
-        yield from _leaves(expr.operand)
-    elif isinstance(expr, Binary):
-        yield from _leaves(expr.left)
-        yield from _leaves(expr.right)
-    elif isinstance(expr, Ternary):
-        for part in (expr.cond, expr.then, expr.other):
-            yield from _leaves(part)
-
-
-def capability_named(expr: Expr) -> bool:
-    """Whether a condition reads the capability, or calls what may be a capability helper."""
-    return any(leaf.startswith("@") for leaf in _leaves(expr))
-
-
-def _pure(expr: Expr) -> bool:
-    """Only capability names, numbers and operators: what a helper may return."""
-    if isinstance(expr, Opaque):
-        return False
-    return all(leaf.startswith("@") for leaf in _leaves(expr)) and capability_named(expr)
 
 
 @dataclass
@@ -167,30 +118,30 @@ class _Reader:
         if declarator is None or body is None:
             return
         name_node = declarator.child_by_field_name("declarator")
-        name = _text(name_node).rpartition("::")[2] if name_node is not None else ""
+        name = text(name_node).rpartition("::")[2] if name_node is not None else ""
         kind = self.knowledge.registration(name)
         if kind:
-            self._registrations(name, kind, declarator, body)
+            self.registrations.extend(op_registrations(name, kind, declarator, body, self.knowledge))
             return
         line = node.start_point[0] + 1
         enclosing = self.function_at(declarator.start_point[0] + 1) or self.function_at(line)
         state = _Function(enclosing.qualname if enclosing is not None else name)
-        state.aliases = _function_pointers(body)
-        state.calls = sorted((call.start_byte, state.aliases.get(name, name)) for call in _calls(body)
-                             for name in _call_names(call))
+        state.aliases = function_pointers(body)
+        state.calls = sorted((call.start_byte, state.aliases.get(name, name)) for call in calls_within(body)
+                             for name in call_names(call))
         self._block(body, state, [])
         values = state.returns[-1] if state.returns and not state.opaque_return else ()
         if not values and state.admits and not state.opaque_return and state.literal_returns <= {0}:
             # `if (sm >= 100 && sm < 120) return true; ... return false;`: a predicate of the capability
-            values = (_any_of(state.admits),)
-        if values and all(_pure(value) for value in values):
+            values = (any_of(state.admits),)
+        if values and all(pure(value) for value in values):
             self.helpers.append(CapabilityHelper(name, values, line))
 
     # ------------------------------------------------------------------ statements
 
     def _block(self, node: Node, state: _Function, arms: list[HostArm]) -> None:
         """The statements of a block in order; `arms`: the capability branches seen so far in it."""
-        for child in _statements(node):
+        for child in block_statements(node):
             self._statement(child, state, arms)
 
     def _statement(self, node: Node, state: _Function, arms: list[HostArm]) -> None:
@@ -222,14 +173,14 @@ class _Reader:
             value = declarator.child_by_field_name("value")
             if target is None or value is None:
                 continue
-            if target.type == "structured_binding_declarator" and value.type == "call_expression" and _callee(value):
+            if target.type == "structured_binding_declarator" and value.type == "call_expression" and called_name(value):
                 for index, element in enumerate(n for n in target.named_children if n.type == "identifier"):
-                    state.env[_text(element)] = Name(f"{CALL}{_callee(value)}#{index}")
+                    state.env[text(element)] = Name(f"{CALL}{called_name(value)}#{index}")
                 continue
             while target.type in ("reference_declarator", "pointer_declarator") and target.named_children:
                 target = target.named_children[-1]
             if target.type == "identifier":
-                self._assign(_text(target), value, state)
+                self._assign(text(target), value, state)
 
     def _assign(self, name: str, value: Node, state: _Function) -> None:
         expr = self.expr(value, state.env)
@@ -244,17 +195,17 @@ class _Reader:
             return
         if inner.type == "assignment_expression":
             left, right = inner.child_by_field_name("left"), inner.child_by_field_name("right")
-            if left is not None and right is not None and left.type == "identifier" and _text(inner.children[1]) == "=":
-                self._assign(_text(left), right, state)
+            if left is not None and right is not None and left.type == "identifier" and text(inner.children[1]) == "=":
+                self._assign(text(left), right, state)
             return
-        for call in _calls(node):
+        for call in calls_within(node):
             self._attribute_read(call, state)
         if inner.type != "call_expression":
             return
-        macro = _callee(inner)
+        macro = called_name(inner)
         if macro not in self.knowledge.all_checks:
             return
-        arguments = _arguments(inner)
+        arguments = call_arguments(inner)
         if not arguments:
             return
         cond = self.expr(arguments[0], state.env)
@@ -263,21 +214,21 @@ class _Reader:
                 self._ladder(node, macro, state, arms)
             return
         if capability_named(cond):
-            self._check(node, macro, cond, _text(arguments[0]), state)
+            self._check(node, macro, cond, text(arguments[0]), state)
 
     def _attribute_read(self, call: Node, state: _Function) -> None:
         """`cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device)`."""
-        if _callee(call) not in _ATTRIBUTE_READERS:
+        if called_name(call) not in _ATTRIBUTE_READERS:
             return
-        arguments = _arguments(call)
-        if len(arguments) < 2 or _text(arguments[1]).rpartition("::")[2] not in self.attributes:
+        arguments = call_arguments(call)
+        if len(arguments) < 2 or text(arguments[1]).rpartition("::")[2] not in self.attributes:
             return
         target = arguments[0]
         if target.type == "pointer_expression" and target.named_children:
             target = target.named_children[-1]
         if target.type == "identifier":
-            which = self.attributes[_text(arguments[1]).rpartition("::")[2]]
-            state.env[_text(target)] = Name(MAJOR if which == "major" else MINOR)
+            which = self.attributes[text(arguments[1]).rpartition("::")[2]]
+            state.env[text(target)] = Name(MAJOR if which == "major" else MINOR)
 
     def _if(self, node: Node, state: _Function, arms: list[HostArm]) -> None:
         condition = node.child_by_field_name("condition")
@@ -288,7 +239,7 @@ class _Reader:
         inner = condition.named_children[-1] if condition.named_children else condition
         cond = self.expr(inner, state.env)
         if capability_named(cond):
-            literal = _returned_literal(consequence)
+            literal = returned_literal(consequence)
             if literal is not None and alternative is None:
                 if literal:
                     state.admits.append(cond)
@@ -298,7 +249,7 @@ class _Reader:
             refusal = self._refusal(consequence)
             if refusal is not None and alternative is None:
                 # `if (!cap) throw ...;`: a check that lets through what the condition does not hold for
-                self._check(node, refusal, Unary("!", cond), f"!({_text(inner)})", state, end=consequence)
+                self._check(node, refusal, Unary("!", cond), f"!({text(inner)})", state, end=consequence)
                 return
             arms.append(self._arm(cond, inner, consequence, state))
             chain = self._else_chain(alternative, state, arms)
@@ -331,22 +282,22 @@ class _Reader:
 
     def _arm(self, cond: Expr, inner: Node, consequence: Node, state: _Function) -> HostArm:
         line = inner.start_point[0] + 1
-        calls = tuple(sorted({state.aliases.get(name, name) for call in _calls(consequence) for name in _call_names(call)}))
-        return HostArm(cond, _one_line(_text(inner)), line, self.structure.region_at(line), calls)
+        calls = tuple(sorted({state.aliases.get(name, name) for call in calls_within(consequence) for name in call_names(call)}))
+        return HostArm(cond, _one_line(text(inner)), line, self.structure.region_at(line), calls)
 
     def _refusal(self, node: Node) -> str | None:
         """The macro (or 'throw') of a statement that only refuses: `throw ...;`, `MACRO(false, ...);`."""
-        statements = [s for s in _statements(node)] if node.type == "compound_statement" else [node]
+        statements = [s for s in block_statements(node)] if node.type == "compound_statement" else [node]
         if len(statements) != 1:
             return None
         statement = statements[0]
         if statement.type == "throw_statement":
             return "throw"
         inner = statement.named_children[0] if statement.type == "expression_statement" and statement.named_children else None
-        if inner is not None and inner.type == "call_expression" and _callee(inner) in self.knowledge.all_checks:
-            arguments = _arguments(inner)
-            if arguments and _text(arguments[0]) in ("false", "0"):
-                return _callee(inner)
+        if inner is not None and inner.type == "call_expression" and called_name(inner) in self.knowledge.all_checks:
+            arguments = call_arguments(inner)
+            if arguments and text(arguments[0]) in ("false", "0"):
+                return called_name(inner)
         return None
 
     def _return(self, node: Node, state: _Function) -> None:
@@ -355,8 +306,8 @@ class _Reader:
             return
         if value.type == "initializer_list":
             parts = [c for c in value.named_children if c.type != "comment"]
-        elif value.type == "call_expression" and _callee(value) in _TUPLE_MAKERS:
-            parts = _arguments(value)
+        elif value.type == "call_expression" and called_name(value) in _TUPLE_MAKERS:
+            parts = call_arguments(value)
         else:
             parts = [value]
         values = tuple(self.expr(part, state.env) for part in parts)
@@ -382,170 +333,11 @@ class _Reader:
 
     def _host_check(self, kind: str, macro: str, node: Node, state: _Function, arms: tuple[HostArm, ...]) -> HostCheck:
         line = node.start_point[0] + 1
-        return HostCheck(kind, macro, _one_line(_text(node)), line, node.start_point[1] + 1, node.end_point[0] + 1,
+        return HostCheck(kind, macro, _one_line(text(node)), line, node.start_point[1] + 1, node.end_point[0] + 1,
                          node.end_point[1] + 1, self.structure.region_at(line), state.qualname, arms)
-
-    def _registrations(self, macro: str, kind: str, declarator: Node, body: Node) -> None:
-        parameters = declarator.child_by_field_name("parameters")
-        names = [_text(p).strip() for p in parameters.named_children] if parameters is not None else []
-        if len(names) < 2:
-            return
-        namespace, module = names[0], names[-1]
-        # `TORCH_EXTENSION_NAME`, or pasted to a suffix: `CONCAT(TORCH_EXTENSION_NAME, _cache_ops)`
-        is_macro = any(re.search(rf"\b{re.escape(m)}\b", namespace) for m in self.knowledge.namespace_macros)
-        for call in _calls(body):
-            function = call.child_by_field_name("function")
-            if function is None or function.type != "field_expression":
-                continue
-            method = function.child_by_field_name("field")
-            owner = function.child_by_field_name("argument")
-            if method is None or owner is None or _text(owner) != module or _text(method) not in ("def", "impl"):
-                continue
-            arguments = _arguments(call)
-            schema = _string(arguments[0]) if arguments else None
-            if schema is None:
-                continue
-            op = schema.split("(")[0].strip()
-            bound = _bound_function(arguments[1:]) if _text(method) == "impl" or len(arguments) > 1 else ""
-            if kind == "pybind":
-                bound = _bound_function(arguments[1:2])
-            fact_kind = "pybind" if kind == "pybind" else _text(method)
-            keys = [_text(a) for a in arguments[1:] if a.type == "qualified_identifier" and _text(a).startswith("torch::k")]
-            dispatch = keys[0] if keys else names[1] if kind == "impl" and len(names) > 2 else ""
-            self.registrations.append(OpRegistration(fact_kind, macro, namespace, op, bound, call.start_point[0] + 1,
-                                                     call.start_point[1] + 1, is_macro, dispatch))
 
     # ------------------------------------------------------------------ expressions
 
     def expr(self, node: Node, env: dict[str, Expr]) -> Expr:
-        kind = node.type
-        if kind == "parenthesized_expression":
-            inner = [c for c in node.named_children if c.type != "comment"]
-            return self.expr(inner[0], env) if len(inner) == 1 else Opaque(_text(node))
-        if kind == "binary_expression":
-            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            operator = node.child_by_field_name("operator")
-            op = _text(operator) if operator is not None else ""
-            op = {"and": "&&", "or": "||"}.get(op, op)
-            if left is None or right is None or op not in _BINARY:
-                return Opaque(_text(node))
-            return Binary(op, self.expr(left, env), self.expr(right, env))
-        if kind == "unary_expression":
-            operator, argument = node.child_by_field_name("operator"), node.child_by_field_name("argument")
-            op = _text(operator) if operator is not None else ""
-            op = "!" if op == "not" else op
-            if argument is None or op not in ("!", "-", "+", "~"):
-                return Opaque(_text(node))
-            return Unary(op, self.expr(argument, env))
-        if kind == "conditional_expression":
-            parts = [node.child_by_field_name(f) for f in ("condition", "consequence", "alternative")]
-            if any(p is None for p in parts):
-                return Opaque(_text(node))
-            return Ternary(*(self.expr(p, env) for p in parts if p is not None))
-        if kind == "number_literal":
-            try:
-                return Num(int(_text(node).rstrip("uUlL"), 0))
-            except ValueError:
-                return Opaque(_text(node))
-        if kind in ("true", "false"):
-            return Num(1 if kind == "true" else 0)
-        if kind == "identifier":
-            name = _text(node)
-            return env.get(name, Name(name))
-        if kind == "field_expression":
-            member = node.child_by_field_name("field")
-            which = self.fields.get(_text(member)) if member is not None else None
-            if which is not None:
-                return Name(MAJOR if which == "major" else MINOR)
-            return Opaque(_text(node))
-        if kind in ("cast_expression", "static_cast_expression"):
-            value = node.child_by_field_name("value")
-            return self.expr(value, env) if value is not None else Opaque(_text(node))
-        if kind == "call_expression":
-            callee = _callee(node)
-            if callee in ("static_cast", "int", "int32_t", "int64_t"):
-                arguments = _arguments(node)
-                return self.expr(arguments[0], env) if len(arguments) == 1 else Opaque(_text(node))
-            return Name(f"{CALL}{callee}") if callee else Opaque(_text(node))
-        return Opaque(_text(node))
+        return host_expr(node, env, self.fields)
 
-
-def _statements(node: Node) -> Iterator[Node]:
-    """The statements of a block, those under preprocessor conditionals among them, in order."""
-    for child in node.named_children:
-        if child.type in _PREPROC:
-            yield from _statements(child)
-        elif child.type not in ("comment", "preproc_defined", "identifier", "binary_expression", "preproc_call"):
-            yield child
-
-
-def _calls(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.type == "call_expression":
-            yield current
-        stack.extend(reversed(current.named_children))
-
-
-def _any_of(conditions: list[Expr]) -> Expr:
-    value = conditions[0]
-    for cond in conditions[1:]:
-        value = Binary("||", value, cond)
-    return value
-
-
-def _returned_literal(node: Node) -> int | None:
-    """1 or 0 for a branch that only returns `true` or `false`; None otherwise."""
-    statements = list(_statements(node)) if node.type == "compound_statement" else [node]
-    if len(statements) != 1 or statements[0].type != "return_statement":
-        return None
-    value = [c for c in statements[0].named_children if c.type != "comment"]
-    if len(value) == 1 and value[0].type in ("true", "false"):
-        return 1 if value[0].type == "true" else 0
-    return None
-
-
-def _function_pointers(body: Node) -> dict[str, str]:
-    """Locals bound to a function (`auto launch = &run_mha_bwd;`): calls through them call it."""
-    found: dict[str, str] = {}
-    stack = [body]
-    while stack:
-        current = stack.pop()
-        if current.type == "init_declarator":
-            target, value = current.child_by_field_name("declarator"), current.child_by_field_name("value")
-            if target is not None and value is not None and target.type == "identifier" and value.type == "pointer_expression":
-                operand = value.child_by_field_name("argument")
-                if operand is not None and operand.type in ("identifier", "qualified_identifier") and _text(value).startswith("&"):
-                    found[_text(target)] = _text(operand).rpartition("::")[2]
-        stack.extend(current.named_children)
-    return found
-
-
-def _string(node: Node) -> str | None:
-    if node.type == "string_literal":
-        return "".join(_text(c) for c in node.named_children if c.type == "string_content")
-    if node.type == "concatenated_string":
-        return "".join(_string(c) or "" for c in node.named_children if c.type == "string_literal")
-    return None
-
-
-def _bound_function(arguments: list[Node]) -> str:
-    """The function a registration binds: the last plain name among its arguments (`&fn`,
-    `TORCH_BOX(&fn)`, `torch::kCUDA, &fn`); '' for none."""
-    for argument in reversed(arguments):
-        names = [n for n in _identifiers(argument)]
-        if argument.type == "qualified_identifier" and _text(argument).startswith("torch::k"):
-            continue  # a dispatch key
-        if names and argument.type != "string_literal":
-            return names[-1]
-    return ""
-
-
-def _identifiers(node: Node) -> Iterator[str]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.type == "identifier":
-            yield _text(current)
-        stack.extend(reversed(current.named_children))

@@ -15,9 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from archlint.knowledge.prebuilt import PrebuiltKnowledge
-from archlint.lang.cpp.declarations import split_arguments
 from archlint.lang.cpp.directives import Structure, macro_at
-from archlint.lang.cpp.lexical import closing_bracket
+from archlint.lang.cpp.lexical import closing_bracket, split_arguments
 from archlint.model.cuda import ArchCheck, Function, LoaderCall, SmConstant
 
 _IDENT = rb"[A-Za-z_]\w*"

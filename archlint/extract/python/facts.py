@@ -13,9 +13,16 @@ from dataclasses import replace
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from archlint.extract.python.flags import flag_lists, mutations
+from archlint.extract.python.nodes import first_error_line
 from archlint.extract.python.tactics import tile_lists
-from archlint.extract.python.walk import parse, walk_module
+from archlint.extract.python.walk import Walker, parse
+from archlint.extract.suppressions import python_suppressions
 from archlint.knowledge.idioms import Idioms, load_idioms
+from archlint.lang.python.expr import int_values
+from archlint.lang.python.lines import line_span, logical_lines
+from archlint.lang.python.strings import is_path_expr
+from archlint.model import python as pf
 from archlint.model.findings import Diagnostic
 from archlint.model.python import PythonFacts
 
@@ -61,6 +68,67 @@ def _no_cycle_collection() -> Iterator[None]:
         gc.enable()
 
 
+def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple, idioms: Idioms) -> pf.PythonFacts:
+    """One module's facts: the walk's lists made into `PythonFacts`, with what is read from them as
+    a whole (constants, path assignments, flag lists, suppressions, a syntax error's diagnostic)."""
+    tree = parse(data)
+    walker = Walker(path, data, idioms)
+    walker.run(tree.root_node)
+    out = walker.out
+    if tree.root_node.has_error and not out.errors:
+        out.errors.append(first_error_line(tree.root_node))
+    diagnostics = list(notes)
+    if out.errors:
+        first = min(out.errors)
+        diagnostics.append(Diagnostic(path, f"Python syntax error near line {first}; facts are partial", first))
+    assigns = tuple(out.assigns)
+    return pf.PythonFacts(
+        path=path,
+        sha256=sha,
+        encoding=encoding,
+        functions=tuple(out.functions),
+        classes=tuple(out.classes),
+        calls=pf.PyCalls.of(out.calls),
+        imports=tuple(out.imports),
+        constants=_constants(assigns),
+        assigns=assigns,
+        paths=tuple(a for a in assigns if is_path_expr(a.value, idioms.path_calls) and not a.unpack),
+        sources=tuple(out.sources),
+        flags=flag_lists(out.calls, assigns, out.extends, idioms, {fn.qualname: fn.params for fn in out.functions}),
+        extended=tuple(sorted({name for function, name, *_ in [*out.extends, *mutations(out.calls)] if not function})),
+        tests=tuple(out.tests),
+        returns=tuple(out.returns),
+        loops=tuple(out.loops),
+        arch_strings=tuple(out.arch_strings),
+        suppressions=_suppressions(out.comments, tree.root_node),
+        diagnostics=tuple(diagnostics),
+        partial_parse=bool(out.errors),
+    )
+
+
+def _constants(assigns) -> tuple[pf.PyConstant, ...]:
+    found = []
+    for assign in assigns:
+        if assign.function or assign.unpack:
+            continue
+        values = int_values(assign.value)
+        if values is not None:
+            found.append(pf.PyConstant(assign.targets[0], values, assign.line, assign.value_span))
+    return tuple(found)
+
+
+def _suppressions(comments, root) -> tuple:
+    """A suppression covers the logical line its comment sits on (any line of a statement, however
+    many its brackets take) or, on a line of its own between statements, the next one."""
+    spans: list | None = None
+    found = []
+    for text, line, trailing in comments:
+        if "archlint:" not in text and "noqa" not in text.lower():
+            continue
+        if spans is None:
+            spans = logical_lines(root)
+        found += python_suppressions(text, line, line_span(spans, line, own_line=not trailing))
+    return tuple(found)
 
 
 def has_syntax_error(data: bytes) -> bool:

@@ -1,4 +1,6 @@
-"""The tree-sitter walk behind `pyfacts.extract_python`. Iterative: nesting depth comes from input."""
+"""The tree-sitter walk behind `extract.python.facts.extract_python`. Iterative: nesting depth comes
+from input. It gathers a module's definitions, calls, imports, assignments, tests and strings as
+lists; `facts.walk_module` makes them one `PythonFacts`, and `imports` reads import statements."""
 
 from __future__ import annotations
 
@@ -7,10 +9,9 @@ from functools import lru_cache
 
 import tree_sitter
 
-from archlint.extract.python.flags import flag_lists, mutations
+from archlint.extract.python.imports import from_import, plain_imports
 from archlint.extract.python.nodes import (
     exits,
-    first_error_line,
     first_statement,
     has_alternatives,
     is_conditional,
@@ -19,23 +20,20 @@ from archlint.extract.python.nodes import (
     subscript_target,
 )
 from archlint.extract.python.queries import Interesting, language
-from archlint.extract.suppressions import may_hold_notes, python_suppressions
+from archlint.extract.suppressions import may_hold_notes
 from archlint.knowledge.idioms import Idioms
 from archlint.knowledge.languages import is_cuda_name
 from archlint.lang.python.expr import (
     ExprBuilder,
     dotted,
     fstring_parts,
-    int_values,
     is_bytes,
     new_span,
     node_text,
     string_value,
 )
-from archlint.lang.python.lines import line_span, logical_lines
 from archlint.lang.python.strings import (
     ARCH_STRING_RE,
-    is_path_expr,
     is_probe,
     each_source_ref,
     is_text_operand,
@@ -44,7 +42,6 @@ from archlint.lang.python.strings import (
     string_context,
 )
 from archlint.model import python as pf
-from archlint.model.findings import Diagnostic
 
 _MAX_PATH = 24
 
@@ -76,7 +73,7 @@ class _Out:
     errors: list = field(default_factory=list)
 
 
-class _Walker:
+class Walker:
     """One module's walk. It owns the walk's memos: the expressions built, and the callees found
     under each node (exit tests re-read the statements after them)."""
 
@@ -361,39 +358,11 @@ class _Walker:
         return [] if not dynamic else None
 
     def import_statement(self, frame: _Frame):
-        line = frame[0].start_point[0] + 1
-        for child in frame[0].named_children:
-            if child.type == "aliased_import":
-                module = node_text(child.child_by_field_name("name"))
-                alias = node_text(child.child_by_field_name("alias"))
-            elif child.type == "dotted_name":
-                module = node_text(child)
-                alias = module.split(".")[0]
-            else:
-                continue
-            self.out.imports.append(pf.PyImport(module, (), (alias,), 0, line, frame[1]))
+        self.out.imports.extend(plain_imports(frame[0], frame[1]))
         return []
 
     def import_from_statement(self, frame: _Frame):
-        node = frame[0]
-        module_node = node.child_by_field_name("module_name")
-        level, module = 0, ""
-        if module_node is not None:
-            text = node_text(module_node)
-            level = len(text) - len(text.lstrip("."))
-            module = text.lstrip(".")
-        names, aliases = [], []
-        for child in node.children_by_field_name("name"):
-            if child.type == "aliased_import":
-                names.append(node_text(child.child_by_field_name("name")))
-                aliases.append(node_text(child.child_by_field_name("alias")))
-            else:
-                names.append(node_text(child))
-                aliases.append(node_text(child).split(".")[-1])
-        if any(child.type == "wildcard_import" for child in node.named_children):
-            names, aliases = ["*"], ["*"]
-        line = node.start_point[0] + 1
-        self.out.imports.append(pf.PyImport(module, tuple(names), tuple(aliases), level, line, frame[1]))
+        self.out.imports.append(from_import(frame[0], frame[1]))
         return []
 
     def callees(self, node) -> tuple[str, ...]:
@@ -413,27 +382,27 @@ class _Walker:
 
 
 _HANDLERS = {
-    "function_definition": _Walker.function_definition,
-    "class_definition": _Walker.class_definition,
-    "block": _Walker.block,
-    "module": _Walker.block,
-    "if_statement": _Walker.if_statement,
-    "while_statement": _Walker.while_statement,
-    "for_statement": _Walker.for_statement,
-    "conditional_expression": _Walker.conditional_expression,
-    "return_statement": _Walker.return_statement,
-    "assignment": _Walker.assignment,
-    "as_pattern": _Walker.as_pattern,
-    "augmented_assignment": _Walker.augmented_assignment,
-    "call": _Walker.call,
-    "list_comprehension": _Walker.comprehension,
-    "generator_expression": _Walker.comprehension,
-    "set_comprehension": _Walker.comprehension,
-    "string": _Walker.string,
-    "concatenated_string": _Walker.string,
-    "import_statement": _Walker.import_statement,
-    "import_from_statement": _Walker.import_from_statement,
-    "comment": _Walker.comment,
+    "function_definition": Walker.function_definition,
+    "class_definition": Walker.class_definition,
+    "block": Walker.block,
+    "module": Walker.block,
+    "if_statement": Walker.if_statement,
+    "while_statement": Walker.while_statement,
+    "for_statement": Walker.for_statement,
+    "conditional_expression": Walker.conditional_expression,
+    "return_statement": Walker.return_statement,
+    "assignment": Walker.assignment,
+    "as_pattern": Walker.as_pattern,
+    "augmented_assignment": Walker.augmented_assignment,
+    "call": Walker.call,
+    "list_comprehension": Walker.comprehension,
+    "generator_expression": Walker.comprehension,
+    "set_comprehension": Walker.comprehension,
+    "string": Walker.string,
+    "concatenated_string": Walker.string,
+    "import_statement": Walker.import_statement,
+    "import_from_statement": Walker.import_from_statement,
+    "comment": Walker.comment,
 }
 _INTERESTING_KINDS = frozenset(_HANDLERS)
 _FACT_KINDS = frozenset(_HANDLERS) - {"comment"}  # when no comment can hold a suppression
@@ -447,76 +416,5 @@ def _extend(path: tuple, more: tuple) -> tuple:
     return path + more if len(path) < _MAX_PATH else path
 
 
-
-
-
-
-
-
 def parse(data: bytes) -> tree_sitter.Tree:
     return _parser().parse(data)
-
-
-def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple, idioms: Idioms) -> pf.PythonFacts:
-    tree = parse(data)
-    walker = _Walker(path, data, idioms)
-    walker.run(tree.root_node)
-    out = walker.out
-    if tree.root_node.has_error and not out.errors:
-        out.errors.append(first_error_line(tree.root_node))
-    diagnostics = list(notes)
-    if out.errors:
-        first = min(out.errors)
-        diagnostics.append(Diagnostic(path, f"Python syntax error near line {first}; facts are partial", first))
-    assigns = tuple(out.assigns)
-    return pf.PythonFacts(
-        path=path,
-        sha256=sha,
-        encoding=encoding,
-        functions=tuple(out.functions),
-        classes=tuple(out.classes),
-        calls=pf.PyCalls.of(out.calls),
-        imports=tuple(out.imports),
-        constants=_constants(assigns),
-        assigns=assigns,
-        paths=tuple(a for a in assigns if is_path_expr(a.value, idioms.path_calls) and not a.unpack),
-        sources=tuple(out.sources),
-        flags=flag_lists(out.calls, assigns, out.extends, idioms, {fn.qualname: fn.params for fn in out.functions}),
-        extended=tuple(sorted({name for function, name, *_ in [*out.extends, *mutations(out.calls)] if not function})),
-        tests=tuple(out.tests),
-        returns=tuple(out.returns),
-        loops=tuple(out.loops),
-        arch_strings=tuple(out.arch_strings),
-        suppressions=_suppressions(out.comments, tree.root_node),
-        diagnostics=tuple(diagnostics),
-        partial_parse=bool(out.errors),
-    )
-
-
-
-def _constants(assigns) -> tuple[pf.PyConstant, ...]:
-    found = []
-    for assign in assigns:
-        if assign.function or assign.unpack:
-            continue
-        values = int_values(assign.value)
-        if values is not None:
-            found.append(pf.PyConstant(assign.targets[0], values, assign.line, assign.value_span))
-    return tuple(found)
-
-
-
-
-
-def _suppressions(comments, root) -> tuple:
-    """A suppression covers the logical line its comment sits on (any line of a statement, however
-    many its brackets take) or, on a line of its own between statements, the next one."""
-    spans: list | None = None
-    found = []
-    for text, line, trailing in comments:
-        if "archlint:" not in text and "noqa" not in text.lower():
-            continue
-        if spans is None:
-            spans = logical_lines(root)
-        found += python_suppressions(text, line, line_span(spans, line, own_line=not trailing))
-    return tuple(found)

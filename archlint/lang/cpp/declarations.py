@@ -10,19 +10,30 @@ and the identifiers it names; `archlint.reach` follows them from what a unit sur
 The reading is deliberately coarse and errs towards "compiled": regions are ignored, every
 identifier a definition spells counts as named, and a file whose braces do not balance records
 no declarations at all (everything in it then counts as compiled).
+
+What choosing a specialisation or an overload needs is read by `specialisation`; the bracket
+matching and argument lists are `lexical`'s.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
+from archlint.lang.cpp.lexical import (
+    IDENT_RE,
+    argument_spans,
+    closing_angle,
+    closing_bracket,
+    inside_brackets,
+    split_arguments,
+)
+from archlint.lang.cpp.specialisation import TYPE_TEST_RE, specialisation_keys, template_argument_keys
 from archlint.model.cuda import Declaration, Declarations
 
-_IDENT_RE = re.compile(rb"[A-Za-z_]\w*")
 _DIRECTIVE_LINE_RE = re.compile(rb"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
 _DEFINE_RE = re.compile(rb"^[ \t]*#[ \t]*define\b", re.M)
 _NAMESPACE_HEAD_RE = re.compile(rb"^\s*(?:inline\s+)?namespace\b[\w:\s]*$|^\s*extern\s*\"\s*\"\s*$", re.S)
@@ -43,27 +54,11 @@ _NOT_NEWLINE_RE = re.compile(rb"[^\n]")
 _ANGLES_RE = re.compile(rb"<[^;{}]*>")
 _MACRO_NAME_RE = re.compile(r"[A-Z][A-Z0-9_]+")
 _BRACKETS_RE = re.compile(rb"[{};]")
-_BRACES_RE = re.compile(rb"[{}]")
-_PARENS_RE = re.compile(rb"[()]")
-# Names a specialisation's argument may spell that select nothing by themselves.
-_NOT_KEYS = frozenset(
-    "void bool char int unsigned signed long short float double auto const volatile typename true false "
-    "enable_if enable_if_t void_t conditional conditional_t type_identity_t".split()
-)
 _ATTRIBUTE_CALLS = frozenset(
     b"__launch_bounds__ __attribute__ alignas __align__ __declspec decltype __cluster_dims__ noexcept "
     b"requires __nv_register_params__ sizeof alignof".split()
 )
-_ENABLE_IF_RE = re.compile(rb"^\s*(?:typename\s+)?(?:(?:cute|std|cutlass|cuda)\s*::\s*)?enable_if(?:_t)?\s*<")
 _PATTERN_RE = re.compile(rb"\b(?:struct|class|union)\s+(?:\w+\s*::\s*)*\w+\s*<")
-_TYPE_TEST_RE = re.compile(rb"\b(?:is_same|is_base_of)(?:_v)?\s*<")
-# Logical operators with the brackets that hide them; a disjunction or a negated group inside an
-# alternative; a test negated by `!`/`not`.
-_AND_RE = re.compile(rb"[(\[{<]|[)\]}>]|&&|\band\b")
-_OR_RE = re.compile(rb"[(\[{<]|[)\]}>]|\|\||\bor\b")
-_GROUP_RE = re.compile(rb"\|\||\bor\b|(?:!|\bnot\b)\s*\(")
-_NEGATED_RE = re.compile(rb"(?:!|\bnot)\s*(?:\w+\s*::\s*)*$")
-_PLAIN_TYPE_RE = re.compile(rb"^\s*(?:typename\s+)?(?:::)?((?:\w+\s*::\s*)*)(\w+)\s*(?:<.*>)?\s*(?:const\s*)?[&*]*\s*$", re.S)
 
 
 # A member alias a definition declares: `using Name = ...;`, `typedef ... Name;`.
@@ -104,11 +99,11 @@ def read_declarations(masked: bytes, line_starts: tuple[int, ...], sure: bytes |
             depth += 1
             statement = pos = at + 1
             continue
-        close = _closing(text, at, _BRACES_RE)
+        close = closing_bracket(text, at, b"{", b"}", len(text))
         if close is None:
             return _unread(masked)
         parsed = _Head.read(head)
-        if _inside_brackets(parsed.body):
+        if inside_brackets(parsed.body):
             pos = close + 1  # a braced initialiser in a template argument or a default (`Int<1>{}`)
             continue
         end = close
@@ -205,7 +200,7 @@ def _declared_names(body: bytes) -> tuple[str, ...]:
     before_value = body.split(b"=", 1)[0]
     if b"(" in before_value:
         return _function_names(body)
-    idents = _IDENT_RE.findall(_ANGLES_RE.sub(b" ", before_value))
+    idents = IDENT_RE.findall(_ANGLES_RE.sub(b" ", before_value))
     return (idents[-1].decode(),) if idents else ()
 
 
@@ -246,7 +241,7 @@ def _uses(text: bytes, own: tuple[str, ...], params: AbstractSet[str]) -> tuple[
     bare: set[str] = set()
     local: set[str] = set()
     qualified: dict[str, set[str]] = {}
-    for match in _IDENT_RE.finditer(text):
+    for match in IDENT_RE.finditer(text):
         name = match.group(0).decode()
         if name not in names or name in bare:
             continue
@@ -316,7 +311,7 @@ class _Head:
         params = set()
         for declared in lists:
             for param in split_arguments(declared):
-                idents = _IDENT_RE.findall(param.split(b"=", 1)[0])
+                idents = IDENT_RE.findall(param.split(b"=", 1)[0])
                 if idents:
                     params.add(idents[-1].decode())
         return cls(head, frozenset(params), bool(lists), body, _CLASS_RE.match(body))
@@ -332,9 +327,9 @@ class _Head:
         name = klass.group(1).decode()
         if klass.group(2) is None:
             return (name,), ()
-        close = _closing_angle(self.body, klass.end(2) - 1)
+        close = closing_angle(self.body, klass.end(2) - 1)
         args = self.body[klass.end(2) : close] if close is not None else b""
-        return (name,), _keys(args, self.params)
+        return (name,), specialisation_keys(args, self.params)
 
 
 def _function_names(body: bytes) -> tuple[str, ...]:
@@ -366,173 +361,23 @@ def _parameter_keys(body: bytes, params: AbstractSet[str]) -> tuple[tuple[str, .
     if name is None:
         return ()
     opening = name.end() - 1
-    close = _closing(body, opening, _PARENS_RE)
+    close = closing_bracket(body, opening, b"(", b")", len(body))
     clauses: list[tuple[str, ...]] = []
     for parameter in split_arguments(body[opening + 1 : close if close is not None else len(body)]):
-        clauses += _template_argument_keys(parameter.split(b"=", 1)[0], params)
+        clauses += template_argument_keys(parameter.split(b"=", 1)[0], params)
     return tuple(dict.fromkeys(clauses))
-
-
-def _template_argument_keys(text: bytes, params: AbstractSet[str]) -> list[tuple[str, ...]]:
-    """Clauses for the concrete types among the template arguments `text` spells, at any depth."""
-    clauses: list[tuple[str, ...]] = []
-    start = text.find(b"<")
-    while start >= 0:
-        close = _closing_angle(text, start)
-        if close is None:
-            break
-        args = text[start + 1 : close]
-        clauses += [clause for clause in _keys(args, params) if not _ENABLE_IF_RE.match(args)]
-        clauses += _template_argument_keys(args, params)
-        start = text.find(b"<", close)
-    return clauses
-
-
-def _keys(args: bytes, params: AbstractSet[str]) -> tuple[tuple[str, ...], ...]:
-    """What choosing a specialisation needs, as clauses that must all hold, each met when any one of
-    its names is named: every type an argument spells (`arch::Sm120`), and the types an `enable_if`
-    condition tests for (`is_same_v<ArchTag, arch::Sm103>`, `is_base_of_v<KernelScheduleX, Tag>`).
-    What this cannot read adds no clause: the specialisation then counts as chosen more often, never less."""
-    clauses: list[tuple[str, ...]] = []
-    for arg in split_arguments(args):
-        condition = _ENABLE_IF_RE.match(arg)
-        if condition is not None:
-            close = _closing_angle(arg, condition.end() - 1)
-            clauses += _condition_clauses(arg[condition.end() : close if close is not None else len(arg)], params)
-            continue
-        match = _PLAIN_TYPE_RE.match(arg)
-        if match is not None and _is_key(match.group(2).decode(), params):
-            # `Op::PREFETCH` needs `Op` too (a namespace is declared nowhere, so it needs nothing)
-            qualifiers = _IDENT_RE.findall(match.group(1))
-            clauses += [(name.decode(),) for name in (*qualifiers, match.group(2)) if _is_key(name.decode(), params)]
-    return tuple(dict.fromkeys(clauses))
-
-
-def _condition_clauses(condition: bytes, params: AbstractSet[str]) -> list[tuple[str, ...]]:
-    clauses = []
-    for conjunct in _split_logical(condition, _AND_RE):
-        alternatives = _split_logical(_unparen(conjunct), _OR_RE)
-        names = [_tested_type(alternative, params) for alternative in alternatives]
-        tested = [name for name in names if name]
-        if len(tested) == len(names):
-            clauses.append(tuple(dict.fromkeys(tested)))
-    return clauses
-
-
-def _tested_type(alternative: bytes, params: AbstractSet[str]) -> str | None:
-    """A type that must be named for a conjunction of tests to hold: the first concrete argument of a
-    positive `is_same`/`is_base_of` test. None when the alternative is itself a disjunction or negates
-    a group, where no single name is needed."""
-    if _GROUP_RE.search(alternative):
-        return None
-    for test in _TYPE_TEST_RE.finditer(alternative):
-        if _NEGATED_RE.search(alternative[: test.start()]):
-            continue
-        close = _closing_angle(alternative, test.end() - 1)
-        for arg in split_arguments(alternative[test.end() : close if close is not None else len(alternative)]):
-            match = _PLAIN_TYPE_RE.match(arg)
-            if match is not None and _is_key(match.group(2).decode(), params):
-                return match.group(2).decode()
-    return None
-
-
-def _is_key(name: str, params: AbstractSet[str]) -> bool:
-    return not (name in params or name in _NOT_KEYS or name[0].isdigit() or name.endswith(("_t", "_v")))
-
-
-def _split_logical(text: bytes, pattern: re.Pattern) -> list[bytes]:
-    """`text` split at the top-level logical operators `pattern` finds (outside brackets)."""
-    parts, depth, start = [], 0, 0
-    for match in pattern.finditer(text):
-        token = match.group(0)
-        if token in (b"(", b"[", b"{", b"<"):
-            depth += 1
-        elif token in (b")", b"]", b"}", b">"):
-            depth = max(0, depth - 1)
-        elif depth == 0:
-            parts.append(text[start : match.start()])
-            start = match.end()
-    parts.append(text[start:])
-    return [part for part in parts if part.strip()]
-
-
-def _unparen(text: bytes) -> bytes:
-    stripped = text.strip()
-    while stripped.startswith(b"(") and _closing(stripped, 0, _PARENS_RE) == len(stripped) - 1:
-        stripped = stripped[1:-1].strip()
-    return stripped
 
 
 def _template_heads(head: bytes) -> tuple[list[bytes], bytes]:
     """The parameter lists of the `template <...>` heads `head` starts with, and what follows them."""
     lists, rest = [], head
     while (match := _TEMPLATE_RE.match(rest)) is not None:
-        close = _closing_angle(rest, match.end() - 1)
+        close = closing_angle(rest, match.end() - 1)
         if close is None:
             break
         lists.append(rest[match.end() : close])
         rest = rest[close + 1 :]
     return lists, rest
-
-
-def _closing_angle(text: bytes, start: int) -> int | None:
-    """The `>` closing the `<` at `start`, skipping parentheses (where `<` and `>` compare)."""
-    depth, parens = 0, 0
-    for pos in range(start, len(text)):
-        char = text[pos : pos + 1]
-        if char == b"(":
-            parens += 1
-        elif char == b")":
-            parens -= 1
-        elif parens == 0 and char == b"<":
-            depth += 1
-        elif parens == 0 and char == b">":
-            depth -= 1
-            if depth == 0:
-                return pos
-    return None
-
-
-def split_arguments(args: bytes, angles: bool = True) -> list[bytes]:
-    """Comma-separated parts of an argument list, outside nested brackets (`<...>` among them unless
-    `angles` is off: in an expression `<` compares)."""
-    opening, closing = (b"<([{", b">)]}") if angles else (b"([{", b")]}")
-    parts, depth, start = [], 0, 0
-    for pos, byte in enumerate(args):
-        if byte in opening:
-            depth += 1
-        elif byte in closing:
-            depth -= 1
-        elif byte == ord(",") and depth == 0:
-            parts.append(args[start:pos])
-            start = pos + 1
-    parts.append(args[start:])
-    return parts
-
-
-def _inside_brackets(head: bytes) -> bool:
-    """Whether the head ends inside an open parenthesis or template argument list."""
-    parens = angles = 0
-    for byte in head:
-        if byte == 40:  # (
-            parens += 1
-        elif byte == 41:
-            parens -= 1
-        elif parens == 0 and byte == 60:  # <
-            angles += 1
-        elif parens == 0 and byte == 62 and angles > 0:
-            angles -= 1
-    return parens > 0 or angles > 0
-
-
-def _closing(text: bytes, start: int, pair: re.Pattern) -> int | None:
-    """Offset of the bracket closing the one at `start`; `pair` matches the opening and closing kind."""
-    depth = 0
-    for match in pair.finditer(text, start):
-        depth += 1 if match.group(0) in b"({" else -1
-        if depth == 0:
-            return match.start()
-    return None
 
 
 def spelled_names(text: bytes) -> set[str]:
@@ -547,10 +392,10 @@ def _identifiers(text: bytes, patterns: bool = True) -> set[str]:
     specialisations (`struct IsBlockScaled<MainloopSm120X<...>> : true_type`), which match a type
     that something else has to name."""
     if b"is_same" in text or b"is_base_of" in text:
-        text = _without_arguments(text, _TYPE_TEST_RE)
+        text = _without_arguments(text, TYPE_TEST_RE)
     if patterns and b"<" in text and _PATTERN_RE.search(text):
         text = _without_arguments(text, _PATTERN_RE)
-    return {m.decode() for m in _IDENT_RE.findall(text)}
+    return {m.decode() for m in IDENT_RE.findall(text)}
 
 
 def type_test_spans(masked: bytes) -> list[tuple[int, int]]:
@@ -558,7 +403,7 @@ def type_test_spans(masked: bytes) -> list[tuple[int, int]]:
     `is_base_of_v<...>`): a type named there is compared, not instantiated."""
     if b"is_same" not in masked and b"is_base_of" not in masked:
         return []
-    return list(argument_spans(masked, _TYPE_TEST_RE))
+    return list(argument_spans(masked, TYPE_TEST_RE))
 
 
 def _without_arguments(text: bytes, opener: re.Pattern) -> bytes:
@@ -569,19 +414,6 @@ def _without_arguments(text: bytes, opener: re.Pattern) -> bytes:
         pos = close
     parts.append(text[pos:])
     return b"".join(parts)
-
-
-def argument_spans(text: bytes, opener: re.Pattern) -> Iterator[tuple[int, int]]:
-    """(after the `<`, at the `>`) of each outermost argument list `opener` (ending at a `<`) opens."""
-    pos = 0
-    for test in opener.finditer(text):
-        if test.start() < pos:
-            continue
-        close = _closing_angle(text, test.end() - 1)
-        if close is None:
-            return
-        yield test.end(), close
-        pos = close
 
 
 def _line_col(line_starts: tuple[int, ...], offset: int, head: bytes) -> tuple[int, int]:

@@ -1,4 +1,6 @@
-"""Lexical reading of masked C++ text: calls named in a span, and bracket matching."""
+"""Lexical reading of masked C++ text: calls named in a span, and bracket matching (the bracket
+closing an opening one, a template's closing `>`, comma-separated argument lists and their spans),
+shared by the declarations reading, the sure-text blanking and the prebuilt-call reading."""
 
 from __future__ import annotations
 
@@ -30,6 +32,9 @@ _KEYWORD_NAMES = frozenset(
     "if for while switch return sizeof decltype alignof static_cast reinterpret_cast const_cast "
     "dynamic_cast static_assert __launch_bounds__ __cluster_dims__ __align__ defined".split()
 )
+
+
+IDENT_RE = re.compile(rb"[A-Za-z_]\w*")
 
 
 _PAIR_RES = {b"(": re.compile(rb"[()]"), b"{": re.compile(rb"[{}]")}
@@ -84,3 +89,66 @@ def closing_bracket(masked: bytes, start: int, open_char: bytes, close_char: byt
         if depth == 0:
             return token.start()
     return None
+
+
+def closing_angle(text: bytes, start: int) -> int | None:
+    """The `>` closing the `<` at `start`, skipping parentheses (where `<` and `>` compare)."""
+    depth, parens = 0, 0
+    for pos in range(start, len(text)):
+        char = text[pos : pos + 1]
+        if char == b"(":
+            parens += 1
+        elif char == b")":
+            parens -= 1
+        elif parens == 0 and char == b"<":
+            depth += 1
+        elif parens == 0 and char == b">":
+            depth -= 1
+            if depth == 0:
+                return pos
+    return None
+
+
+def split_arguments(args: bytes, angles: bool = True) -> list[bytes]:
+    """Comma-separated parts of an argument list, outside nested brackets (`<...>` among them unless
+    `angles` is off: in an expression `<` compares)."""
+    opening, closing = (b"<([{", b">)]}") if angles else (b"([{", b")]}")
+    parts, depth, start = [], 0, 0
+    for pos, byte in enumerate(args):
+        if byte in opening:
+            depth += 1
+        elif byte in closing:
+            depth -= 1
+        elif byte == ord(",") and depth == 0:
+            parts.append(args[start:pos])
+            start = pos + 1
+    parts.append(args[start:])
+    return parts
+
+
+def inside_brackets(head: bytes) -> bool:
+    """Whether the head ends inside an open parenthesis or template argument list."""
+    parens = angles = 0
+    for byte in head:
+        if byte == 40:  # (
+            parens += 1
+        elif byte == 41:
+            parens -= 1
+        elif parens == 0 and byte == 60:  # <
+            angles += 1
+        elif parens == 0 and byte == 62 and angles > 0:
+            angles -= 1
+    return parens > 0 or angles > 0
+
+
+def argument_spans(text: bytes, opener: re.Pattern) -> Iterator[tuple[int, int]]:
+    """(after the `<`, at the `>`) of each outermost argument list `opener` (ending at a `<`) opens."""
+    pos = 0
+    for test in opener.finditer(text):
+        if test.start() < pos:
+            continue
+        close = closing_angle(text, test.end() - 1)
+        if close is None:
+            return
+        yield test.end(), close
+        pos = close

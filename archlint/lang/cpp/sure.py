@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-from archlint.lang.cpp.declarations import argument_spans, blank, type_test_spans
+from archlint.lang.cpp.declarations import blank, type_test_spans
+from archlint.lang.cpp.lexical import argument_spans
 
 _BRACKETS_RE = re.compile(rb"[{};]")
 

@@ -1,0 +1,231 @@
+"""One scan's Python modules, read lazily: which file is which dotted module, each module's facts
+read when first asked for, and the tables one module's own facts give (its top-level bindings, its
+assignments, its functions by local qualname).
+
+`link.python.PyIndex` builds on this store to resolve names across modules, to find callers and
+callees and the sources functions name; what one module's facts answer alone is kept here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Protocol
+
+from archlint.model.python import PyAssign, PyFunction, PythonFacts
+
+
+@dataclass(frozen=True)
+class Binding:
+    kind: str  # 'module' | 'symbol' (module, name) | 'function' | 'class' | 'assign'
+    module: str
+    name: str = ""
+
+
+def module_name(path: str, files: Collection[str], roots: Sequence[str] = ()) -> str:
+    """Dotted module name: the package chain found through `__init__.py` files."""
+    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    segments = path.split("/")
+
+    def package(depth: int) -> bool:
+        return "/".join(segments[:depth] + ["__init__.py"]) in files
+
+    start = len(segments) - 1
+    # A folder without __init__.py inside a package is a namespace portion of it (`sglang/srt/`
+    # and `sglang/srt/layers/` below `sglang/__init__.py`): `sglang.srt.layers.attention.x` is
+    # imported through them.
+    while start > 0 and (package(start) or any(package(depth) for depth in range(start))):
+        start -= 1
+    if start == 0 and "__init__.py" in files and len(roots) == 1:
+        top = PurePosixPath(str(roots[0]).replace("\\", "/")).name
+        if top and top not in (".", ".."):
+            return ".".join([top] + parts) if parts else top
+    return ".".join(parts[start:])
+
+
+class ModuleReader(Protocol):
+    """Where a lazily built index reads modules from: their facts, and which files spell a word."""
+
+    def read(self, paths: Sequence[str]) -> Mapping[str, PythonFacts | None]:
+        """Full facts of these files (None for a file that gave none)."""
+        ...
+
+    def spelling(self, words: Collection[str]) -> frozenset[str] | None:
+        """The files whose bytes hold any of the words; None when every file may."""
+        ...
+
+
+class ModuleStore:
+    """The scan's Python modules by dotted name, each module's facts read through `reader` when
+    something first asks for them, with the per-module tables made from them on first use."""
+
+    def __init__(self, paths: Collection[str], roots: Sequence[str], files: Collection[str],
+                 reader: ModuleReader) -> None:
+        self.files = frozenset(files) | frozenset(paths)
+        self._reader = reader
+        self._path_of: dict[str, str] = {}  # module name -> path, in path order
+        self.module_of_path: dict[str, str] = {}
+        for path in sorted(paths):
+            name = module_name(path, self.files, roots)
+            if name not in self._path_of:
+                self._path_of[name] = path
+                self.module_of_path[path] = name
+        self._facts: dict[str, PythonFacts] = {}
+        self._scopes: dict[str, dict[str, Binding]] = {}
+        self._assigns: dict[str, dict[tuple[str, str], tuple[PyAssign, ...]]] = {}
+        self._local_functions: dict[str, dict[str, PyFunction]] = {}
+        self._spellers: dict[str, frozenset[str]] = {}
+
+    @property
+    def modules(self) -> Mapping[str, PythonFacts]:
+        """Module name -> facts (a view made on each use: the index holds no cycle, so it is freed
+        the moment a scan drops it, with the collector paused)."""
+        return _Modules(self)
+
+    # ---------------------------------------------------------------- reading modules
+
+    def load(self, names: Collection[str]) -> None:
+        """Read the facts of these modules (one batch)."""
+        wanted = [name for name in names if name in self._path_of and name not in self._facts]
+        if not wanted:
+            return
+        read = self._reader.read([self._path_of[name] for name in wanted])
+        for name in wanted:
+            path = self._path_of[name]
+            self._facts[name] = read.get(path) or PythonFacts(path, "")
+
+    def load_all(self) -> None:
+        self.load(list(self._path_of))
+
+    def load_paths(self, paths: Collection[str]) -> None:
+        self.load([self.module_of_path[path] for path in paths if path in self.module_of_path])
+
+    def loaded(self) -> list[tuple[str, PythonFacts]]:
+        """The modules read so far, in path order."""
+        return [(name, self._facts[name]) for name in self._path_of if name in self._facts]
+
+    def path_of(self, module: str) -> str | None:
+        return self._path_of.get(module)
+
+    def spelling(self, words: Collection[str]) -> list[str]:
+        """Modules whose file may spell one of the words."""
+        paths = self._reader.spelling(words)
+        if paths is None:
+            return list(self._path_of)
+        return [self.module_of_path[path] for path in sorted(paths) if path in self.module_of_path]
+
+    def _spells(self, module: str, word: str) -> bool:
+        spellers = self._spellers.get(word)
+        if spellers is None:
+            paths = self._reader.spelling([word])
+            spellers = self._spellers[word] = frozenset(self._path_of) if paths is None else frozenset(
+                self.module_of_path[path] for path in paths if path in self.module_of_path)
+        return module in spellers
+
+    def _module(self, name: str) -> PythonFacts | None:
+        if name not in self._path_of:
+            return None
+        if name not in self._facts:
+            self.load([name])
+        return self._facts[name]
+
+    # ---------------------------------------------------------------- tables
+
+    def scope(self, module: str) -> Mapping[str, Binding]:
+        found = self._scopes.get(module)
+        if found is None:
+            facts = self._module(module)
+            if facts is None:
+                return {}
+            found = self._scopes[module] = _scope(module, facts, facts.path.endswith("__init__.py"))
+        return found
+
+    def _assign_table(self, module: str) -> Mapping[tuple[str, str], tuple[PyAssign, ...]]:
+        found = self._assigns.get(module)
+        if found is None:
+            facts = self._module(module)
+            if facts is None:
+                return {}
+            found = self._assigns[module] = _assign_table(facts)
+        return found
+
+    def _function_table(self, module: str) -> Mapping[str, PyFunction]:
+        found = self._local_functions.get(module)
+        if found is None:
+            facts = self._module(module)
+            found = self._local_functions[module] = {fn.qualname: fn for fn in facts.functions} if facts else {}
+        return found
+
+
+class _Modules(Mapping[str, PythonFacts]):
+    """Module name -> facts, read on first use. Iterating reads every module."""
+
+    def __init__(self, index: ModuleStore) -> None:
+        self._index = index
+
+    def __getitem__(self, name: str) -> PythonFacts:
+        facts = self._index._module(name)
+        if facts is None:
+            raise KeyError(name)
+        return facts
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._index.path_of(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._index.module_of_path.values()))
+
+    def __len__(self) -> int:
+        return len(self._index.module_of_path)
+
+
+def _assign_table(facts: PythonFacts) -> dict[tuple[str, str], tuple[PyAssign, ...]]:
+    table = defaultdict(list)
+    for assign in facts.assigns:
+        for target in assign.targets:
+            table[(assign.function, target)].append(assign)
+    return {key: tuple(value) for key, value in table.items()}
+
+
+def _scope(module: str, facts: PythonFacts, is_package: bool) -> dict[str, Binding]:
+    scope: dict[str, Binding] = {}
+    package = module if is_package else module.rpartition(".")[0]
+    for assign in facts.assigns:
+        if not assign.function:
+            for target in assign.targets:
+                if target and "." not in target and "[" not in target:
+                    scope[target] = Binding("assign", module, target)
+    for imp in sorted(facts.imports, key=lambda imp: (imp.function != "", imp.line)):
+        base = import_base(package, imp.module, imp.level)
+        if base is None:
+            continue
+        if not imp.names:
+            for alias in imp.aliases:
+                top = imp.module.split(".")[0]
+                if not imp.function or alias not in scope:
+                    scope[alias] = Binding("module", top if alias == top else imp.module)
+            continue
+        for name, alias in zip(imp.names, imp.aliases):
+            if name != "*" and (not imp.function or alias not in scope):
+                scope[alias] = Binding("symbol", base, name)
+    for cls in facts.classes:
+        if "." not in cls.qualname:
+            scope[cls.qualname] = Binding("class", module, cls.qualname)
+    for fn in facts.functions:
+        if "." not in fn.qualname:
+            scope[fn.qualname] = Binding("function", module, fn.qualname)
+    return scope
+
+
+def import_base(package: str, module: str, level: int) -> str | None:
+    if level == 0:
+        return module
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
