@@ -19,7 +19,7 @@ Extract = Callable[[list[SourceFile], bool], list[FileFacts]]
 
 
 class PythonFiles:
-    """Implements link.python.ModuleReader over the scan's Python files."""
+    """Implements link.modules.ModuleReader over the scan's Python files."""
 
     def __init__(self, files: Sequence[SourceFile], max_bytes: int, extract: Extract,
                  prefilter: Markers | None = None, phrases: Collection[str] = ()) -> None:
@@ -57,7 +57,7 @@ class PythonFiles:
                     holders.append(index)
         self._released = False
 
-    # ---------------------------------------------------------------- link.python.ModuleReader
+    # ---------------------------------------------------------------- link.modules.ModuleReader
 
     def read(self, paths: Sequence[str]) -> Mapping[str, PythonFacts | None]:
         todo = [self._files[path] for path in paths if path not in self.full]

@@ -6,7 +6,7 @@ roots. Analysed from the deepest folder that holds them all, every root-relative
 facts cache key and the stored scan's scope, is the same for the three, and each reuses what the
 others stored. The result is rebased onto the scan root (postprocess.paths.rebase), so the engine's
 result is the one it always gave. Module names do not move with the root: they follow the `__init__.py`
-chain (link.python.module_name).
+chain (link.modules.module_name).
 """
 
 from __future__ import annotations
