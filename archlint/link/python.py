@@ -52,6 +52,7 @@ class PyIndex(ModuleStore):
         self._callers_in: dict[str, dict[str, tuple[str, ...]]] = {}  # module -> callee -> its callers there
         self._callers: dict[str, tuple[str, ...]] = {}
         self._importers: frozenset[str] | None = None  # modules importing from a package, or all names
+        self._resolved: dict[tuple[str, str, str], Binding | None] = {}
         self._callees: dict[str, tuple[str, ...]] = {}
         self._functions: dict[str, PyFunction | None] = {}
         self._sources: Mapping[str, tuple[ResolvedSource, ...]] = {}
@@ -218,7 +219,14 @@ class PyIndex(ModuleStore):
         return f"{module}.{local}" if local else module
 
     def resolve(self, module: str, dotted: str, function: str = "") -> Binding | None:
-        """What a dotted name written in `module` (inside local function `function`) refers to."""
+        """What a dotted name written in `module` (inside local function `function`) refers to
+        (each answer made once: the gates' conditions and the links ask the same names often)."""
+        key = (module, dotted, function)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(module, dotted, function)
+        return self._resolved[key]
+
+    def _resolve(self, module: str, dotted: str, function: str) -> Binding | None:
         if not dotted:
             return None
         head, *rest = dotted.split(".")
