@@ -45,14 +45,17 @@ _STATEMENTS = frozenset(("compound_statement", "expression_statement", "if_state
 
 
 def host_marked(masked: bytes, knowledge: HostKnowledge | None = None) -> bool:
-    """Whether a file's text spells what a host check, capability helper or registration needs."""
-    knowledge = knowledge or load_host()
-    return _marker(knowledge).search(masked) is not None
+    """Whether a file's text spells what a host check, capability helper or registration needs: a
+    plain substring test first (most files spell none of the names), the word match where one is."""
+    names, marker = _marker(knowledge or load_host())
+    return any(name in masked for name in names) and marker.search(masked) is not None
 
 
-def _marker(knowledge: HostKnowledge) -> re.Pattern[bytes]:
+@lru_cache(maxsize=4)
+def _marker(knowledge: HostKnowledge) -> tuple[tuple[bytes, ...], re.Pattern[bytes]]:
     names = sorted(knowledge.all_checks | {n for n, _ in knowledge.attributes} | {n for n, _ in knowledge.registrations})
-    return re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
+    spelled = tuple(n.encode() for n in names)
+    return spelled, re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in spelled) + rb")\b")
 
 
 @lru_cache(maxsize=1)
