@@ -310,7 +310,14 @@ void run() {
 """)
     calls = {(c.name, c.within): c.arguments for c in facts.expansions}
     assert calls[("LAUNCH_INNER", "LAUNCH_OUTER")] == ("kernel", "smemSize", None)
-    assert ("LAUNCH_OUTER", "") in calls and {(None, 49152), (None, None)} == {
+    assert ("LAUNCH_OUTER", "") in calls and {("k", 49152), ("k", "bytes")} == {
         c.arguments for c in facts.expansions if c.name == "LAUNCH_OUTER"}
     (request,) = [r for r in facts.smem if r.kind == "dynamic-attr"]
     assert (request.macro, request.macro_argument, request.text) == ("LAUNCH_INNER", 1, "smemSize")
+
+
+def test_a_macro_expanded_with_a_variable_names_the_place_and_the_variable() -> None:
+    verdict = _verdict("DYN_ROUTING_ARCHS")
+    assert verdict.verdict is Verdict.UNKNOWN
+    assert ("it is sized where `LAUNCH_PDL` is expanded, and csrc/routing/dyn_routing.cu:" in verdict.reason
+            and "passes `smemSize`, which is no literal" in verdict.reason)

@@ -47,7 +47,8 @@ class Expansions:
                     values.setdefault(value, where)
                 unknown += missed
             else:
-                unknown.append(f"{path}:{call.line}")
+                what = f"`{passed}`" if isinstance(passed, str) else "a size"
+                unknown.append(f"{path}:{call.line} passes {what}")
         return values, unknown
 
 
@@ -77,6 +78,6 @@ def expanded_request(expansions: Expansions, request: SmemRequest) -> SmemReques
     values, unknown = expansions.sizes(request.macro, request.macro_argument)
     sizes = tuple(SmemSize(value, where, "") for value, where in sorted(values.items()))
     if unknown:
-        why = f"it is sized where `{request.macro}` is expanded, and {unknown[0]} passes a size that is no literal"
+        why = f"it is sized where `{request.macro}` is expanded, and {unknown[0]}, which is no literal"
         return replace(request, sizes=sizes, unsized=why)
     return replace(request, sizes=sizes, unsized="" if sizes else request.unsized)

@@ -186,7 +186,7 @@ class MacroExpansion:
     name: str
     line: int
     # each argument: its value where it is an integer literal (or a product of them), the name of
-    # the enclosing macro's parameter it passes on, or None
+    # the enclosing macro's parameter it passes on (in code: the variable passed), or None
     arguments: tuple[int | str | None, ...]
     within: str = ""  # the function-like macro whose body holds the call; '' for code
 

@@ -22,6 +22,7 @@ _CALL_RE = re.compile(rb"\b([A-Z_][A-Z0-9_]{2,})\s*\(")
 _DEFINING_RE = re.compile(rb"#\s*define\s+$")
 _PRODUCT_RE = re.compile(r"(\d+)[uUlL]*(?:\s*\*\s*(\d+)[uUlL]*)*")
 _FACTOR_RE = re.compile(r"(\d+)[uUlL]*")
+_NAME_RE = re.compile(r"[A-Za-z_]\w*")
 _MAX_ARGUMENTS_BYTES = 20_000  # a call whose arguments run longer is read as passing nothing known
 
 
@@ -60,7 +61,7 @@ def _arguments(masked: bytes, opening: int, define: MacroDef | None) -> tuple[in
         return ()
     inner = masked[opening + 1 : closing].replace(b"\\\n", b"  ").decode("utf-8", "replace")
     params = set(define.params or ()) if define is not None else set()
-    return tuple(_argument(part.strip(), params) for part in _split(inner)) if inner.strip() else ()
+    return tuple(_argument(part.strip(), params, define is None) for part in _split(inner)) if inner.strip() else ()
 
 
 def _split(inner: str) -> list[str]:
@@ -78,10 +79,12 @@ def _split(inner: str) -> list[str]:
     return parts
 
 
-def _argument(spelled: str, params: set[str]) -> int | str | None:
+def _argument(spelled: str, params: set[str], in_code: bool) -> int | str | None:
     if _PRODUCT_RE.fullmatch(spelled):
         value = 1
         for factor in _FACTOR_RE.findall(spelled):
             value *= int(factor)
         return value
-    return spelled if spelled in params else None
+    if spelled in params or (in_code and _NAME_RE.fullmatch(spelled)):
+        return spelled  # a parameter passed on; in code, the variable passed, named for the reason
+    return None
