@@ -47,6 +47,12 @@ def rebase(result: ScanResult, report_root: str | Path) -> ScanResult:
 class _Mover:
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
+        # the gates' evidence chains repeat one another, as the same objects (model.records.shared):
+        # each location is moved once, and each hop once per set of paths to move in its message,
+        # found by identity (the entries keep both alive)
+        self._locations: dict[Location, Location] = {}
+        self._movable: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._hops: dict[tuple[int, int], tuple[Evidence, tuple[str, ...], Evidence]] = {}
 
     def path(self, path: str) -> str:
         if path == ".":
@@ -56,25 +62,45 @@ class _Mover:
         return f"{self.prefix}/{path}"
 
     def location(self, location: Location) -> Location:
-        return replace(location, path=self.path(location.path))
+        moved = self._locations.get(location)
+        if moved is None:
+            moved = self._locations[location] = replace(location, path=self.path(location.path))
+        return moved
 
     def text(self, message: str, paths: Iterable[str]) -> str:
         """A message with the root-relative paths it names (`builds X`, `(X:557)`, `X carries ...`)
         moved too, where a path stands on its own: not the tail of a longer one, nor code or an include
         quoted as written (`x.h`, "x.h", <x.h>: a launcher's file name, an include's text)."""
-        for path in sorted({p for p in paths if p and p != "." and not os.path.isabs(p)}, key=len, reverse=True):
+        return self._moved(message, _movable(paths))
+
+    def _moved(self, message: str, movable: tuple[str, ...]) -> str:
+        """The message with `movable` (paths, longest first) moved where they stand on their own."""
+        for path in movable:
             if path in message:
                 message = _standing(path).sub(lambda _: self.path(path), message)
         return message
 
     def hop(self, hop: Evidence, chain: Iterable[str] = ()) -> Evidence:
         """The hop moved, with the paths its message names among its own and its chain's (`chain`)."""
-        message = self.text(hop.message, (hop.source, hop.location.path, *chain))
-        return replace(hop, location=self.location(hop.location), message=message, source=self.path(hop.source))
+        return self._hop(hop, self._interned(_movable((hop.source, hop.location.path, *chain))))
+
+    def _hop(self, hop: Evidence, movable: tuple[str, ...]) -> Evidence:
+        key = (id(hop), id(movable))
+        known = self._hops.get(key)
+        if known is not None:
+            return known[2]
+        message = self._moved(hop.message, movable)
+        moved = replace(hop, location=self.location(hop.location), message=message, source=self.path(hop.source))
+        self._hops[key] = (hop, movable, moved)
+        return moved
 
     def hops(self, hops: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
-        chain = {p for hop in hops for p in (hop.source, hop.location.path)}
-        return tuple(self.hop(hop, chain) for hop in hops)
+        # every hop's own paths are among its chain's: the paths to move are the chain's, for each hop
+        movable = self._interned(_movable({p for hop in hops for p in (hop.source, hop.location.path)}))
+        return tuple(self._hop(hop, movable) for hop in hops)
+
+    def _interned(self, movable: tuple[str, ...]) -> tuple[str, ...]:
+        return self._movable.setdefault(movable, movable)
 
     def finding(self, finding: Finding) -> Finding:
         fixes = tuple(Fix(self.location(fix.location), fix.replacement, fix.description) for fix in finding.fixes)
@@ -109,6 +135,12 @@ class _Mover:
         named = {p for hop in (*verdict.evidence, *verdict.empty_kernels, *walked) for p in (hop.source, hop.location.path)}
         return replace(verdict, evidence=self.hops(verdict.evidence), empty_kernels=self.hops(verdict.empty_kernels),
                        reached=reached, reason=self.text(verdict.reason, named))
+
+
+def _movable(paths: Iterable[str]) -> tuple[str, ...]:
+    """The root-relative paths among `paths` (each once), longest first: a longer path is moved
+    before a shorter one that is its tail."""
+    return tuple(sorted({p for p in paths if p and p != "." and not os.path.isabs(p)}, key=len, reverse=True))
 
 
 @lru_cache(maxsize=4096)
