@@ -9,10 +9,8 @@ with the scan root's place under the report root.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 
 from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Location
@@ -77,7 +75,7 @@ class _Mover:
         """The message with `movable` (paths, longest first) moved where they stand on their own."""
         for path in movable:
             if path in message:
-                message = _standing(path).sub(lambda _: self.path(path), message)
+                message = _standing_replaced(message, path, self.path(path))
         return message
 
     def hop(self, hop: Evidence, chain: Iterable[str] = ()) -> Evidence:
@@ -143,10 +141,39 @@ def _movable(paths: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted({p for p in paths if p and p != "." and not os.path.isabs(p)}, key=len, reverse=True))
 
 
-@lru_cache(maxsize=4096)
-def _standing(path: str) -> re.Pattern[str]:
-    """`path` where it stands on its own in a message (see _Mover.text), compiled once per path."""
-    return re.compile(rf"(?<![\w./`'\"<-]){re.escape(path)}(?![\w/`'\">-]|\.\w)")
+_NOT_BEFORE = "./`'\"<-"  # nor a word character: the tail of a longer path, or quoted code or an include
+_NOT_AFTER = "/`'\">-"  # nor a word character, nor a dot and one: a longer name, or quoted
+
+
+def _standing_replaced(message: str, path: str, moved: str) -> str:
+    r"""`message` with `path` replaced by `moved` wherever it stands on its own (see _Mover.text):
+    what `re.sub(r"(?<![\w./`'\"<-])PATH(?![\w/`'\">-]|\.\w)", moved, message)` gives, without
+    compiling a pattern for every path of a scan."""
+    parts, start, end = [], 0, len(message)
+    found = message.find(path)
+    while found >= 0:
+        after = found + len(path)
+        if _stands(message, found, after, end):
+            parts += (message[start:found], moved)
+            start = after
+            found = message.find(path, after)
+        else:
+            found = message.find(path, found + 1)
+    return "".join(parts) + message[start:] if parts else message
+
+
+def _stands(message: str, found: int, after: int, end: int) -> bool:
+    if found > 0:
+        before = message[found - 1]
+        if before in _NOT_BEFORE or before.isalnum() or before == "_":
+            return False
+    if after < end:
+        following = message[after]
+        if following in _NOT_AFTER or following.isalnum() or following == "_":
+            return False
+        if following == "." and after + 1 < end and (message[after + 1].isalnum() or message[after + 1] == "_"):
+            return False
+    return True
 
 
 def touched_paths(finding: Finding) -> set[str]:
