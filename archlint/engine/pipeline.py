@@ -11,7 +11,7 @@ from archlint.discover import discover
 from archlint.engine.cache import open_cache
 from archlint.engine.collector import collector_paused
 from archlint.engine.roots import analysed
-from archlint.engine.store import ScanState, ScanStore
+from archlint.engine.store import ScanState, ScanStore, StoredReport
 from archlint.engine.timing import SCAN_STAGES, hint, plan, stage
 from archlint.postprocess.paths import rebase
 from archlint.model.scan import ScanOptions, ScanResult
@@ -24,12 +24,18 @@ def run(options: ScanOptions, eager: bool = False) -> ScanResult:
     """The scan, reusing a stored result for an unchanged tree and re-judging only what a changed
     CUDA file can reach when the rest is unchanged. `eager` (or ARCHLINT_EAGER=1) reads every file
     in full, as a reference for the on-demand reading: both give the same result."""
+    return scanned(options, eager)[0]
+
+
+def scanned(options: ScanOptions, eager: bool = False) -> tuple[ScanResult, StoredReport | None]:
+    """The scan's result, and where a report rendered from it is kept while the result is the
+    stored one (None where nothing is stored: --no-cache, or a file changed within the racy window)."""
     eager = eager or bool(os.environ.get("ARCHLINT_EAGER"))
     with collector_paused(freeze=True):
         return _run(options, eager)
 
 
-def _run(options: ScanOptions, eager: bool) -> ScanResult:
+def _run(options: ScanOptions, eager: bool) -> tuple[ScanResult, StoredReport | None]:
     plan(SCAN_STAGES)
     with stage("discover"):
         found = discover(options.paths, options.exclude)
@@ -46,7 +52,11 @@ def _run(options: ScanOptions, eager: bool) -> ScanResult:
             store.save(result, state)
     if cache is not None:
         cache.flush()
-    return rebase(_selected(_only_reported(result, options.report_paths), options), found.root)
+    # the way out of the engine, for the stored report's key: the findings named files and rules
+    # keep, then the paths rebased onto the scan root (the front end rebases them again onto its
+    # report root, which holds the scan root: its key covers that root, and both ways end there)
+    report = store.report(repr((options.report_paths, options.select, options.ignore)).encode()) if store is not None else None
+    return rebase(_selected(_only_reported(result, options.report_paths), options), found.root), report
 
 
 def _selected(result: ScanResult, options: ScanOptions) -> ScanResult:
