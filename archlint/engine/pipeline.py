@@ -72,7 +72,6 @@ def _from_store(options: ScanOptions, discovery, cache, store: ScanStore) -> tup
     (narrowed; only the result is stored, the wider state stays the one to start from), else of
     this scan's own targets or the newest scan for more (re-scanned in part). None: a full scan."""
     from archlint.engine.linkstore import DamagedState  # deferred: see the imports above
-    from archlint.engine.pyrescan import python_rescan  # deferred: as above
     from archlint.engine.rescan import rescan  # deferred: as above
 
     wider = store.wider()
@@ -82,12 +81,18 @@ def _from_store(options: ScanOptions, discovery, cache, store: ScanStore) -> tup
         if previous is None:
             continue
         try:
-            done = rescan(options, discovery, cache, store, previous) or python_rescan(options, discovery, cache, store, previous)
+            done = rescan(options, discovery, cache, store, previous) or _python_rescan(options, discovery, cache, store, previous)
         except DamagedState:  # a stored part that no longer matches its checksum
             done = None
         if done is not None:
             return done[0], None if slot in current else done[1]
     return None
+
+
+def _python_rescan(options: ScanOptions, discovery, cache, store: ScanStore, previous):
+    from archlint.engine.pyrescan import python_rescan  # deferred: a re-scan of changed CUDA files never loads the Python side
+
+    return python_rescan(options, discovery, cache, store, previous)
 
 
 def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[ScanResult, ScanState]:
