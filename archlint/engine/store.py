@@ -105,7 +105,10 @@ class StoredReport:
     key: bytes
 
     def read(self, settings: bytes) -> object | None:
-        return read_entry(self.path, self._key(settings), object)
+        key = self._key(settings)
+        if read_header_key(self.path) != key:
+            return None  # another result's report, or other settings': kept until the next is written
+        return read_entry(self.path, key, object)
 
     def write(self, settings: bytes, value: object) -> None:
         _store(self.path, self._key(settings), value)
