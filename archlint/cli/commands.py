@@ -434,8 +434,12 @@ def _scan_shown(options: ScanOptions, settings: Settings, chosen: PostprocessSet
         with collector_paused():
             return _shown(_report(result, options, settings, chosen, view, load_rules()))
 
+    # the report's looks: the HTML's links are relative to where it is written, or shown
+    folder = str(view.output.resolve().parent) if view.output else (os.getcwd() if view.fmt == "html" else "")
+    looks = (view.fmt, view.category, view.quiet, view.verbose, folder, use_colour(view.output, view.fmt))
+
     def key(result: ScanResult) -> bytes:
-        return settings_key(result, options, settings, chosen, view, use_colour(view.output, view.fmt))
+        return settings_key(result, options, settings, chosen, looks)
 
     with stage_times(view.verbose):
         return scan_shown(options, show, key)

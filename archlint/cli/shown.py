@@ -15,7 +15,6 @@ from archlint import __version__
 from archlint.model.scan import ScanOptions, ScanResult
 
 if TYPE_CHECKING:
-    from archlint.cli.commands import _View
     from archlint.config import Settings
     from archlint.postprocess import PostprocessSettings
 
@@ -29,18 +28,17 @@ class Shown:
     empty: bool  # no file was read and nothing was said about the paths
 
 
-def settings_key(result: ScanResult, options: ScanOptions, settings: Settings, chosen: PostprocessSettings, view: _View,
-                 colour: bool) -> bytes:
+def settings_key(result: ScanResult, options: ScanOptions, settings: Settings, chosen: PostprocessSettings,
+                 looks: tuple) -> bytes:
     """Everything the post-processing and the report read besides the result and the scanned
     files (whose contents the stored result's key covers), in an order that does not depend on
-    the process: the report's format, place and looks, the levels and the targets asked for, and
-    every post-processing setting (rules, suppressions, per-file ignores, report paths and root,
-    the baseline's fingerprints)."""
+    the process: the report's looks (`looks`: its format, the folder it is written to, colour and
+    the other output options), the levels and the targets asked for, and every post-processing
+    setting (rules, suppressions, per-file ignores, report paths and root, the baseline's
+    fingerprints)."""
     per_file = tuple((glob, tuple(sorted(rules))) for glob, rules in chosen.per_file_ignores)
     key = (
-        __version__, view.fmt, view.category, view.quiet, view.verbose, colour,
-        str(view.output.resolve().parent) if view.output else "",
-        os.getcwd() if view.fmt == "html" else "",  # the HTML's links, relative to where it is shown
+        __version__, looks,
         sorted((rule, level.value) for rule, level in settings.levels.items()), settings.fail_on.value,
         bool(settings.targets), tuple(options.targets),
         sorted(chosen.active), sorted((rule, level.value) for rule, level in chosen.levels.items()), per_file,
