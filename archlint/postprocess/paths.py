@@ -149,7 +149,8 @@ def _standing_replaced(message: str, path: str, moved: str) -> str:
     r"""`message` with `path` replaced by `moved` wherever it stands on its own (see _Mover.text):
     what `re.sub(r"(?<![\w./`'\"<-])PATH(?![\w/`'\">-]|\.\w)", moved, message)` gives, without
     compiling a pattern for every path of a scan."""
-    parts, start, end = [], 0, len(message)
+    parts: list[str] = []
+    start, end = 0, len(message)
     found = message.find(path)
     while found >= 0:
         after = found + len(path)
