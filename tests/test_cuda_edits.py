@@ -1,4 +1,4 @@
-"""Every CUDA file of the fixtures with host checks or op registrations edited in turn, as a user
+"""Every CUDA file of the fixtures with host checks, op registrations or C++ tiles edited in turn, as a user
 edits between two scans: a comment line appended, a line inserted at its top (every definition
 moves), a comment spelling `minor` appended, and a call added to the body of its first function. After each edit the scan that starts
 from the stored state (a re-scan in part, or a full one where the host checks' reach may have
@@ -20,7 +20,8 @@ from archlint.knowledge.languages import CUDA_SUFFIXES
 from archlint.model.scan import ScanOptions
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-CASES = ["gate-host-checks", "gate-host-ops", "gate-flashinfer", "gate-jinja-generated"]
+# al204-cxx-tiles: a re-scan links again the C++ tiles of the gates it judges again, and keeps the others'
+CASES = ["gate-host-checks", "gate-host-ops", "gate-flashinfer", "gate-jinja-generated", "al204-cxx-tiles"]
 _BODY = re.compile(r"^(?:[\w:<>,*&\s]+)\)\s*(?:const\s*)?\{\n", re.MULTILINE)
 
 

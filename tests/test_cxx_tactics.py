@@ -6,14 +6,18 @@ compiling, linked to the gate whose units compile them, and measured by compilin
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from archlint.cli import cli
+from archlint.engine import scan
 from archlint.extract.cuda.tiles import cxx_tile_lists, launcher_arch
+from archlint.model.scan import ScanOptions
 from archlint.probe.jinja import render
 
 CASE = Path(__file__).resolve().parents[1] / "fixtures" / "al204-cxx-tiles"
@@ -114,3 +118,31 @@ def test_scan_with_the_compile_probe_reports_every_cxx_tactic_over_the_limit_and
     # again: answered from the cache, the same findings
     again = json.loads(CliRunner().invoke(cli, [*args, "--compile-probe"]).output)
     assert again["findings"] == probed["findings"]
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not installed: the compile probe needs it")
+def test_a_re_scan_after_a_launcher_edit_reports_the_tactic_where_it_now_is(tmp_path: Path, monkeypatch, full_scans):
+    """A line added above the tactic aliases of a launcher header: the re-scan (in part) links that
+    header's tiles again and reports the tactic over the limit at its new line, as a scan with no
+    cache does; the tiles of the other files stand as they were linked."""
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "tree"
+    shutil.copytree(CASE, root)
+    stamp = time.time() - 3600  # settled: past the window in which a file's stat is not trusted
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (stamp, stamp))
+
+    def tactics(use_cache: bool = True) -> list[tuple[str, int, str]]:
+        options = ScanOptions(paths=(str(root),), targets=("sm_120a",), jobs=1, use_cache=use_cache, compile_probe=True)
+        return sorted((f.location.path, f.location.line, f.message) for f in scan(options).findings if f.rule == "AL204")
+
+    before = tactics()
+    header = root / CONFIGS.relative_to(CASE)
+    header.write_text("// a line above everything\n" + header.read_text())
+    os.utime(header, (stamp + 600, stamp + 600))
+    after = tactics()
+    assert len(full_scans) == 1  # the first scan alone: the edit is re-scanned in part
+    moved = [(path, line - 1, message) if path.endswith("gemm_configs_sm120.h") else (path, line, message)
+             for path, line, message in after]
+    assert moved == before and after != before
+    assert after == tactics(use_cache=False)

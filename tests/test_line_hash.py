@@ -8,7 +8,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archlint.postprocess.baseline import LineHasher, line_hashes
+from archlint.postprocess.baseline import LineHasher, decided_text, line_hashes
 
 _MASK, _BLOCK, _MOD = (1 << 64) - 1, 100, 37
 _FIRST_MOD = pow(_MOD, _BLOCK, 1 << 64)
@@ -83,3 +83,14 @@ def test_lines_asked_one_at_a_time_match_the_whole_table(text, lines):
     whole = line_hashes(text)
     hasher = LineHasher(text)
     assert [hasher.get(line) for line in lines] == [whole.get(line) for line in lines]
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS, st.integers(1, 40), st.sampled_from(["", "\n", "\r\n", "x" * 150 + "\n", " \t" * 80 + "\n"]))
+def test_the_part_a_report_decodes_gives_the_same_hashes(text, last, filler):
+    """A SARIF report decodes a source only as far as its last finding's line decides the hashes:
+    the lines up to it hash as in the whole file, CRLF files, long lines, blank tails and all."""
+    data = (text + filler * 30).encode("utf-8", "surrogatepass")
+    whole = line_hashes(data.decode("utf-8", "replace"))
+    part = LineHasher(decided_text(data, last))
+    assert [part.get(line) for line in range(1, last + 1)] == [whole.get(line) for line in range(1, last + 1)]

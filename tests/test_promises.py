@@ -164,12 +164,12 @@ def _interrupt(*args, **kwargs):
 
 
 def test_interrupt_leaves_no_output_file(tmp_path, monkeypatch):
-    import archlint.engine.pipeline as pipeline
+    import archlint.engine.steps as steps
 
     tree = make_tree(tmp_path)
     output = tmp_path / "out" / "report.sarif"
     output.parent.mkdir()
-    monkeypatch.setattr(pipeline, "run_checks", _interrupt)
+    monkeypatch.setattr(steps, "run_checks", _interrupt)  # the full scan imports it from there as it runs
     result = CliRunner().invoke(cli, ["scan", str(tree), "--format", "sarif", "-o", str(output), "--no-cache"])
     assert result.exit_code == 130
     assert "interrupted" in result.output and "Traceback" not in result.output

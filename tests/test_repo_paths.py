@@ -8,11 +8,14 @@ there, and a baseline written by `archlint scan mykern` matches in the pre-commi
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from archlint.cli.commands import cli
 from archlint.discover import repository_root
@@ -279,3 +282,17 @@ def test_html_anchors_and_links_name_files_from_the_root(repo):
 def test_scan_json_gate_id_names_the_file_from_the_root(repo):
     code, output = scan("mykern", "--format", "json")
     assert [g["id"] for g in json.loads(output)["gates"]] == ["mykern/jit/comm.py:7:18"]
+
+
+_PIECES = ["a", "b", ".", "/", "`", "'", '"', "<", ">", "-", " ", "_", "é", "1", "(", ":", "x/y.h", "x/y", "y.h"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join), st.sampled_from(["x/y.h", "x/y", "y.h", "a", "a.b"]))
+def test_a_message_names_a_path_where_it_stands_on_its_own(message, path):
+    """A path in a message is moved under the report root where it stands on its own (`builds X`,
+    `(X:557)`), not where it is the tail of a longer path or a quoted include: as the pattern says."""
+    from archlint.postprocess.paths import _standing_replaced
+
+    pattern = re.compile(rf"(?<![\w./`'\"<-]){re.escape(path)}(?![\w/`'\">-]|\.\w)")
+    assert _standing_replaced(message, path, f"pkg/{path}") == pattern.sub(lambda _: f"pkg/{path}", message)

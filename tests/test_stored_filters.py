@@ -129,3 +129,33 @@ def test_an_edit_after_a_wider_scan_is_rescanned_in_part_for_the_subset(tmp_path
     narrowed = _run(tree, "--target", "sm_100a", "--format", "json")
     assert len(full_scans) == 1
     assert narrowed == _run(tree, "--no-cache", "--target", "sm_100a", "--format", "json")
+
+
+def test_the_same_options_again_print_the_stored_report(tmp_path, full_scans, monkeypatch):
+    """A scan of an unchanged tree with the options of the last one prints the report the stored
+    scan kept, without rendering it again; any other option, or an edited file, renders anew."""
+    import archlint.cli.commands as commands
+
+    renders: list[int] = []
+    real = commands._report
+    monkeypatch.setattr(commands, "_report", lambda *a: renders.append(1) or real(*a))
+    tree = _settled_copy("gate-flashinfer", tmp_path)
+    sarif = tmp_path / "out" / "report.sarif"
+    sarif.parent.mkdir()
+    for options in [(), ("--format", "json"), ("--select", "AL101", "--fail-on", "error"), ("-o", str(sarif)), ()]:
+        first = _run(tree, *options)
+        written = sarif.read_bytes() if options[:1] == ("-o",) else b""
+        count = len(renders)
+        assert _run(tree, *options) == first and len(renders) == count, f"{options}: rendered again"
+        if written:
+            assert sarif.read_bytes() == written
+        assert first == _run(tree, "--no-cache", *options)
+    assert len(full_scans) == 1
+    unit = tree / "flashinfer/data/csrc/vec_dequant.cu"
+    unit.write_text(unit.read_text().replace("int i = blockIdx.x", "int i = blockIdx.x + 0"))
+    stamp = time.time() - 600
+    os.utime(unit, (stamp, stamp))
+    count = len(renders)
+    edited = _run(tree)
+    assert len(renders) == count + 1  # a changed result: rendered
+    assert edited == _run(tree, "--no-cache")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import click
 
 from archlint import __version__
+from archlint.cli.shown import Shown, settings_key
 from archlint.model.scan import ScanOptions, ScanResult
 
 if TYPE_CHECKING:  # names for annotations only: the modules load inside the commands that use them
@@ -220,6 +221,8 @@ def scan(paths, targets, toolkit, fmt, output, fail_on, select, ignore, baseline
     chosen = settings.postprocess_settings(no_suppress=no_suppress, show_suppressed=show_suppressed,
                                            report_paths=plan.report_paths, baseline=_baseline(baseline))
     chosen = replace(chosen, active=_reported_by_scan(chosen.active), report_root=plan.report_root)
+    if not show_diff and not apply_fix and write_baseline is None:
+        return _show(_scan_shown(options, settings, chosen, view), view, paths or (".",))
     outcome = _scan_once(options, settings, chosen, view)
     if show_diff or apply_fix:
         # deferred: as above
@@ -415,6 +418,41 @@ def _scan_once(options: ScanOptions, settings: Settings, chosen: PostprocessSett
         return _report(result, options, settings, chosen, view, rules)
 
 
+def _scan_shown(options: ScanOptions, settings: Settings, chosen: PostprocessSettings, view: _View) -> Shown:
+    """What the scan prints: rendered from its result, or the stored scan's report of the same
+    result with the same settings (engine.scan_shown)."""
+    # deferred: keeps `archlint --version` light
+    from archlint.knowledge.rules import load_rules
+    # deferred: as above
+    from archlint.engine import scan_shown
+    # deferred: as above
+    from archlint.engine.collector import collector_paused
+    # deferred: as above
+    from archlint.engine.timing import stage_times
+
+    def show(result: ScanResult) -> Shown:
+        with collector_paused():
+            return _shown(_report(result, options, settings, chosen, view, load_rules()))
+
+    # the report's looks: the HTML's links are relative to where it is written, or shown
+    folder = str(view.output.resolve().parent) if view.output else (os.getcwd() if view.fmt == "html" else "")
+    looks = (view.fmt, view.category, view.quiet, view.verbose, folder, use_colour(view.output, view.fmt))
+
+    def key(result: ScanResult) -> bytes:
+        return settings_key(result, options, settings, chosen, looks)
+
+    with stage_times(view.verbose):
+        return scan_shown(options, show, key)
+
+
+def _shown(outcome: _Outcome) -> Shown:
+    # deferred: keeps `archlint --version` light
+    from archlint.report.text import report_summary_line
+
+    return Shown(outcome.rendered, outcome.exit_code, report_summary_line(outcome.report), outcome.result.files_scanned,
+                 _nothing_to_report(outcome))
+
+
 def _report(result: ScanResult, options: ScanOptions, settings: Settings, chosen: PostprocessSettings, view: _View,
             rules) -> _Outcome:
     # deferred: keeps `archlint --version` light
@@ -450,28 +488,35 @@ def _report(result: ScanResult, options: ScanOptions, settings: Settings, chosen
 def _finish(outcome: _Outcome, view: _View, paths: tuple[str, ...], write_baseline: Path | None) -> int:
     """Write or print what the scan asked for; the exit code. A baseline run writes the baseline
     (and the report only where -o names a file) and exits 0: it records findings, it does not judge them."""
+    if write_baseline is None:
+        return _show(_shown(outcome), view, paths)
     say_if_no_sources(outcome.result, paths)
-    if write_baseline is not None:
-        count = _write_baseline(write_baseline, outcome)
-        if view.output is not None:
-            _emit(outcome.rendered, view.output)
-        click.echo(f"archlint: wrote baseline of {count} finding{'' if count == 1 else 's'} to {write_baseline}", err=True)
-        return EXIT_CLEAN
-    if view.output is None and view.fmt == "text" and _nothing_to_report(outcome):
-        return outcome.exit_code  # the line above said why; a clean summary of no files would mislead
-    _emit(outcome.rendered, view.output)
-    if view.output is not None and not view.quiet:
-        # deferred: keeps `archlint --version` light
-        from archlint.report.text import report_summary_line
+    count = _write_baseline(write_baseline, outcome)
+    if view.output is not None:
+        _emit(outcome.rendered, view.output)
+    click.echo(f"archlint: wrote baseline of {count} finding{'' if count == 1 else 's'} to {write_baseline}", err=True)
+    return EXIT_CLEAN
 
-        click.echo(f"archlint: {report_summary_line(outcome.report)}", err=True)
+
+def _show(shown: Shown, view: _View, paths: tuple[str, ...]) -> int:
+    """Print or write the report; the exit code."""
+    _say_if_none_read(shown.files_scanned, paths)
+    if view.output is None and view.fmt == "text" and shown.empty:
+        return shown.exit_code  # the line above said why; a clean summary of no files would mislead
+    _emit(shown.rendered, view.output)
+    if view.output is not None and not view.quiet:
+        click.echo(f"archlint: {shown.summary}", err=True)
         click.echo(f"archlint: wrote {view.output}", err=True)
-    return outcome.exit_code
+    return shown.exit_code
 
 
 def say_if_no_sources(result: ScanResult, paths: tuple[str, ...]) -> None:
     """One line on stderr when the paths hold no file archlint reads (the scan is then no evidence)."""
-    if not result.files_scanned:
+    _say_if_none_read(result.files_scanned, paths)
+
+
+def _say_if_none_read(files_scanned: int, paths: tuple[str, ...]) -> None:
+    if not files_scanned:
         click.echo(f"archlint: no CUDA or Python sources under {', '.join(paths)}", err=True)
 
 

@@ -29,8 +29,10 @@ from typing import NamedTuple
 
 from archlint import __version__
 from archlint.engine.collector import collector_paused
+from archlint.engine.timing import warn
 from archlint.knowledge.resources import data_hash, tree_hash
 from archlint.model.files import FileFacts, SourceFile
+from archlint.model.scan import ScanOptions
 
 MAGIC = b"ALFACTS2"  # 2: the buffer table after the payload
 _HEADER = struct.Struct(">8s32s32sQ")  # magic, key, payload sha256, payload length
@@ -182,6 +184,18 @@ class FactsCache:
 
     def _entry(self, key: bytes) -> Path:
         return _entry_path(self.folder, key)
+
+
+def open_cache(options: ScanOptions) -> FactsCache | None:
+    """The facts cache the options ask for (None with --no-cache, or where it cannot be used: then a
+    warning says why, since every scan would be a cold one)."""
+    if not options.use_cache:
+        return None
+    try:
+        return FactsCache.usable(options.max_file_bytes, options.paths)
+    except Unusable as problem:
+        warn(f"{problem}; scanning without a cache")
+        return None
 
 
 class Unusable(Exception):

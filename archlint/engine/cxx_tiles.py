@@ -1,5 +1,6 @@
 """The C++ tiles of the files the gates' units can include (extract/cuda/tiles.py), read once per
-scan from the scanned tree and linked to the gates (gates/cxx_tactics.py)."""
+scan from the scanned tree and linked to the gates (gates/cxx_tactics.py). A re-scan links again
+only the gates it judged again (relinked_cxx_tiles)."""
 
 from __future__ import annotations
 
@@ -36,3 +37,16 @@ def linked_cxx_tiles(root: str, index: CudaIndex,
             if found:
                 facts[path] = found
     return link_cxx_tile_lists(index, judged, facts, launchers)
+
+
+def relinked_cxx_tiles(root: str, index: CudaIndex, tile_lists: tuple[LinkedTileList, ...],
+                       judged: Iterable[tuple[Gate, GuardedUnits, frozenset[str]]], again: set[str]) -> tuple[LinkedTileList, ...]:
+    """A re-scan's tile lists: the Python generators' and the other gates' C++ tiles as the stored
+    scan linked them, and the C++ tiles of the gates judged again (`again`, gate ids) linked anew
+    from the files they can include. A gate is judged again when a changed file is among those, and
+    nothing else its C++ tiles are linked from can change: the others' stand."""
+    python = tuple(t for t in tile_lists if not t.fact.kind)
+    kept = [t for t in tile_lists if t.fact.kind and t.gate not in again]
+    relinked = linked_cxx_tiles(root, index, [one for one in judged if one[0].id in again]) if again else ()
+    # in link_cxx_tile_lists's order, which keeps a gate's lists at one place in the order they were linked
+    return python + tuple(sorted([*kept, *relinked], key=lambda t: (t.fact.path, t.fact.line, t.gate)))

@@ -8,30 +8,34 @@ import os
 from dataclasses import replace
 
 from archlint.discover import discover
+from archlint.engine.cache import open_cache
 from archlint.engine.collector import collector_paused
-from archlint.engine.linkstore import DamagedState, stored_links
-from archlint.engine.pyrescan import python_rescan
-from archlint.engine.rescan import rescan
 from archlint.engine.roots import analysed
-from archlint.engine.steps import (SCAN_STAGES, assemble_result, findings_by_file, open_cache, run_checks, selected,
-                                   suppressions_of)
-from archlint.engine.store import ScanState, ScanStore
-from archlint.engine.timing import hint, plan, stage
-from archlint.link.templates import read_templates
+from archlint.engine.store import ScanState, ScanStore, StoredReport
+from archlint.engine.timing import SCAN_STAGES, hint, plan, stage
 from archlint.postprocess.paths import rebase
 from archlint.model.scan import ScanOptions, ScanResult
+
+# A scan whose stored result stands (nothing changed) loads none of the re-scans, the judging or
+# the checks: each of those is imported where it is first needed.
 
 
 def run(options: ScanOptions, eager: bool = False) -> ScanResult:
     """The scan, reusing a stored result for an unchanged tree and re-judging only what a changed
     CUDA file can reach when the rest is unchanged. `eager` (or ARCHLINT_EAGER=1) reads every file
     in full, as a reference for the on-demand reading: both give the same result."""
+    return scanned(options, eager)[0]
+
+
+def scanned(options: ScanOptions, eager: bool = False) -> tuple[ScanResult, StoredReport | None]:
+    """The scan's result, and where a report rendered from it is kept while the result is the
+    stored one (None where nothing is stored: --no-cache, or a file changed within the racy window)."""
     eager = eager or bool(os.environ.get("ARCHLINT_EAGER"))
     with collector_paused(freeze=True):
         return _run(options, eager)
 
 
-def _run(options: ScanOptions, eager: bool) -> ScanResult:
+def _run(options: ScanOptions, eager: bool) -> tuple[ScanResult, StoredReport | None]:
     plan(SCAN_STAGES)
     with stage("discover"):
         found = discover(options.paths, options.exclude)
@@ -48,13 +52,28 @@ def _run(options: ScanOptions, eager: bool) -> ScanResult:
             store.save(result, state)
     if cache is not None:
         cache.flush()
-    return rebase(selected(_only_reported(result, options.report_paths), options), found.root)
+    # the way out of the engine, for the stored report's key: the findings named files and rules
+    # keep, then the paths rebased onto the scan root (the front end rebases them again onto its
+    # report root, which holds the scan root: its key covers that root, and both ways end there)
+    report = store.report(repr((options.report_paths, options.select, options.ignore)).encode()) if store is not None else None
+    return rebase(_selected(_only_reported(result, options.report_paths), options), found.root), report
+
+
+def _selected(result: ScanResult, options: ScanOptions) -> ScanResult:
+    if not options.select and not options.ignore:
+        return result
+    from archlint.engine.steps import selected  # deferred: the rules' checks load with it
+
+    return selected(result, options)
 
 
 def _from_store(options: ScanOptions, discovery, cache, store: ScanStore) -> tuple[ScanResult, ScanState | None] | None:
     """The scan from a stored state: of a scan for more targets whose result is of this very tree
     (narrowed; only the result is stored, the wider state stays the one to start from), else of
     this scan's own targets or the newest scan for more (re-scanned in part). None: a full scan."""
+    from archlint.engine.linkstore import DamagedState  # deferred: see the imports above
+    from archlint.engine.rescan import rescan  # deferred: as above
+
     wider = store.wider()
     current = [slot for slot in wider[:1] if store.is_current(slot)]
     for slot in dict.fromkeys([*current, store.slot, *wider[:1]]):
@@ -62,7 +81,7 @@ def _from_store(options: ScanOptions, discovery, cache, store: ScanStore) -> tup
         if previous is None:
             continue
         try:
-            done = rescan(options, discovery, cache, store, previous) or python_rescan(options, discovery, cache, store, previous)
+            done = rescan(options, discovery, cache, store, previous) or _python_rescan(options, discovery, cache, store, previous)
         except DamagedState:  # a stored part that no longer matches its checksum
             done = None
         if done is not None:
@@ -70,8 +89,17 @@ def _from_store(options: ScanOptions, discovery, cache, store: ScanStore) -> tup
     return None
 
 
+def _python_rescan(options: ScanOptions, discovery, cache, store: ScanStore, previous):
+    from archlint.engine.pyrescan import python_rescan  # deferred: a re-scan of changed CUDA files never loads the Python side
+
+    return python_rescan(options, discovery, cache, store, previous)
+
+
 def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[ScanResult, ScanState]:
     from archlint.engine.linking import link_files  # deferred: a re-scan of changed CUDA files never loads the Python side
+    from archlint.engine.linkstore import stored_links  # deferred: see the imports above
+    from archlint.engine.steps import assemble_result, findings_by_file, run_checks, suppressions_of  # deferred: as above
+    from archlint.link.templates import read_templates  # deferred: as above
 
     plan(SCAN_STAGES)  # again, after a re-scan that gave way
     linked = link_files(options, discovery, cache, eager)

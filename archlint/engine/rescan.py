@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from archlint.checks.context import Context, GateResult, live_table
-from archlint.engine.cxx_tiles import linked_cxx_tiles
+from archlint.engine.cxx_tiles import relinked_cxx_tiles
 from archlint.engine.linkstore import StoredLinks, lazy_index, with_links
 from archlint.engine.steps import (
     assemble_result,
@@ -214,9 +214,10 @@ def rescan(options, discovery, cache, store, previous):
     free = free_of(discovery, index, state.free_sources) if rejudged else state.free
     with stage("checks"):
         paths = tuple(sorted(changed_paths | narrowing | (free ^ state.free) | live_changed(before, tuple(results), rejudged)))
-        # tiles written in C++ are read again: an edited launcher or template changes them
-        tile_lists = tuple(t for t in state.tile_lists if not t.fact.kind) + linked_cxx_tiles(
-            discovery.root, judging.index, [(m.gate, m.units, m.deps) for m in memos])
+        # the C++ tiles of the gates judged again are read again: an edited launcher or template changes them
+        again = {new.gate.id for _, new in rejudged}
+        tile_lists = relinked_cxx_tiles(discovery.root, judging.index, state.tile_lists,
+                                        [(m.gate, m.units, m.deps) for m in memos], again)
         ctx = with_tactic_sizes(options, discovery.root, Context.judged(judging, targets, tuple(results), paths, free,
                                                                        tile_lists))
         gate_findings = run_checks(ctx, file_rules=False)

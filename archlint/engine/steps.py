@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from archlint.checks import FILE_RULES, all_checks
 from archlint.checks.context import Context, GateResult
-from archlint.engine.cache import FactsCache, Unusable
+from archlint.engine.cache import open_cache  # noqa: F401 - engine.linking takes it from here
 from archlint.engine.store import ScanState, target_names
-from archlint.engine.timing import stage, warn
+from archlint.engine.timing import SCAN_STAGES, stage  # noqa: F401 - SCAN_STAGES: engine.linking takes it from here
 from archlint.judge.analysis import Analysis, analyze_units, hollow_kernels
 from archlint.judge.extensions import extension_hits
 from archlint.judge.verdicts import (
@@ -37,11 +37,6 @@ from archlint.probe.units import tactic_sizes
 
 if TYPE_CHECKING:  # a re-scan of CUDA files never loads the Python side
     from archlint.link.python import PyIndex
-
-
-# The stages of a full scan, in order: their numbers on the progress line (`includes` only where
-# gates guard sources and the scan reads on demand).
-SCAN_STAGES = ("discover", "facts", "pylink", "outline", "includes", "unit facts", "index", "verdicts", "checks")
 
 
 def assemble_result(root: str, files_scanned: int, ctx: Context, gate_findings: list[Finding], state: ScanState) -> ScanResult:
@@ -223,15 +218,3 @@ def admitted_targets(gate: Gate, targets: tuple[Target, ...]) -> tuple[str, ...]
     seen = {t.cc for t in evaluated}
     others = [t for t in default_targets() if t.cc in set(gate.admits) and t.cc not in seen]
     return tuple(t.name for t in sorted({*evaluated, *others}))
-
-
-def open_cache(options: ScanOptions) -> FactsCache | None:
-    """The facts cache the options ask for (None with --no-cache, or where it cannot be used: then a
-    warning says why, since every scan would be a cold one)."""
-    if not options.use_cache:
-        return None
-    try:
-        return FactsCache.usable(options.max_file_bytes, options.paths)
-    except Unusable as problem:
-        warn(f"{problem}; scanning without a cache")
-        return None

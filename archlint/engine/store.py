@@ -90,6 +90,31 @@ class Slot:
     result_key: bytes  # that and every file's content: the result's entry key
     result_path: Path
     state_path: Path
+    report_path: Path  # the last report rendered from the result (StoredReport)
+
+
+@dataclass(frozen=True)
+class StoredReport:
+    """The last report a front end rendered from a stored result, kept beside it: a scan whose
+    result stands (nothing changed) shows it again without post-processing and rendering the
+    result anew. One per slot, replaced by the next one rendered; found by the result's key, what
+    the engine did to it on the way out (`key`), and everything else the rendering read (the
+    front end's `settings`: its options, the report's root, the folder it runs in)."""
+
+    path: Path
+    key: bytes
+
+    def read(self, settings: bytes) -> object | None:
+        key = self._key(settings)
+        if read_header_key(self.path) != key:
+            return None  # another result's report, or other settings': kept until the next is written
+        return read_entry(self.path, key, object)
+
+    def write(self, settings: bytes, value: object) -> None:
+        _store(self.path, self._key(settings), value)
+
+    def _key(self, settings: bytes) -> bytes:
+        return hashlib.sha256(self.key + settings).digest()
 
 
 class ScanStore:
@@ -115,7 +140,8 @@ class ScanStore:
         # the entry's header alone
         result_key = hashlib.sha256(key + repr(self.digests).encode("utf-8", "surrogateescape")).digest()
         stem = f"{self._prefix}-{_tag(targets)}"
-        return Slot(targets, key, result_key, self._folder / f"{stem}-result.pkl", self._folder / f"{stem}-state.pkl")
+        return Slot(targets, key, result_key, self._folder / f"{stem}-result.pkl", self._folder / f"{stem}-state.pkl",
+                    self._folder / f"{stem}-report.pkl")
 
     def is_new(self) -> bool:
         """No scan of this scope was stored yet, for any targets: the first (cold) scan of the tree."""
@@ -161,6 +187,14 @@ class ScanStore:
             return None
         now = {path: (language, digest) for path, language, digest in self.digests}
         return [file for file in files if previous[file.path] != now[file.path]]
+
+    def report(self, way_out: bytes) -> StoredReport | None:
+        """Where the report of this scan's result is kept, or None when the result is not stored
+        (a file changed within the racy window): `way_out` says what the engine does to the stored
+        result before it returns it."""
+        if self.racy:
+            return None
+        return StoredReport(self.slot.report_path, hashlib.sha256(self.slot.result_key + way_out).digest())
 
     def save(self, result: ScanResult, state: ScanState | None) -> None:
         """This scan's result (and state, when given) in its own slot."""

@@ -16,6 +16,10 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TextIO
 
+# The stages of a full scan, in order: their numbers on the progress line (`includes` only where
+# gates guard sources and the scan reads on demand).
+SCAN_STAGES = ("discover", "facts", "pylink", "outline", "includes", "unit facts", "index", "verdicts", "checks")
+
 _SHOWN: ContextVar[bool] = ContextVar("archlint_stage_times", default=False)
 
 _current: list[str] = []  # the stage running now, for the progress line

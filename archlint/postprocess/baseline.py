@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
-from itertools import islice
+from itertools import accumulate, islice
 from operator import countOf
 from pathlib import Path
 
@@ -108,6 +108,7 @@ _MASK = (1 << 64) - 1
 _BLOCK_SIZE = 100
 _MOD = 37
 _EOF = "\uffff"
+_PLUS_ONE = (1).__add__
 
 
 class LineHasher:
@@ -126,7 +127,7 @@ class LineHasher:
             text = "".join(chr(units[i] | units[i + 1] << 8) for i in range(0, len(units), 2))
         stream = text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "") + _EOF
         self.padded = stream + "\0" * _BLOCK_SIZE  # the zeros the rolling hash shifts in after the end
-        self.starts = [0, *(match.end() for match in re.finditer("\n", stream))]
+        self.starts = list(accumulate(map(_PLUS_ONE, map(len, stream.split("\n"))), initial=0))[:-1]  # each line's start
         self.windows: list[str] = []  # each line's 100 characters, as far as a line was asked for
         self.repeats: list[int] | None = None
         self.asked = 0
@@ -147,6 +148,28 @@ class LineHasher:
             padded = self.padded
             self.windows += [padded[start : start + _BLOCK_SIZE] for start in self.starts[len(self.windows) : line]]
         return self.windows
+
+
+def decided_text(data: bytes, last_line: int) -> str:
+    """The text of the file whose bytes are `data`, as far as it decides the line hashes of its lines
+    up to `last_line` (every line's hash reads its 100 characters from the line's start, spaces and
+    tabs left out, and the lines before it): the whole file where it has a carriage return or no
+    more than that. Cut after a newline, which no UTF-8 sequence holds, so the part decodes as it
+    does in the whole."""
+    if last_line < 1 or b"\r" in data:
+        return data.decode("utf-8", "replace")
+    lines = data.split(b"\n", last_line - 1)
+    if len(lines) < last_line:
+        return data.decode("utf-8", "replace")
+    start, margin = len(data) - len(lines[-1]), 512
+    while True:
+        end = data.find(b"\n", start + margin) + 1
+        if end == 0:
+            return data.decode("utf-8", "replace")
+        rest = data[start:end].decode("utf-8", "replace")
+        if len(rest) - rest.count(" ") - rest.count("\t") > _BLOCK_SIZE:
+            return data[:start].decode("utf-8", "replace") + rest
+        margin *= 4
 
 
 def _repeat_numbers(windows: list[str]) -> list[int]:

@@ -9,10 +9,8 @@ with the scan root's place under the report root.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 
 from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Location
@@ -47,6 +45,12 @@ def rebase(result: ScanResult, report_root: str | Path) -> ScanResult:
 class _Mover:
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
+        # the gates' evidence chains repeat one another, as the same objects (model.records.shared):
+        # each location is moved once, and each hop once per set of paths to move in its message,
+        # found by identity (the entries keep both alive)
+        self._locations: dict[Location, Location] = {}
+        self._movable: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._hops: dict[tuple[int, int], tuple[Evidence, tuple[str, ...], Evidence]] = {}
 
     def path(self, path: str) -> str:
         if path == ".":
@@ -56,25 +60,45 @@ class _Mover:
         return f"{self.prefix}/{path}"
 
     def location(self, location: Location) -> Location:
-        return replace(location, path=self.path(location.path))
+        moved = self._locations.get(location)
+        if moved is None:
+            moved = self._locations[location] = replace(location, path=self.path(location.path))
+        return moved
 
     def text(self, message: str, paths: Iterable[str]) -> str:
         """A message with the root-relative paths it names (`builds X`, `(X:557)`, `X carries ...`)
         moved too, where a path stands on its own: not the tail of a longer one, nor code or an include
         quoted as written (`x.h`, "x.h", <x.h>: a launcher's file name, an include's text)."""
-        for path in sorted({p for p in paths if p and p != "." and not os.path.isabs(p)}, key=len, reverse=True):
+        return self._moved(message, _movable(paths))
+
+    def _moved(self, message: str, movable: tuple[str, ...]) -> str:
+        """The message with `movable` (paths, longest first) moved where they stand on their own."""
+        for path in movable:
             if path in message:
-                message = _standing(path).sub(lambda _: self.path(path), message)
+                message = _standing_replaced(message, path, self.path(path))
         return message
 
     def hop(self, hop: Evidence, chain: Iterable[str] = ()) -> Evidence:
         """The hop moved, with the paths its message names among its own and its chain's (`chain`)."""
-        message = self.text(hop.message, (hop.source, hop.location.path, *chain))
-        return replace(hop, location=self.location(hop.location), message=message, source=self.path(hop.source))
+        return self._hop(hop, self._interned(_movable((hop.source, hop.location.path, *chain))))
+
+    def _hop(self, hop: Evidence, movable: tuple[str, ...]) -> Evidence:
+        key = (id(hop), id(movable))
+        known = self._hops.get(key)
+        if known is not None:
+            return known[2]
+        message = self._moved(hop.message, movable)
+        moved = replace(hop, location=self.location(hop.location), message=message, source=self.path(hop.source))
+        self._hops[key] = (hop, movable, moved)
+        return moved
 
     def hops(self, hops: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
-        chain = {p for hop in hops for p in (hop.source, hop.location.path)}
-        return tuple(self.hop(hop, chain) for hop in hops)
+        # every hop's own paths are among its chain's: the paths to move are the chain's, for each hop
+        movable = self._interned(_movable({p for hop in hops for p in (hop.source, hop.location.path)}))
+        return tuple(self._hop(hop, movable) for hop in hops)
+
+    def _interned(self, movable: tuple[str, ...]) -> tuple[str, ...]:
+        return self._movable.setdefault(movable, movable)
 
     def finding(self, finding: Finding) -> Finding:
         fixes = tuple(Fix(self.location(fix.location), fix.replacement, fix.description) for fix in finding.fixes)
@@ -111,10 +135,46 @@ class _Mover:
                        reached=reached, reason=self.text(verdict.reason, named))
 
 
-@lru_cache(maxsize=4096)
-def _standing(path: str) -> re.Pattern[str]:
-    """`path` where it stands on its own in a message (see _Mover.text), compiled once per path."""
-    return re.compile(rf"(?<![\w./`'\"<-]){re.escape(path)}(?![\w/`'\">-]|\.\w)")
+def _movable(paths: Iterable[str]) -> tuple[str, ...]:
+    """The root-relative paths among `paths` (each once), longest first: a longer path is moved
+    before a shorter one that is its tail."""
+    return tuple(sorted({p for p in paths if p and p != "." and not os.path.isabs(p)}, key=len, reverse=True))
+
+
+_NOT_BEFORE = "./`'\"<-"  # nor a word character: the tail of a longer path, or quoted code or an include
+_NOT_AFTER = "/`'\">-"  # nor a word character, nor a dot and one: a longer name, or quoted
+
+
+def _standing_replaced(message: str, path: str, moved: str) -> str:
+    r"""`message` with `path` replaced by `moved` wherever it stands on its own (see _Mover.text):
+    what `re.sub(r"(?<![\w./`'\"<-])PATH(?![\w/`'\">-]|\.\w)", moved, message)` gives, without
+    compiling a pattern for every path of a scan."""
+    parts: list[str] = []
+    start, end = 0, len(message)
+    found = message.find(path)
+    while found >= 0:
+        after = found + len(path)
+        if _stands(message, found, after, end):
+            parts += (message[start:found], moved)
+            start = after
+            found = message.find(path, after)
+        else:
+            found = message.find(path, found + 1)
+    return "".join(parts) + message[start:] if parts else message
+
+
+def _stands(message: str, found: int, after: int, end: int) -> bool:
+    if found > 0:
+        before = message[found - 1]
+        if before in _NOT_BEFORE or before.isalnum() or before == "_":
+            return False
+    if after < end:
+        following = message[after]
+        if following in _NOT_AFTER or following.isalnum() or following == "_":
+            return False
+        if following == "." and after + 1 < end and (message[after + 1].isalnum() or message[after + 1] == "_"):
+            return False
+    return True
 
 
 def touched_paths(finding: Finding) -> set[str]:

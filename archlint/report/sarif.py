@@ -8,10 +8,12 @@ every field. Building objects to serialise them took most of a warm scan's time 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
+from urllib.parse import quote
 
 from archlint.model.findings import Diagnostic, Evidence, Finding, Fix, Level, Location
-from archlint.postprocess.baseline import FINGERPRINT_KEY, LineHasher, fingerprint
+from archlint.postprocess.baseline import FINGERPRINT_KEY, LineHasher, decided_text, fingerprint
 from archlint.report import Report
 from archlint.report.jsontext import dumps_indented
 
@@ -38,7 +40,7 @@ def document(report: Report) -> dict:
     index of -1), is left out; levels are always written."""
     rule_ids = sorted(report.rules)
     findings = _capped(report.findings)
-    hashes = _LineHashes(report.root)
+    hashes = _LineHashes(report.root, findings)
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
     run = {
         "tool": {"driver": _driver(report, rule_ids)},
@@ -168,21 +170,29 @@ def _fingerprints(finding: Finding, hashes: "_LineHashes") -> dict[str, str]:
 
 
 class _LineHashes:
-    """primaryLocationLineHash per (file, line), from the scanned source; each file read once."""
+    """primaryLocationLineHash per (file, line), from the scanned source; each file read once, and
+    decoded and hashed only as far as the last line a finding is on decides."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, findings: list[Finding] | None = None) -> None:
+        """`findings`: those whose lines will be asked for (None: any line may be)."""
         self.root = Path(root) if root else None
         self.cache: dict[str, LineHasher | None] = {}
+        last: dict[str, int] = {}
+        for finding in findings or ():
+            location = finding.location
+            last[location.path] = max(last.get(location.path, 0), location.line)
+        self.last = None if findings is None else last
 
     def get(self, path: str, line: int) -> str | None:
         if self.root is None:
             return None
         if path not in self.cache:
             try:
-                text = (self.root / path).read_bytes().decode("utf-8", "replace")
+                data = (self.root / path).read_bytes()
             except OSError:
-                text = None
-            self.cache[path] = LineHasher(text) if text is not None else None
+                data = None
+            last = 0 if self.last is None else max(self.last.get(path, 0), line)  # 0: the whole file
+            self.cache[path] = LineHasher(decided_text(data, last)) if data is not None else None
         hasher = self.cache[path]
         return hasher.get(line) if hasher is not None else None
 
@@ -218,9 +228,9 @@ def _diagnostic_level(diagnostic: Diagnostic, report: Report) -> str:
     return "note"
 
 
+@lru_cache(maxsize=None)
 def _uri(path: str) -> str:
-    from urllib.parse import quote
-
+    """A path as a URI reference (every location of a file names it: quoted once per file)."""
     return quote(path.replace("\\", "/"), safe="/")
 
 
