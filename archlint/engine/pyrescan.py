@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from archlint.checks.context import Context, GateResult, live_table
-from archlint.engine.cxx_tiles import linked_cxx_tiles
+from archlint.engine.cxx_tiles import relinked_cxx_tiles
 from archlint.engine.cache import FactsCache
 from archlint.engine.linkstore import lazy_index
 from archlint.engine.rescan import LazyFacts, LazyFunctions, free_of
@@ -112,7 +112,11 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         before, after = live_table(state.results, keys), live_table(results, keys)
         moved = {path for path, function in keys if before.get((path, function)) != after.get((path, function))}
         paths = tuple(sorted((free ^ state.free) | moved))
-        tile_lists = side.tile_lists + linked_cxx_tiles(discovery.root, index, [(m.gate, m.units, m.deps) for m in memos])
+        # the C++ tiles of the gates kept stand as stored; those of the gates judged again are linked anew
+        present = {m.gate.id for m in memos}
+        stored_tiles = tuple(t for t in state.tile_lists if not t.fact.kind or t.gate in present)
+        tile_lists = relinked_cxx_tiles(discovery.root, index, stored_tiles, [(m.gate, m.units, m.deps) for m in memos],
+                                        {result.gate.id for result in judged})
         ctx = with_tactic_sizes(options, discovery.root, Context.judged(judging, targets, tuple(results), paths, free,
                                                                        tile_lists))
         gate_findings = run_checks(ctx, file_rules=False)
