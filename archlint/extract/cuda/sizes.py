@@ -103,17 +103,18 @@ class _Sizer:
         expression = _size_argument(self.root, offset, request.kind)
         function = enclosing(expression, ("function_definition",)) if expression is not None else None
         if expression is None or function is None:
-            adaptive = self._expanded_adaptive(offset, request.kind)
+            argument = _macro_size_text(self.structure.masked, offset, request.kind)  # read once, for both
+            adaptive = self._expanded_adaptive(offset, argument)
             if adaptive or request.nbytes is not None:
                 return replace(request, adaptive=adaptive)
-            return self._in_macro(request, offset)
+            return self._in_macro(request, offset, argument)
         adaptive = self._adaptive(function, expression)
         if adaptive or request.nbytes is not None:
             return replace(request, adaptive=adaptive)
         request = replace(request, text=_short(text(expression)))  # the argument itself, where a pattern read past it
         return self._in_function(request, function, expression, expression.start_byte)
 
-    def _in_macro(self, request: SmemRequest, offset: int) -> SmemRequest:
+    def _in_macro(self, request: SmemRequest, offset: int, argument: str) -> SmemRequest:
         """A request a macro body makes: its size is one of the macro's parameters (sized where the
         macro is expanded, judge/macro_sizes.py), or, for a macro defined inside a function, an
         expression of that function's names, sized there."""
@@ -122,7 +123,6 @@ class _Sizer:
         if macro is None or name is None:
             return replace(request, unsized=_MACRO_BODY)
         params = _macro_params(macro)
-        argument = _macro_size_text(self.structure.masked, offset, request.kind)
         request = replace(request, unsized=_MACRO_BODY, macro=text(name), text=_short(argument) or request.text)
         if argument in params:
             return replace(request, macro_argument=params.index(argument))
@@ -189,12 +189,11 @@ class _Sizer:
             self._reads = frozenset(reads)
         return self._reads
 
-    def _expanded_adaptive(self, offset: int, kind: str) -> str:
+    def _expanded_adaptive(self, offset: int, argument: str) -> str:
         """For a request in a macro body: how its size follows the device's limit at every place the
         file expands the macro ('' where it does not at one of them, or where there is none)."""
         macro = enclosing(self.root.descendant_for_byte_range(offset, offset + 1), ("preproc_function_def", "preproc_def"))
         name = macro.child_by_field_name("name") if macro is not None else None
-        argument = _macro_size_text(self.structure.masked, offset, kind)
         if macro is None or name is None or not argument or not self.reads:
             return ""
         leaves = set(re.findall(r"[A-Za-z_]\w*", argument))
