@@ -348,7 +348,7 @@ def test_python_dash_m_entry_point():
 
 
 def test_colour_only_on_a_terminal_without_no_color(monkeypatch):
-    import archlint.cli.commands as cli_module
+    import archlint.cli.scanning as cli_module
     from archlint.knowledge.rules import load_rules
     from archlint.report import Report, render
 

@@ -134,11 +134,11 @@ def test_an_edit_after_a_wider_scan_is_rescanned_in_part_for_the_subset(tmp_path
 def test_the_same_options_again_print_the_stored_report(tmp_path, full_scans, monkeypatch):
     """A scan of an unchanged tree with the options of the last one prints the report the stored
     scan kept, without rendering it again; any other option, or an edited file, renders anew."""
-    import archlint.cli.commands as commands
+    import archlint.cli.scanning as scanning
 
     renders: list[int] = []
-    real = commands._report
-    monkeypatch.setattr(commands, "_report", lambda *a: renders.append(1) or real(*a))
+    real = scanning.report_of
+    monkeypatch.setattr(scanning, "report_of", lambda *a: renders.append(1) or real(*a))
     tree = _settled_copy("gate-flashinfer", tmp_path)
     sarif = tmp_path / "out" / "report.sarif"
     sarif.parent.mkdir()

@@ -13,25 +13,17 @@ import os
 import re
 import sys
 import traceback
-from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from archlint import __version__
-from archlint.cli.shown import Shown, settings_key
-from archlint.model.scan import ScanOptions, ScanResult
-
-if TYPE_CHECKING:  # names for annotations only: the modules load inside the commands that use them
-    from archlint.config import Settings
-    from archlint.postprocess import Postprocessed, PostprocessSettings
-    from archlint.report import Report
+from archlint.cli.exits import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, EXIT_INTERRUPTED, UserError
+from archlint.cli.scanning import (FORMATS, View, check_combination, emit, finish, format_for, plan_paths,
+                                   read_baseline, reported_by_scan, scan_once, scan_shown_report, show, split_values)
 
 LEVELS = ("error", "warning", "note", "none")
-FORMATS = ("text", "json", "sarif", "github", "html", "markdown")
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 # Commands other modules provide: name -> (module, attribute). Loaded on first use; a module
 # that is not there yet is left out of the command list without a word.
@@ -42,10 +34,6 @@ OPTIONAL_COMMANDS = {
     "tactics": ("archlint.runtime.tactics_command", "tactics_command"),
     "cache": ("archlint.engine.cache", None),  # `archlint cache clear`, defined below
 }
-
-
-class UserError(Exception):
-    """Bad input from the user (config, baseline, rule id): exit 2 with one line, no traceback."""
 
 
 class _Interrupted(Exception):
@@ -159,11 +147,6 @@ def _check_defines(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
     return values
 
 
-def _split(values: tuple[str, ...]) -> tuple[str, ...]:
-    """Flatten repeatable, comma-separated option values: ('AL101,AL2', 'x') -> ('AL101', 'AL2', 'x')."""
-    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
-
-
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=str))
 @click.option("--target", "targets", multiple=True, metavar="T", help="Target to evaluate (sm_120a); repeatable.")
@@ -201,13 +184,13 @@ def scan(paths, targets, toolkit, fmt, output, fail_on, select, ignore, baseline
     # deferred: keeps `archlint --version` light
     from archlint.config import ConfigError, read_settings
 
-    fmt = fmt or _format_for(output)
-    _check_combination(fmt, show_diff, apply_fix, write_baseline)
+    fmt = fmt or format_for(output)
+    check_combination(fmt, show_diff, apply_fix, write_baseline)
     try:
-        plan = _plan(paths or (".",))
+        plan = plan_paths(paths or (".",))
         include = tuple(str(Path(d).resolve()) for d in include_dirs)
-        settings = read_settings(plan.config_start, config_file, targets=_split(targets), include_dirs=include,
-                                 select=_split(select), ignore=_split(ignore), fail_on=fail_on, toolkit=toolkit)
+        settings = read_settings(plan.config_start, config_file, targets=split_values(targets), include_dirs=include,
+                                 select=split_values(select), ignore=split_values(ignore), fail_on=fail_on, toolkit=toolkit)
     except ConfigError as error:
         raise UserError(str(error)) from None
     options = settings.scan_options(plan.paths, jobs=jobs, use_cache=not no_cache, report_paths=plan.report_paths)
@@ -217,13 +200,13 @@ def scan(paths, targets, toolkit, fmt, output, fail_on, select, ignore, baseline
     if compile_probe and find_nvcc() is None:
         click.echo("archlint: --compile-probe needs nvcc (not on PATH, in $CUDA_HOME or /usr/local/cuda): "
                    "tactics are judged by the static bound alone", err=True)
-    view = _View(fmt, output, category, quiet, verbose)
+    view = View(fmt, output, category, quiet, verbose)
     chosen = settings.postprocess_settings(no_suppress=no_suppress, show_suppressed=show_suppressed,
-                                           report_paths=plan.report_paths, baseline=_baseline(baseline))
-    chosen = replace(chosen, active=_reported_by_scan(chosen.active), report_root=plan.report_root)
+                                           report_paths=plan.report_paths, baseline=read_baseline(baseline))
+    chosen = replace(chosen, active=reported_by_scan(chosen.active), report_root=plan.report_root)
     if not show_diff and not apply_fix and write_baseline is None:
-        return _show(_scan_shown(options, settings, chosen, view), view, paths or (".",))
-    outcome = _scan_once(options, settings, chosen, view)
+        return show(scan_shown_report(options, settings, chosen, view), view, paths or (".",))
+    outcome = scan_once(options, settings, chosen, view)
     if show_diff or apply_fix:
         # deferred: as above
         from archlint.postprocess.fixes import FixError, apply_edits, plan_edits, unified_diff
@@ -233,7 +216,7 @@ def scan(paths, targets, toolkit, fmt, output, fail_on, select, ignore, baseline
         except (FixError, OSError, UnicodeDecodeError) as error:
             raise UserError(f"cannot prepare fixes: {error}") from None
         if show_diff:
-            _emit(unified_diff(edits), output)
+            emit(unified_diff(edits), output)
             return EXIT_FINDINGS if edits else EXIT_CLEAN
         changed, refused = apply_edits(edits, outcome.processed.root)
         for line in refused:
@@ -241,8 +224,8 @@ def scan(paths, targets, toolkit, fmt, output, fail_on, select, ignore, baseline
         if changed and not quiet:
             click.echo(f"archlint: fixed {len(changed)} file(s): {', '.join(changed)}", err=True)
         if changed:
-            outcome = _scan_once(options, settings, chosen, view)
-    return _finish(outcome, view, paths or (".",), write_baseline)
+            outcome = scan_once(options, settings, chosen, view)
+    return finish(outcome, view, paths or (".",), write_baseline)
 
 
 # ---------------------------------------------------------------- rules and explain
@@ -302,256 +285,6 @@ def cache_clear() -> None:
     except cache.NotACacheFolder as error:
         raise UserError(f"cannot clear the cache: {error}") from None
     click.echo(f"archlint: removed {removed} cache entr{'y' if removed == 1 else 'ies'} from {cache.cache_dir()}", err=True)
-
-
-# ---------------------------------------------------------------- scan plumbing
-
-
-@dataclass(frozen=True)
-class _Plan:
-    paths: tuple[str, ...]  # absolute paths handed to the engine
-    report_paths: tuple[str, ...]  # root-relative files to report on (pre-commit); () = all
-    config_start: Path  # where the config search starts
-    report_root: str  # absolute: reported paths are relative to it (the repository's top)
-
-
-@dataclass(frozen=True)
-class _View:
-    fmt: str
-    output: Path | None
-    category: str
-    quiet: bool
-    verbose: bool = False
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    result: ScanResult
-    report: Report
-    processed: Postprocessed
-    rendered: str
-    exit_code: int
-
-
-def _plan(paths: tuple[str, ...]) -> _Plan:
-    """Explicit files inside a git repo (pre-commit): scan the repo, report on those files only.
-    Reported paths are relative to the repository's top, else to the working directory."""
-    # deferred: keeps `archlint --version` light
-    from archlint.discover import report_root, repository_root
-
-    absolute = [Path(os.path.abspath(p)) for p in paths]
-    if all(p.is_file() for p in absolute):
-        top = repository_root(absolute[0].parent)
-        if top is not None:
-            real = [p.resolve() for p in absolute]
-            if all(p.is_relative_to(top) for p in real):
-                rel = tuple(sorted({p.relative_to(top).as_posix() for p in real}))
-                return _Plan((str(top),), rel, top, str(top))
-    start = absolute[0] if absolute[0].is_dir() else absolute[0].parent
-    scanned = tuple(str(p) for p in absolute)
-    return _Plan(scanned, (), start, str(report_root(scanned)))
-
-
-_FORMAT_BY_SUFFIX = {".sarif": "sarif", ".json": "json", ".html": "html", ".md": "markdown"}
-
-
-def _format_for(output: Path | None) -> str:
-    """The report format an output file's suffix asks for, when --format is not given; else text."""
-    fmt = _FORMAT_BY_SUFFIX.get(output.suffix.lower(), "text") if output is not None else "text"
-    return fmt if fmt in FORMATS else "text"
-
-
-def _check_combination(fmt: str, show_diff: bool, apply_fix: bool, write_baseline: Path | None) -> None:
-    """--diff prints the diff and nothing else: options that need a report or an edit cannot join it."""
-    if not show_diff:
-        return
-    if apply_fix:
-        raise click.UsageError("--diff and --fix cannot be combined: --diff shows the fixes, --fix applies them")
-    if fmt != "text":
-        raise click.UsageError(f"--diff prints a unified diff, not a {fmt} report; leave out --format (or the .{fmt} -o file)")
-    if write_baseline is not None:
-        raise click.UsageError("--diff and --write-baseline cannot be combined: --diff prints the diff and nothing else")
-
-
-def _reported_by_scan(active: frozenset[str]) -> frozenset[str]:
-    """The active rules less those only `archlint runtime` reports (tagged `runtime`, as AL301 is):
-    a suppression of one is there for runtime, not unused in every scan."""
-    # deferred: keeps `archlint --version` light
-    from archlint.knowledge.rules import load_rules
-
-    rules = load_rules()
-    return frozenset(rule for rule in active if "runtime" not in rules[rule].tags)
-
-
-def _baseline(path: Path | None) -> Counter[str] | None:
-    """The fingerprints of an earlier report, read before the scan so a bad file stops it at once."""
-    if path is None:
-        return None
-    # deferred: keeps `archlint --version` light
-    from archlint.postprocess.baseline import BaselineError, load_baseline
-
-    try:
-        return load_baseline(path)
-    except BaselineError as error:
-        raise UserError(str(error)) from None
-
-
-def _run_engine(options: ScanOptions) -> ScanResult:
-    # deferred: keeps `archlint --version` light
-    from archlint.engine import scan as run_scan
-
-    return run_scan(options)
-
-
-def _scan_once(options: ScanOptions, settings: Settings, chosen: PostprocessSettings, view: _View) -> _Outcome:
-    # deferred: keeps `archlint --version` light
-    from archlint.knowledge.rules import load_rules
-    # deferred: as above
-    from archlint.engine.collector import collector_paused
-    # deferred: as above
-    from archlint.engine.timing import stage_times
-
-    rules = load_rules()
-    with stage_times(view.verbose):
-        result = _run_engine(options)
-    with collector_paused():
-        return _report(result, options, settings, chosen, view, rules)
-
-
-def _scan_shown(options: ScanOptions, settings: Settings, chosen: PostprocessSettings, view: _View) -> Shown:
-    """What the scan prints: rendered from its result, or the stored scan's report of the same
-    result with the same settings (engine.scan_shown)."""
-    # deferred: keeps `archlint --version` light
-    from archlint.knowledge.rules import load_rules
-    # deferred: as above
-    from archlint.engine import scan_shown
-    # deferred: as above
-    from archlint.engine.collector import collector_paused
-    # deferred: as above
-    from archlint.engine.timing import stage_times
-
-    def show(result: ScanResult) -> Shown:
-        with collector_paused():
-            return _shown(_report(result, options, settings, chosen, view, load_rules()))
-
-    # the report's looks: the HTML's links are relative to where it is written, or shown
-    folder = str(view.output.resolve().parent) if view.output else (os.getcwd() if view.fmt == "html" else "")
-    looks = (view.fmt, view.category, view.quiet, view.verbose, folder, use_colour(view.output, view.fmt))
-
-    def key(result: ScanResult) -> bytes:
-        return settings_key(result, options, settings, chosen, looks)
-
-    with stage_times(view.verbose):
-        return scan_shown(options, show, key)
-
-
-def _shown(outcome: _Outcome) -> Shown:
-    # deferred: keeps `archlint --version` light
-    from archlint.report.text import report_summary_line
-
-    return Shown(outcome.rendered, outcome.exit_code, report_summary_line(outcome.report), outcome.result.files_scanned,
-                 _nothing_to_report(outcome))
-
-
-def _report(result: ScanResult, options: ScanOptions, settings: Settings, chosen: PostprocessSettings, view: _View,
-            rules) -> _Outcome:
-    # deferred: keeps `archlint --version` light
-    from archlint.postprocess import postprocess
-    # deferred: as above
-    from archlint.report import Report, render
-
-    processed = postprocess(result, chosen, rules)
-    report = Report(
-        root=processed.root,
-        findings=processed.shown,
-        diagnostics=processed.diagnostics,
-        gates=processed.gates,
-        rules=rules,
-        levels=settings.levels,
-        targets=tuple(result.targets or options.targets),
-        files_scanned=result.files_scanned,
-        category=view.category,
-        suppressed=processed.suppressed,
-        baselined=processed.baselined,
-        colour=use_colour(view.output, view.fmt),
-        quiet=view.quiet,
-        verbose=view.verbose,
-        targets_asked=bool(settings.targets),
-        version=__version__,
-        output_dir=str(view.output.resolve().parent) if view.output else "",
-        binaries=result.binaries,
-    )
-    exit_code = EXIT_FINDINGS if processed.fails(settings.fail_on) else EXIT_CLEAN
-    return _Outcome(result, report, processed, render(view.fmt, report), exit_code)
-
-
-def _finish(outcome: _Outcome, view: _View, paths: tuple[str, ...], write_baseline: Path | None) -> int:
-    """Write or print what the scan asked for; the exit code. A baseline run writes the baseline
-    (and the report only where -o names a file) and exits 0: it records findings, it does not judge them."""
-    if write_baseline is None:
-        return _show(_shown(outcome), view, paths)
-    say_if_no_sources(outcome.result, paths)
-    count = _write_baseline(write_baseline, outcome)
-    if view.output is not None:
-        _emit(outcome.rendered, view.output)
-    click.echo(f"archlint: wrote baseline of {count} finding{'' if count == 1 else 's'} to {write_baseline}", err=True)
-    return EXIT_CLEAN
-
-
-def _show(shown: Shown, view: _View, paths: tuple[str, ...]) -> int:
-    """Print or write the report; the exit code."""
-    _say_if_none_read(shown.files_scanned, paths)
-    if view.output is None and view.fmt == "text" and shown.empty:
-        return shown.exit_code  # the line above said why; a clean summary of no files would mislead
-    _emit(shown.rendered, view.output)
-    if view.output is not None and not view.quiet:
-        click.echo(f"archlint: {shown.summary}", err=True)
-        click.echo(f"archlint: wrote {view.output}", err=True)
-    return shown.exit_code
-
-
-def say_if_no_sources(result: ScanResult, paths: tuple[str, ...]) -> None:
-    """One line on stderr when the paths hold no file archlint reads (the scan is then no evidence)."""
-    _say_if_none_read(result.files_scanned, paths)
-
-
-def _say_if_none_read(files_scanned: int, paths: tuple[str, ...]) -> None:
-    if not files_scanned:
-        click.echo(f"archlint: no CUDA or Python sources under {', '.join(paths)}", err=True)
-
-
-def _nothing_to_report(outcome: _Outcome) -> bool:
-    """No file was read, and nothing was said about the paths either (a folder that cannot be listed is)."""
-    report = outcome.report
-    return not report.files_scanned and not report.findings and not report.diagnostics
-
-
-def _write_baseline(path: Path, outcome: _Outcome) -> int:
-    """Write the baseline; how many findings it records."""
-    # deferred: keeps `archlint --version` light
-    from archlint.report import render
-
-    report = replace(outcome.report, findings=outcome.processed.unsuppressed, baselined=0, colour=False)
-    fmt = "sarif" if path.suffix.lower() == ".sarif" else "json"
-    _emit(render(fmt, report), path)
-    return len(outcome.processed.unsuppressed)
-
-
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    # deferred: keeps `archlint --version` light
-    from archlint.postprocess.fixes import write_atomic
-
-    try:
-        write_atomic(output, text)
-    except OSError as error:
-        raise UserError(f"cannot write {output}: {error.strerror or error}") from None
-
-
-def use_colour(output: Path | None, fmt: str) -> bool:
-    return fmt == "text" and output is None and "NO_COLOR" not in os.environ and sys.stdout.isatty()
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ from pathlib import Path
 import click
 
 from archlint import __version__
-from archlint.cli.commands import EXIT_CLEAN, UserError, _emit, _plan, _run_engine, _split, say_if_no_sources, use_colour
+from archlint.cli.exits import EXIT_CLEAN, UserError
+from archlint.cli.scanning import emit, plan_paths, run_engine, say_if_no_sources, split_values, use_colour
 
 
 @click.command("gates")
@@ -37,18 +38,18 @@ def gates_command(paths, targets, toolkit, fmt, output, include_dirs, no_cache, 
     from archlint.report.json import render_gates as gates_json  # deferred: as above
     from archlint.report.text import render_gates as gates_text  # deferred: as above
 
-    plan = _plan(paths or (".",))
+    plan = plan_paths(paths or (".",))
     try:
         include = tuple(str(Path(d).resolve()) for d in include_dirs)
-        settings = read_settings(plan.config_start, config_file, targets=_split(targets), include_dirs=include,
+        settings = read_settings(plan.config_start, config_file, targets=split_values(targets), include_dirs=include,
                                  toolkit=toolkit)
     except ConfigError as error:
         raise UserError(str(error)) from None
-    result = rebase(_run_engine(settings.scan_options(plan.paths, use_cache=not no_cache, report_paths=plan.report_paths)),
+    result = rebase(run_engine(settings.scan_options(plan.paths, use_cache=not no_cache, report_paths=plan.report_paths)),
                     plan.report_root)
     say_if_no_sources(result, paths or (".",))
     gates = tuple(g for g in result.gates if not plan.report_paths or g.location.path in plan.report_paths)
     report = Report(root=result.root, findings=(), gates=gates, targets=tuple(result.targets), version=__version__,
                     files_scanned=result.files_scanned, colour=use_colour(output, fmt))
-    _emit(gates_json(report) if fmt == "json" else gates_text(report), output)
+    emit(gates_json(report) if fmt == "json" else gates_text(report), output)
     return EXIT_CLEAN

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from archlint.cli.commands import UserError
+from archlint.cli.exits import UserError
 
 
 @click.command("graph")
