@@ -361,8 +361,27 @@ def gen_cutlass_fused_moe_sm10x_sm12x_module():
     nvcc_flags += current_compilation_context.get_nvcc_flags_list(supported_major_versions=[10, 12])
     return gen_cutlass_fused_moe_module(nvcc_flags, "120")
 ''')
+    from archlint.probe import tactics as tactic_probe
+
+    units: list[str] = []
+    real = tactic_probe._run
+    monkeypatch.setattr(tactic_probe, "_run", lambda nvcc, unit, *rest: units.append(unit) or real(nvcc, unit, *rest))
     scan = json.loads(CliRunner().invoke(cli, ["scan", str(tree), "--target", "sm_120a", "--format", "json",
                                                "--select", "AL204", "--compile-probe"]).output)
     moe = [(f["line"], f["properties"]["tactic"]) for f in scan["findings"]
            if f["symbol"] == "generate_sm120_grouped_gemm_operations" and f["properties"].get("measured") == "nvcc"]
     assert len(moe) == 4 and len(set(moe)) == 4
+    assert units and len(units) == len(set(units))  # the gates' units are alike: each compiled once
+
+
+def test_a_unit_two_jobs_make_alike_is_compiled_once(tmp_path: Path, monkeypatch):
+    from archlint.probe import tactics as tactic_probe
+
+    units: list[str] = []
+    monkeypatch.setattr(tactic_probe, "_run", lambda nvcc, unit, copies, flags, timeout: units.append(unit) or f"out {unit}")
+    made = [tactic_probe.Compile(key, unit, (), ("-arch=sm_120a",)) for key, unit in [("k1", "a"), ("k1", "a"), ("k2", "b")]]
+    settings = tactic_probe.ProbeSettings(root=str(tmp_path), jobs=4, cache_dir=str(tmp_path / "probe"))
+    assert tactic_probe.compile_all(made, settings, "nvcc") == {"k1": "out a", "k2": "out b"}
+    assert sorted(units) == ["a", "b"]
+    # cached by key: a second probe compiles nothing
+    assert tactic_probe.compile_all(made, settings, "nvcc") == {"k1": "out a", "k2": "out b"} and len(units) == 2

@@ -6,7 +6,8 @@ defined: nvcc's front end rejects the incomplete type and prints its arguments, 
 translation unit per launcher and target holds every tactic (one instantiation line each, from
 rules/kb/cutlass.toml), split into chunks compiled in parallel with a timeout; nothing is linked,
 run or written outside the scratch folder. Answers are cached by the unit's content, the flags and
-the nvcc version. The include roots are those archlint resolved the launcher's includes with.
+the nvcc version, and a unit two jobs make alike (one launcher offered by two gates) is compiled
+once. The include roots are those archlint resolved the launcher's includes with.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from archlint.link.cuda import CudaIndex, include_closure
 from archlint.model.tactics import LinkedTileList, TacticChoice
 from archlint.probe.nvcc import default_cache_dir, find_nvcc, nvcc_version
 
-CHUNK = 8  # tactics per translation unit
+# Tactics per translation unit, at most: the headers' parse is paid once per unit, and each tactic
+# adds its instantiations (a unit of 32 MoE tactics takes nvcc about 2 GB; one of 8 about 1.4 GB).
+CHUNK = 32
 _SHOW_RE = re.compile(r"\((\d+)\): error: incomplete type \"Show<(\d+)>\"")
 
 
@@ -82,11 +85,13 @@ def measure(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, ...],
                     lines.append((key, text))
                 else:
                     results[key] = Measurement(None, "rules/kb/cutlass.toml cannot spell this tactic's instantiation")
-            for start in range(0, len(lines), CHUNK):
-                jobs.append((path, target, lines[start:start + CHUNK], launcher, linked.defines))
-    with ThreadPoolExecutor(max(1, settings.jobs)) as pool:
-        for found in pool.map(lambda job: _compile(job, index, settings, nvcc), jobs):
-            results.update(found)
+            size = _even_chunk(len(lines))
+            for start in range(0, len(lines), size):
+                jobs.append((path, target, lines[start:start + size], launcher, linked.defines))
+    prepared = [_prepare(job, index, settings, nvcc) for job in jobs]
+    outputs = compile_all([made for made in prepared if isinstance(made, Compile)], settings, nvcc)
+    for made in prepared:
+        results.update(_answered(made, outputs[made.key], settings) if isinstance(made, Compile) else made)
     return results
 
 
@@ -117,7 +122,51 @@ def _instantiation(linked: LinkedTileList, choice: TacticChoice, launcher: Launc
                                     swap=str(choice.axis("swap") == "True").lower())
 
 
-def _compile(job, index: CudaIndex, settings: ProbeSettings, nvcc: str) -> dict[tuple, Measurement]:
+def _even_chunk(count: int) -> int:
+    """Tactics per unit: at most CHUNK, the units alike in size (44 tactics: 22 and 22, not 32 and 12)."""
+    units = max(1, -(-count // CHUNK))
+    return max(1, -(-count // units))
+
+
+@dataclass(frozen=True)
+class Compile:
+    """One nvcc run of a probe unit: what the scratch folder holds, the flags, and the cache key
+    that covers them (with the digests of the scanned files the unit includes and nvcc's version)."""
+
+    key: str
+    unit: str
+    copies: tuple[tuple[str, str], ...]  # scanned path -> the text of its scratch copy
+    flags: tuple[str, ...]
+    answers: tuple[tuple, ...] = ()  # the measurement key of each tactic line, in order
+    first: int = 1  # the unit's line of the first tactic
+
+
+def compile_all(compiles: list[Compile], settings: ProbeSettings, nvcc: str) -> dict[str, str | None]:
+    """nvcc's output for each key (None past the timeout): from the probe cache, else compiled in
+    parallel, each distinct unit once however many jobs made it."""
+    unique = {made.key: made for made in compiles}
+
+    def output(made: Compile) -> str | None:
+        cached = _cache_read(settings, made.key)
+        if cached is not None:
+            return cached
+        found = _run(nvcc, made.unit, dict(made.copies), list(made.flags), settings.timeout_s)
+        if found is not None:
+            _cache_write(settings, made.key, found)
+        return found
+
+    with ThreadPoolExecutor(max(1, settings.jobs)) as pool:
+        return dict(zip(unique, pool.map(output, unique.values())))
+
+
+def _answered(made: Compile, output: str | None, settings: ProbeSettings) -> dict[tuple, Measurement]:
+    if output is None:
+        return {k: Measurement(None, f"nvcc ran past {settings.timeout_s:.0f} s") for k in made.answers}
+    return _answers(output, list(made.answers), made.first)
+
+
+def _prepare(job, index: CudaIndex, settings: ProbeSettings, nvcc: str) -> Compile | dict[tuple, Measurement]:
+    """The unit to compile for a job, or the job's answers where there is none to compile."""
     path, target, lines, launcher, defines = job
     probe = launcher.probe
     assert probe is not None
@@ -141,13 +190,7 @@ def _compile(job, index: CudaIndex, settings: ProbeSettings, nvcc: str) -> dict[
              *(arg for root in [*mirrored, *roots] for arg in ("-I", root))]
     closure = _closure_digests(index, [path, probed])
     key = hashlib.sha256(json.dumps([unit, sorted(copies), patched, flags, closure, nvcc_version(nvcc)]).encode()).hexdigest()
-    cached = _cache_read(settings, key)
-    output = cached if cached is not None else _run(nvcc, unit, copies, flags, settings.timeout_s)
-    if cached is None and output is not None:
-        _cache_write(settings, key, output)
-    if output is None:
-        return {k: Measurement(None, f"nvcc ran past {settings.timeout_s:.0f} s") for k, _ in lines}
-    return _answers(output, [k for k, _ in lines], len(head) + 1)
+    return Compile(key, unit, tuple(sorted(copies.items())), tuple(flags), tuple(k for k, _ in lines), len(head) + 1)
 
 
 def _closure_digests(index: CudaIndex, starts: list[str]) -> list[str]:

@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
@@ -84,11 +83,12 @@ def measure_cxx(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, .
             if why:
                 results.update({(linked.fact.path, linked.fact.line, c, target.name): Measurement(None, why)
                                 for c in linked.fact.choices})
-    with ThreadPoolExecutor(max(1, settings.jobs)) as pool:
-        for job, found in zip(jobs, pool.map(lambda job: _compile(job, index, settings, nvcc), jobs)):
-            for key, answer in found.items():
-                if answer.nbytes is not None or key not in results:
-                    results[key] = answer
+    compiles = [_compile(job, index, settings, nvcc) for job in jobs]
+    outputs = single.compile_all(compiles, settings, nvcc)
+    for job, unit in zip(jobs, compiles):
+        for key, answer in _answered(job, outputs[unit.key], settings).items():
+            if answer.nbytes is not None or key not in results:
+                results[key] = answer
     sized = {(key[0], key[1], key[2].tile, key[3]) for key, answer in results.items() if answer.nbytes is not None}
     # a unit that made no instantiation of a tile another unit sized says nothing of that tile
     return {key: answer for key, answer in results.items()
@@ -203,8 +203,8 @@ def _after_aliases(text: str, linked: LinkedTileList, kernel_alias: str) -> str 
     return "".join(out) + text[pos:]
 
 
-def _compile(job: _Job, index: CudaIndex, settings: ProbeSettings, nvcc: str) -> dict[tuple, Measurement]:
-    fact, target = job.linked.fact, job.target
+def _compile(job: _Job, index: CudaIndex, settings: ProbeSettings, nvcc: str) -> single.Compile:
+    target = job.target
     roots = list(dict.fromkeys(root for path in job.roots for root in single._include_roots(index, path, settings)))
     header = job.linked.launcher
     placed = single._include_text(index, header)
@@ -217,13 +217,13 @@ def _compile(job: _Job, index: CudaIndex, settings: ProbeSettings, nvcc: str) ->
     copies = dict(job.copies)
     closure = single._closure_digests(index, list(job.roots))
     key = hashlib.sha256(json.dumps([job.unit, sorted(copies.items()), flags, closure, tools.nvcc_version(nvcc)]).encode()).hexdigest()
-    output = single._cache_read(settings, key)
+    return single.Compile(key, job.unit, tuple(sorted(copies.items())), tuple(flags))
+
+
+def _answered(job: _Job, output: str | None, settings: ProbeSettings) -> dict[tuple, Measurement]:
     if output is None:
-        output = single._run(nvcc, job.unit, copies, flags, settings.timeout_s)
-        if output is not None:
-            single._cache_write(settings, key, output)
-    if output is None:
-        return {(fact.path, fact.line, c, target.name): Measurement(None, f"nvcc ran past {settings.timeout_s:.0f} s")
+        fact = job.linked.fact
+        return {(fact.path, fact.line, c, job.target.name): Measurement(None, f"nvcc ran past {settings.timeout_s:.0f} s")
                 for c in fact.choices}
     return _answers(output, job)
 
