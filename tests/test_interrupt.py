@@ -66,13 +66,16 @@ def _interrupted_scan(tree: Path, cache: Path) -> subprocess.Popen | None:
 
 
 def test_ctrl_c_mid_scan_prints_one_line_and_exits_130(tmp_path):
+    ended = []  # how each attempt ended before it could be interrupted, for the failure message
     for attempt, files in enumerate((400, 1600, 6400)):
         tree = _tree(tmp_path / f"tree{attempt}", files)
         scan = _interrupted_scan(tree, tmp_path / f"cache{attempt}")
         if scan is None:
+            ended.append(f"{files} files: ended before any facts were stored")
             continue
         out, err = scan.communicate(timeout=300)
         if scan.returncode in (0, 1):  # it finished before the signal came: a bigger tree
+            ended.append(f"{files} files: exit {scan.returncode} after the signal, stderr {err[-200:]!r}")
             continue
         assert err == "archlint: interrupted\n"
         assert scan.returncode == 130
@@ -82,4 +85,4 @@ def test_ctrl_c_mid_scan_prints_one_line_and_exits_130(tmp_path):
             time.sleep(0.05)
         assert _alive_in_group(scan.pid) == [], "a worker outlived the interrupted scan"
         return
-    pytest.fail("every scan ended before it could be interrupted")
+    pytest.fail("every scan ended before it could be interrupted: " + "; ".join(ended))
