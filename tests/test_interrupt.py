@@ -48,12 +48,18 @@ def _alive_in_group(group: int) -> list[int]:
     return alive
 
 
+def _as_at_a_terminal() -> None:
+    """Ctrl-C's signal with its default action, as a command started at a terminal has it: a test
+    run started in the background of a script inherits it ignored (and so would the scan)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupted_scan(tree: Path, cache: Path) -> subprocess.Popen | None:
     """A cold scan, SIGINT sent to its process group once a worker has stored a file's facts; None
     when the scan ended first (the tree was too small for this machine)."""
     env = {**os.environ, "ARCHLINT_CACHE_DIR": str(cache)}
     scan = subprocess.Popen([sys.executable, "-m", "archlint", "scan", str(tree), "--jobs", "2"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True, preexec_fn=_as_at_a_terminal)
     while not any(cache.rglob("*.pkl")):
         if scan.poll() is not None:
             return None
