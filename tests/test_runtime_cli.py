@@ -54,8 +54,8 @@ def fake_result(target="sm_120a"):
         GateReport("g-admits", "is_sm120_supported()", Location(MODULES, 30, 1), (target,), ()),
     )
     al204 = Finding("AL204", Level.WARNING,
-                    "`cudaFuncSetAttribute(rmsnorm_kernel, ..., 163840)` needs 163,840 bytes of shared memory per block; "
-                    "sm_120a allows at most 101,376 bytes",
+                    "`cudaFuncSetAttribute(rmsnorm_kernel, ..., 163840)` needs 163,840 bytes of shared memory per block, "
+                    "over the 101,376 bytes a block can have on sm_120a",
                     Location("mylib/csrc/rmsnorm.cu", 12, 3), targets=(target,),
                     properties=(("nbytes", "163840"), ("limit", "101376"), ("kind", "dynamic-attr")))
     other = Finding("AL202", Level.WARNING, "silent no-op", Location("mylib/include/allreduce_impl.cuh", 4, 1))

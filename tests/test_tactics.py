@@ -97,12 +97,12 @@ def test_scan_reports_the_tiles_over_the_limit_with_the_arithmetic():
     k256, wide = _line("[128, 128, 256],"), _line("[128, 256, 256],")
     assert heads == [
         f"{path}:{k256}:9: AL204 `cta_shapes_mnk[3] = [128, 128, 256]` needs at least 2 stages × ((128×256 A + 128×256 B) "
-        "× 1 B (e4m3)) = 131,072 bytes of shared memory per block; sm_120a allows at most 101,376 bytes",
+        "× 1 B (e4m3)) = 131,072 bytes of shared memory per block, over the 101,376 bytes a block can have on sm_120a",
         f"{path}:{wide}:9: AL204 `cta_shapes_mnk[4] = [128, 256, 256]` needs at least 2 stages × ((128×256 A + 256×256 B) "
-        "× 1 B (e4m3)) = 196,608 bytes of shared memory per block; sm_120a allows at most 101,376 bytes",
+        "× 1 B (e4m3)) = 196,608 bytes of shared memory per block, over the 101,376 bytes a block can have on sm_120a",
         f"{path}:{wide}:9: AL204 `cta_shapes_mnk[4] = [128, 256, 256]` needs at least 2 stages × ((128×256 A + 256×256 B) "
-        "× 4 bits (e2m1) + (128 + 256)×256/16 × 1 B (ue4m3 scale factors)) = 110,592 bytes of shared memory per block; "
-        "sm_120a allows at most 101,376 bytes",
+        "× 4 bits (e2m1) + (128 + 256)×256/16 × 1 B (ue4m3 scale factors)) = 110,592 bytes of shared memory per block, "
+        "over the 101,376 bytes a block can have on sm_120a",
     ]
     # the chain runs from the gate through the module generator to the tile list
     assert "fused_moe.py:13: gate `current_compilation_context.get_nvcc_flags_list(supported_major_versions=[12])`" in result.output
@@ -158,8 +158,8 @@ def gen_moe_sm89_module():
         # 4 stages × (128×64 A + 128×64 B) × 2 B = 131,072 B > 101,376 B; the 2-stage tactic is under the limit
         heads = [line for line in result.output.splitlines() if ": AL204 " in line]
         assert heads == ([f"kit/jit/moe.py:8:23: AL204 `cta_shapes_mnk[0] = [128, 128, 64]` needs at least 4 stages × "
-                          "((128×64 A + 128×64 B) × 2 B (f16)) = 131,072 bytes of shared memory per block; sm_89 allows "
-                          "at most 101,376 bytes"] if reported else [])
+                          "((128×64 A + 128×64 B) × 2 B (f16)) = 131,072 bytes of shared memory per block, over the "
+                          "101,376 bytes a block can have on sm_89"] if reported else [])
         rows = json.loads(CliRunner().invoke(cli, ["tactics", str(tmp_path), "--no-cache", "--target", "sm_89",
                                                    "--format", "json"]).output)
         verdicts = sorted(r["verdict"] for r in rows)
