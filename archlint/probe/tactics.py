@@ -162,7 +162,7 @@ def compile_all(compiles: list[Compile], settings: ProbeSettings, nvcc: str) -> 
 
 def _answered(made: Compile, output: str | None, settings: ProbeSettings) -> dict[tuple, Measurement]:
     if output is None:
-        return {k: Measurement(None, f"nvcc ran past {settings.timeout_s:.0f} s") for k in made.answers}
+        return {k: timed_out(settings) for k in made.answers}
     return _answers(output, list(made.answers), made.first)
 
 
@@ -185,13 +185,27 @@ def _prepare(job, index: CudaIndex, settings: ProbeSettings, nvcc: str) -> Compi
     roots = list(dict.fromkeys(placed_root + _include_roots(index, path, settings) + _include_roots(index, probed, settings)))
     copies = {file: patched if file == probed else (Path(settings.root) / file).read_text(encoding="utf-8", errors="replace")
               for file in _chain(index, included_files, probed)}
+    return unit_compile(unit, copies, target, defines, roots, _closure_digests(index, [path, probed]), settings, nvcc,
+                        tuple(k for k, _ in lines), len(head) + 1)
+
+
+def unit_compile(unit: str, copies: dict[str, str], target: Target, defines: tuple[str, ...], roots: list[str],
+                 closure: list[str], settings: ProbeSettings, nvcc: str, answers: tuple[tuple, ...] = (),
+                 first: int = 1) -> Compile:
+    """The nvcc run of a probe unit: the flags (the scratch copies' folders ahead of the tree's own
+    include roots) and the cache key over everything the answer depends on (the unit, the copies'
+    text, the flags, the digests of the scanned files it includes and nvcc's version)."""
     mirrored = [f"{_MIRROR}/{os.path.relpath(root, settings.root)}" for root in roots
                 if Path(root).is_relative_to(settings.root)]
     flags = ["-std=c++17", f"-arch={target.name}", "--expt-relaxed-constexpr", *(f"-D{d}" for d in defines),
              *(arg for root in [*mirrored, *roots] for arg in ("-I", root))]
-    closure = _closure_digests(index, [path, probed])
-    key = hashlib.sha256(json.dumps([unit, sorted(copies), patched, flags, closure, nvcc_version(nvcc)]).encode()).hexdigest()
-    return Compile(key, unit, tuple(sorted(copies.items())), tuple(flags), tuple(k for k, _ in lines), len(head) + 1)
+    held = tuple(sorted(copies.items()))
+    key = hashlib.sha256(json.dumps([unit, held, flags, closure, nvcc_version(nvcc)]).encode()).hexdigest()
+    return Compile(key, unit, held, tuple(flags), answers, first)
+
+
+def timed_out(settings: ProbeSettings) -> Measurement:
+    return Measurement(None, f"nvcc ran past {settings.timeout_s:.0f} s")
 
 
 def _closure_digests(index: CudaIndex, starts: list[str]) -> list[str]:

@@ -13,8 +13,6 @@ Nothing of the tree is run or written; answers are cached by content like probe/
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -83,7 +81,7 @@ def measure_cxx(tile_lists: tuple[LinkedTileList, ...], targets: tuple[Target, .
             if why:
                 results.update({(linked.fact.path, linked.fact.line, c, target.name): Measurement(None, why)
                                 for c in linked.fact.choices})
-    compiles = [_compile(job, index, settings, nvcc) for job in jobs]
+    compiles = [_unit_compile(job, index, settings, nvcc) for job in jobs]
     outputs = single.compile_all(compiles, settings, nvcc)
     for job, unit in zip(jobs, compiles):
         for key, answer in _answered(job, outputs[unit.key], settings).items():
@@ -203,28 +201,20 @@ def _after_aliases(text: str, linked: LinkedTileList, kernel_alias: str) -> str 
     return "".join(out) + text[pos:]
 
 
-def _compile(job: _Job, index: CudaIndex, settings: ProbeSettings, nvcc: str) -> single.Compile:
-    target = job.target
+def _unit_compile(job: _Job, index: CudaIndex, settings: ProbeSettings, nvcc: str) -> single.Compile:
     roots = list(dict.fromkeys(root for path in job.roots for root in single._include_roots(index, path, settings)))
     header = job.linked.launcher
     placed = single._include_text(index, header)
     if header.endswith("/" + placed):
         roots.insert(0, str(Path(settings.root) / header[: -len(placed)].rstrip("/")))
-    mirrored = [f"{single._MIRROR}/{os.path.relpath(root, settings.root)}" for root in roots
-                if Path(root).is_relative_to(settings.root)]
-    flags = ["-std=c++17", f"-arch={target.name}", "--expt-relaxed-constexpr", *(f"-D{d}" for d in job.linked.defines),
-             *(arg for root in [*mirrored, *roots] for arg in ("-I", root))]
-    copies = dict(job.copies)
-    closure = single._closure_digests(index, list(job.roots))
-    key = hashlib.sha256(json.dumps([job.unit, sorted(copies.items()), flags, closure, tools.nvcc_version(nvcc)]).encode()).hexdigest()
-    return single.Compile(key, job.unit, tuple(sorted(copies.items())), tuple(flags))
+    return single.unit_compile(job.unit, dict(job.copies), job.target, job.linked.defines, roots,
+                               single._closure_digests(index, list(job.roots)), settings, nvcc)
 
 
 def _answered(job: _Job, output: str | None, settings: ProbeSettings) -> dict[tuple, Measurement]:
     if output is None:
         fact = job.linked.fact
-        return {(fact.path, fact.line, c, job.target.name): Measurement(None, f"nvcc ran past {settings.timeout_s:.0f} s")
-                for c in fact.choices}
+        return {(fact.path, fact.line, c, job.target.name): single.timed_out(settings) for c in fact.choices}
     return _answers(output, job)
 
 
