@@ -358,6 +358,13 @@ def unpickle(payload, keep: bool = False, buffers: Iterable = ()):
 
 def read_header_key(path: Path) -> bytes | None:
     """The key an entry was written under, read from its header alone (None if unreadable)."""
+    head = read_header(path)
+    return head[0] if head is not None else None
+
+
+def read_header(path: Path) -> tuple[bytes, bytes] | None:
+    """The key an entry was written under and its checksum (write_entry's), read from its header
+    alone (None if unreadable)."""
     try:
         with open(path, "rb") as handle:
             head = handle.read(_HEADER.size)
@@ -365,13 +372,14 @@ def read_header_key(path: Path) -> bytes | None:
         return None
     if len(head) < _HEADER.size:
         return None
-    magic, key, _, _ = _HEADER.unpack(head)
-    return key if magic == MAGIC else None
+    magic, key, checksum, _ = _HEADER.unpack(head)
+    return (key, checksum) if magic == MAGIC else None
 
 
-def write_entry(path: Path, key: bytes, payload: bytes, buffers: Sequence[bytes | memoryview] = ()) -> None:
+def write_entry(path: Path, key: bytes, payload: bytes, buffers: Sequence[bytes | memoryview] = ()) -> bytes | None:
     """The header, the payload, the sizes of its out-of-band pickle buffers and the buffers; the
-    checksum covers all but the buffers (read_entry(..., mapped=True) leaves them to be read as used)."""
+    checksum covers all but the buffers (read_entry(..., mapped=True) leaves them to be read as used).
+    The checksum, where the entry was written."""
     table = _COUNT.pack(len(buffers)) + struct.pack(f">{len(buffers)}Q", *map(len, buffers))
     checksum = hashlib.sha256(payload)
     checksum.update(table)
@@ -379,12 +387,14 @@ def write_entry(path: Path, key: bytes, payload: bytes, buffers: Sequence[bytes 
     try:
         path.parent.mkdir(exist_ok=True, mode=0o700)
     except OSError:
-        return
-    _write_atomic(path, header, payload, table, *buffers)  # in parts: a stored scan is tens of MB
+        return None
+    # in parts: a stored scan is tens of MB
+    return checksum.digest() if _write_atomic(path, header, payload, table, *buffers) else None
 
 
-def _write_atomic(path: Path, *parts: bytes | memoryview) -> None:
-    """Write to a temporary file in the same folder, then rename: readers never see half a file."""
+def _write_atomic(path: Path, *parts: bytes | memoryview) -> bool:
+    """Write to a temporary file in the same folder, then rename: readers never see half a file.
+    Whether it was written."""
     temporary = None
     try:
         handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
@@ -393,8 +403,9 @@ def _write_atomic(path: Path, *parts: bytes | memoryview) -> None:
                 out.write(part)
         os.replace(temporary, path)
         temporary = None
+        return True
     except OSError:
-        pass
+        return False
     finally:
         if temporary is not None:
             _discard(Path(temporary))

@@ -55,7 +55,8 @@ def _run(options: ScanOptions, eager: bool) -> tuple[ScanResult, StoredReport | 
     # the way out of the engine, for the stored report's key: the findings named files and rules
     # keep, then the paths rebased onto the scan root (the front end rebases them again onto its
     # report root, which holds the scan root: its key covers that root, and both ways end there)
-    report = store.report(repr((options.report_paths, options.select, options.ignore)).encode()) if store is not None else None
+    way_out = repr((options.report_paths, options.select, options.ignore)).encode()
+    report = store.report(result, discovery.root, way_out) if store is not None else None
     return rebase(_selected(_only_reported(result, options.report_paths), options), found.root), report
 
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from archlint.engine.cache import read_entry, read_header_key, write_entry
+from archlint.engine.cache import read_entry, read_header, read_header_key, write_entry
+from archlint.engine.quoted import quoted_lines
 from archlint.knowledge.arch import default_targets, parse_target
 from archlint.model.binary import BinaryFacts
 from archlint.model.files import SourceFile
@@ -91,30 +92,41 @@ class Slot:
     result_path: Path
     state_path: Path
     report_path: Path  # the last report rendered from the result (StoredReport)
+    lines_path: Path  # the line hashes of the files its findings are in, by content (engine.quoted)
 
 
-@dataclass(frozen=True)
 class StoredReport:
     """The last report a front end rendered from a stored result, kept beside it: a scan whose
-    result stands (nothing changed) shows it again without post-processing and rendering the
-    result anew. One per slot, replaced by the next one rendered; found by the result's key, what
-    the engine did to it on the way out (`key`), and everything else the rendering read (the
-    front end's `settings`: its options, the report's root, the folder it runs in)."""
+    result is the one the report was rendered from shows it again without post-processing and
+    rendering the result anew, whether nothing changed or an edit left the result as it was (a
+    comment, a kernel's body that no rule reads). One per slot, replaced by the next one rendered;
+    found by the result's content (the checksum of its stored bytes), what the engine did to it on
+    the way out (`key`), the lines of the scanned files the report quotes (engine.quoted), and
+    everything else the rendering read (the front end's `settings`: its options, the report's
+    root, the folder it runs in)."""
 
-    path: Path
-    key: bytes
+    def __init__(self, slot: Slot, key: bytes, root: str, places: tuple[tuple[str, int], ...], digests: dict[str, str]) -> None:
+        self.path = slot.report_path
+        self.key = key
+        self._quoted = (root, places, digests, slot.lines_path, slot.key)
+        self._lines: bytes | None = None
 
     def read(self, settings: bytes) -> object | None:
         key = self._key(settings)
-        if read_header_key(self.path) != key:
+        if key is None or read_header_key(self.path) != key:
             return None  # another result's report, or other settings': kept until the next is written
         return read_entry(self.path, key, object)
 
     def write(self, settings: bytes, value: object) -> None:
-        _store(self.path, self._key(settings), value)
+        key = self._key(settings)
+        if key is not None:
+            _store(self.path, key, value)
 
-    def _key(self, settings: bytes) -> bytes:
-        return hashlib.sha256(self.key + settings).digest()
+    def _key(self, settings: bytes) -> bytes | None:
+        if self._lines is None:
+            lines = quoted_lines(*self._quoted)
+            self._lines = b"" if lines is None else repr(lines).encode("utf-8", "surrogateescape")
+        return hashlib.sha256(self.key + settings + self._lines).digest() if self._lines else None
 
 
 class ScanStore:
@@ -126,6 +138,7 @@ class ScanStore:
         self._folder = cache.folder / FOLDER
         self._prefix = base.hex()[:32]  # every slot's file names start with it
         self.slot = self._slot(targets)
+        self._result_sum: bytes | None = None  # the checksum of the slot's stored result, once read or written
 
     @classmethod
     def open(cls, cache, options: ScanOptions, discovery) -> ScanStore:
@@ -141,7 +154,7 @@ class ScanStore:
         result_key = hashlib.sha256(key + repr(self.digests).encode("utf-8", "surrogateescape")).digest()
         stem = f"{self._prefix}-{_tag(targets)}"
         return Slot(targets, key, result_key, self._folder / f"{stem}-result.pkl", self._folder / f"{stem}-state.pkl",
-                    self._folder / f"{stem}-report.pkl")
+                    self._folder / f"{stem}-report.pkl", self._folder / f"{stem}-lines.pkl")
 
     def is_new(self) -> bool:
         """No scan of this scope was stored yet, for any targets: the first (cold) scan of the tree."""
@@ -149,9 +162,13 @@ class ScanStore:
 
     def unchanged_result(self, slot: Slot | None = None) -> ScanResult | None:
         slot = slot or self.slot
-        if not self.is_current(slot):
+        head = read_header(slot.result_path)
+        if head is None or head[0] != slot.result_key:
             return None  # another tree's result (kept: a re-scan that stores nothing leaves it valid)
-        return read_entry(slot.result_path, slot.result_key, ScanResult, keep=True)
+        result = read_entry(slot.result_path, slot.result_key, ScanResult, keep=True)
+        if result is not None and slot == self.slot:
+            self._result_sum = head[1]
+        return result
 
     def is_current(self, slot: Slot) -> bool:
         """The slot's result is of this very tree (its header's key says so)."""
@@ -188,19 +205,22 @@ class ScanStore:
         now = {path: (language, digest) for path, language, digest in self.digests}
         return [file for file in files if previous[file.path] != now[file.path]]
 
-    def report(self, way_out: bytes) -> StoredReport | None:
-        """Where the report of this scan's result is kept, or None when the result is not stored
-        (a file changed within the racy window): `way_out` says what the engine does to the stored
-        result before it returns it."""
-        if self.racy:
+    def report(self, result: ScanResult, root: str, way_out: bytes) -> StoredReport | None:
+        """Where the report of this scan's result (the stored one: its paths relative to `root`, the
+        folder analysed) is kept, or None when the result is not stored (a file changed within the
+        racy window): `way_out` says what the engine does to the result before it returns it."""
+        if self.racy or self._result_sum is None:
             return None
-        return StoredReport(self.slot.report_path, hashlib.sha256(self.slot.result_key + way_out).digest())
+        key = hashlib.sha256(self.slot.key + self._result_sum + way_out).digest()
+        places = tuple((f.location.path, f.location.line) for f in result.findings)
+        return StoredReport(self.slot, key, root, places, {path: digest for path, _, digest in self.digests})
 
     def save(self, result: ScanResult, state: ScanState | None) -> None:
         """This scan's result (and state, when given) in its own slot."""
         if self.racy:
             return
-        _store(self.slot.result_path, self.slot.result_key, result)
+        # in band: the checksum then covers every byte, and stands for the result's content
+        self._result_sum = _store(self.slot.result_path, self.slot.result_key, result, out_of_band=False)
         if state is not None:
             _store(self.slot.state_path, self.slot.key, _Stored(self.digests, state))
 
@@ -224,15 +244,16 @@ def _untag(tag: str) -> tuple[str, ...] | None:
     return None if tag.startswith("h") else tuple(tag.split("+"))
 
 
-def _store(path, key: bytes, value: object) -> None:
+def _store(path, key: bytes, value: object, out_of_band: bool = True) -> bytes | None:
     """The value's pickle buffers (the state's links) are written out of band, after the payload, to
-    be mapped from the file when it is read (cache.read_entry's `mapped`)."""
+    be mapped from the file when it is read (cache.read_entry's `mapped`), unless `out_of_band` is
+    false. The entry's checksum, where it was written."""
     buffers: list[pickle.PickleBuffer] = []
     try:
-        payload = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
+        payload = pickle.dumps(value, protocol=5, buffer_callback=buffers.append if out_of_band else None)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-        return
-    write_entry(path, key, payload, [buffer.raw() for buffer in buffers])
+        return None
+    return write_entry(path, key, payload, [buffer.raw() for buffer in buffers])
 
 
 def _scope_key(cache, options: ScanOptions, discovery) -> bytes:

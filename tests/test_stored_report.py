@@ -1,0 +1,98 @@
+"""The stored report: a scan whose result is the one the last report was rendered from prints that
+report again, after an edit too, and renders anew wherever a line the report quotes changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import archlint.report
+from archlint.cli.commands import cli
+
+SAMPLING = """\
+// Exact-arch branch, in the shape of SGLang's sampling kernels.
+#pragma once
+
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
+  // the fast path
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+#else
+  y = exp2f(x);
+#endif
+  return y;
+}
+"""
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "kernels"
+    root.mkdir()
+    (root / "sampling.cuh").write_text(SAMPLING)
+    _settle(root / "sampling.cuh", 3600)
+    return root
+
+
+def _settle(path: Path, age: float) -> None:
+    stamp = time.time() - age
+    os.utime(path, (stamp, stamp))
+
+
+def _sarif(root: Path, *options: str) -> dict:
+    result = CliRunner().invoke(cli, ["scan", str(root), "--format", "sarif", "--jobs", "1", *options])
+    assert result.exit_code == 1, result.output  # AL203 is a warning
+    return json.loads(result.stdout)
+
+
+def _line_hash(log: dict) -> str:
+    (finding,) = log["runs"][0]["results"]
+    assert (finding["ruleId"], finding["locations"][0]["physicalLocation"]["region"]["startLine"]) == ("AL203", 6)
+    return finding["partialFingerprints"]["primaryLocationLineHash"]
+
+
+def _renders(monkeypatch) -> list[str]:
+    """The formats the report was rendered in from here on."""
+    calls: list[str] = []
+    render = archlint.report.render
+
+    def counted(fmt, report):
+        calls.append(fmt)
+        return render(fmt, report)
+
+    monkeypatch.setattr(archlint.report, "render", counted)
+    return calls
+
+
+def test_an_edit_that_leaves_the_result_prints_the_stored_report(tree, monkeypatch):
+    first = _sarif(tree)
+    source = tree / "sampling.cuh"
+    source.write_text(SAMPLING + "// end of the sampling helpers\n")
+    _settle(source, 600)
+    renders = _renders(monkeypatch)
+    assert _sarif(tree) == first
+    assert renders == []  # the result is the one rendered before: its report is printed again
+    assert _sarif(tree, "--no-cache") == first
+
+
+@pytest.mark.parametrize("settled", [True, False], ids=["settled", "just-saved"])
+def test_an_edit_of_a_quoted_line_renders_the_report_anew(tree, monkeypatch, settled):
+    """The comment under the finding's line is inside the 100 characters its line hash covers: the
+    scan's result is as before, its SARIF is not."""
+    first = _sarif(tree)
+    source = tree / "sampling.cuh"
+    source.write_text(SAMPLING.replace("// the fast path", "// the Hopper path"))
+    if settled:
+        _settle(source, 600)
+    renders = _renders(monkeypatch)
+    edited = _sarif(tree)
+    assert renders == ["sarif"]
+    assert _line_hash(edited) != _line_hash(first)
+    assert edited == _sarif(tree, "--no-cache")
