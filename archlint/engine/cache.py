@@ -376,6 +376,23 @@ def read_header(path: Path) -> tuple[bytes, bytes] | None:
     return (key, checksum) if magic == MAGIC else None
 
 
+def rekeyed_entry(path: Path, key: bytes) -> bytes | None:
+    """The entry written again under `key`, its bytes otherwise as they were; its checksum (which
+    the key is not part of), or None where it could not be read whole or written."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    if len(data) < _HEADER.size:
+        return None
+    magic, _, checksum, length = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        return None
+    header = _HEADER.pack(MAGIC, key, checksum, length)
+    return checksum if _write_atomic(path, header, memoryview(data)[_HEADER.size:]) else None
+
+
 def write_entry(path: Path, key: bytes, payload: bytes, buffers: Sequence[bytes | memoryview] = ()) -> bytes | None:
     """The header, the payload, the sizes of its out-of-band pickle buffers and the buffers; the
     checksum covers all but the buffers (read_entry(..., mapped=True) leaves them to be read as used).

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from archlint.engine.cache import read_entry, read_header, read_header_key, write_entry
+from archlint.engine.cache import read_entry, read_header, read_header_key, rekeyed_entry, write_entry
 from archlint.engine.quoted import quoted_lines
 from archlint.knowledge.arch import default_targets, parse_target
 from archlint.model.binary import BinaryFacts
@@ -219,10 +219,22 @@ class ScanStore:
         """This scan's result (and state, when given) in its own slot."""
         if self.racy:
             return
-        # in band: the checksum then covers every byte, and stands for the result's content
-        self._result_sum = _store(self.slot.result_path, self.slot.result_key, result, out_of_band=False)
+        self._result_sum = self._save_result(result)
         if state is not None:
             _store(self.slot.state_path, self.slot.key, _Stored(self.digests, state))
+
+    def _save_result(self, result: ScanResult) -> bytes | None:
+        """Store the result; its entry's checksum, which stands for its content: a result equal to
+        the one stored (an edit that changed no finding) keeps the stored bytes, since the same
+        content can pickle to other bytes (which of its equal parts are one object)."""
+        path = self.slot.result_path
+        head = read_header(path)
+        if head is not None and read_entry(path, head[0], ScanResult) == result:
+            kept = rekeyed_entry(path, self.slot.result_key)
+            if kept is not None:
+                return kept
+        # in band: the checksum then covers every byte
+        return _store(path, self.slot.result_key, result, out_of_band=False)
 
 
 def target_names(targets: tuple[str, ...]) -> tuple[str, ...]:
