@@ -157,5 +157,11 @@ def test_the_same_options_again_print_the_stored_report(tmp_path, full_scans, mo
     os.utime(unit, (stamp, stamp))
     count = len(renders)
     edited = _run(tree)
-    assert len(renders) == count + 1  # a changed result: rendered
+    assert len(renders) == count  # a kernel's body no rule reads: the result stands, and its report
+    assert edited == _run(tree, "--no-cache")
+    unit.write_text(unit.read_text().replace("__global__ void dequant_kernel(", "__global__ void dequant_kernel_v2("))
+    os.utime(unit, (stamp + 1, stamp + 1))
+    count = len(renders)
+    edited = _run(tree)
+    assert len(renders) == count + 1  # a renamed kernel: another result, rendered
     assert edited == _run(tree, "--no-cache")
