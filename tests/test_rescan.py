@@ -204,7 +204,8 @@ def test_the_stored_index_answers_as_the_assembled_one(fixture):
 
 
 def _state_file(tree: Path) -> Path:
-    return next((tree.parent / "cache").rglob("*-state.pkl"))
+    """The stored state's part that holds the links."""
+    return next((tree.parent / "cache").rglob("*-state-links-*.pkl"))
 
 
 def test_a_re_scan_reads_the_stored_links_of_the_edited_file(tree, full_scans, monkeypatch):
@@ -297,3 +298,33 @@ def test_a_changed_predicate_whose_code_calls_a_custom_op_is_re_judged_through_t
     assert judged == ["vllm/model_executor/layers/quantization/fp8.py"]
     assert after != before
     assert after == _scan(root, use_cache=False)
+
+
+def _state_parts(tree: Path) -> dict[str, bytes]:
+    """The stored state's part entries: file name -> bytes."""
+    return {path.name: path.read_bytes() for path in (tree.parent / "cache").rglob("*-state-*.pkl")}
+
+
+def test_a_re_scan_writes_only_the_parts_of_the_state_it_changed(tree, full_scans):
+    """A comment appended to a unit leaves its links as they were: the links' entry (megabytes on
+    a large tree) is kept as written; an include added changes them, and their entry is written
+    again, the old one removed, where the parts the edit left stay as written."""
+    _scan(tree)
+    first = _state_parts(tree)
+    unit = tree / CSRC / "vec_dequant.cu"
+    _edit(unit, "}\n\nvoid dequant(", "}\n// the host side\n\nvoid dequant(")
+    after = _scan(tree)
+    assert len(full_scans) == 1  # a partial re-scan
+    assert after == _scan(tree, use_cache=False)
+    kept = _state_parts(tree)
+    links = {name for name in first if "-state-links-" in name}
+    assert links and links <= kept.keys() and all(kept[name] == first[name] for name in links)
+    _edit(unit, "// the host side\n", '#include "flashinfer/gemm/wgmma.cuh"\n')
+    after = _scan(tree)
+    assert len(full_scans) == 2  # a partial re-scan (the other full scan is the one with no cache)
+    assert after == _scan(tree, use_cache=False)
+    now = _state_parts(tree)
+    written = now.keys() - kept.keys()
+    assert "links" in {name.split("-state-")[1].split("-")[0] for name in written}
+    assert len(now) == len(kept)  # the replaced entries are gone
+    assert len(written) < len(now)  # others were kept

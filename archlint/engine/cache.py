@@ -376,6 +376,19 @@ def read_header(path: Path) -> tuple[bytes, bytes] | None:
     return (key, checksum) if magic == MAGIC else None
 
 
+def store_value(path: Path, key: bytes, value: object, out_of_band: bool = True) -> bytes | None:
+    """Pickle the value into an entry; its checksum, or None where it could not be pickled or
+    written. Its pickle buffers (a stored state's links) are written out of band, after the payload,
+    to be mapped from the file when it is read (read_entry's `mapped`), unless `out_of_band` is false:
+    then the checksum covers every byte, and stands for the value's pickle."""
+    buffers: list[pickle.PickleBuffer] = []
+    try:
+        payload = pickle.dumps(value, protocol=5, buffer_callback=buffers.append if out_of_band else None)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return None
+    return write_entry(path, key, payload, [buffer.raw() for buffer in buffers])
+
+
 def rekeyed_entry(path: Path, key: bytes) -> bytes | None:
     """The entry written again under `key`, its bytes otherwise as they were; its checksum (which
     the key is not part of), or None where it could not be read whole or written."""

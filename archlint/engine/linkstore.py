@@ -97,7 +97,10 @@ def stored_links(index: CudaIndex) -> StoredLinks:
 def with_links(stored: StoredLinks, changed: Mapping[str, FileLinks]) -> StoredLinks:
     """The stored links with some files' replaced by links binding the same macros the same way
     (the caller checks: the scan-wide tables stay as they are)."""
-    pickled = stored.pickled.replaced({path: _pickled(links) for path, links in changed.items()})
+    parts = {path: _pickled(links) for path, links in changed.items()}
+    if all(stored.pickled[path] == part for path, part in parts.items()):
+        return stored  # the same links (a comment added): the stored state keeps its part as written
+    pickled = stored.pickled.replaced(parts)
     names = {**stored.function_names, **{path: links.function_names for path, links in changed.items()}}
     return StoredLinks(stored.paths, pickled, stored.defined_in, stored.macro_calls, stored.trap_macros, names)
 

@@ -1,9 +1,9 @@
 """Whole-scan results kept between runs, beside the facts cache.
 
 Per scope (archlint build, knowledge base, scanned roots and the options that change the analysis)
-and target set, two entries are kept: the last result, written under a key that also covers the
+and target set, two things are kept: the last result, written under a key that also covers the
 content hash of every file it saw, and the state a partial re-scan starts from (`ScanState`) with
-those hashes. A scan of an unchanged tree reads the first and nothing else, and a scan of a changed
+those hashes, in parts (engine.stateparts). A scan of an unchanged tree reads the first and nothing else, and a scan of a changed
 tree reads only its header (the key) to know it cannot use it; `rescan` uses the second when only a
 few CUDA files changed. The rules a scan reports (--select, --ignore) are not part of the scope: a
 stored scan holds every rule's findings and the engine narrows them. Nor are the targets, apart
@@ -17,13 +17,13 @@ nothing, since that file's hash may not match the bytes its facts came from.
 from __future__ import annotations
 
 import hashlib
-import pickle
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from archlint.engine.cache import read_entry, read_header, read_header_key, rekeyed_entry, write_entry
+from archlint.engine.cache import read_entry, read_header, read_header_key, rekeyed_entry, store_value
 from archlint.engine.quoted import quoted_lines
+from archlint.engine.stateparts import Loaded, StateParts, fields_of
 from archlint.knowledge.arch import default_targets, parse_target
 from archlint.model.binary import BinaryFacts
 from archlint.model.files import SourceFile
@@ -77,12 +77,6 @@ class ScanState:
 
 
 @dataclass(frozen=True)
-class _Stored:
-    digests: tuple[tuple[str, str, str], ...]  # (path, language, sha256) of every file scanned, sorted
-    payload: ScanState
-
-
-@dataclass(frozen=True)
 class Slot:
     """Where the result and the state of one target set are kept."""
 
@@ -120,7 +114,7 @@ class StoredReport:
     def write(self, settings: bytes, value: object) -> None:
         key = self._key(settings)
         if key is not None:
-            _store(self.path, key, value)
+            store_value(self.path, key, value)
 
     def _key(self, settings: bytes) -> bytes | None:
         if self._lines is None:
@@ -139,6 +133,7 @@ class ScanStore:
         self._prefix = base.hex()[:32]  # every slot's file names start with it
         self.slot = self._slot(targets)
         self._result_sum: bytes | None = None  # the checksum of the slot's stored result, once read or written
+        self._loaded: Loaded | None = None  # the slot's state, as read: its parts a re-scan left are kept
 
     @classmethod
     def open(cls, cache, options: ScanOptions, discovery) -> ScanStore:
@@ -193,10 +188,16 @@ class ScanStore:
         """The slot's last state and the files it saw: path -> (language, sha256). Its CUDA files'
         links stay in the file, mapped, until a re-scan asks for them (linkstore.PickledLinks)."""
         slot = slot or self.slot
-        stored = read_entry(slot.state_path, slot.key, _Stored, keep=True, mapped=True)
-        if stored is None or not isinstance(stored.payload, ScanState):
+        loaded = StateParts(slot.state_path, slot.key).load()
+        if loaded is None:
             return None
-        return {path: (language, digest) for path, language, digest in stored.digests}, stored.payload
+        try:
+            state = ScanState(**fields_of(loaded))  # type: ignore[arg-type]
+        except TypeError:  # a state of other fields
+            return None
+        if slot == self.slot:
+            self._loaded = loaded
+        return {path: (language, digest) for path, language, digest in loaded.digests}, state
 
     def changed_files(self, previous: dict[str, tuple[str, str]], files: tuple[SourceFile, ...]) -> list[SourceFile] | None:
         """Files whose content differs from the previous state's, or None when the file set differs."""
@@ -221,7 +222,7 @@ class ScanStore:
             return
         self._result_sum = self._save_result(result)
         if state is not None:
-            _store(self.slot.state_path, self.slot.key, _Stored(self.digests, state))
+            StateParts(self.slot.state_path, self.slot.key).save(self.digests, state, self._loaded)
 
     def _save_result(self, result: ScanResult) -> bytes | None:
         """Store the result; its entry's checksum, which stands for its content: a result equal to
@@ -233,8 +234,8 @@ class ScanStore:
             kept = rekeyed_entry(path, self.slot.result_key)
             if kept is not None:
                 return kept
-        # in band: the checksum then covers every byte
-        return _store(path, self.slot.result_key, result, out_of_band=False)
+        # in band: the checksum then stands for the result's pickle
+        return store_value(path, self.slot.result_key, result, out_of_band=False)
 
 
 def target_names(targets: tuple[str, ...]) -> tuple[str, ...]:
@@ -254,18 +255,6 @@ def _tag(targets: tuple[str, ...]) -> str:
 
 def _untag(tag: str) -> tuple[str, ...] | None:
     return None if tag.startswith("h") else tuple(tag.split("+"))
-
-
-def _store(path, key: bytes, value: object, out_of_band: bool = True) -> bytes | None:
-    """The value's pickle buffers (the state's links) are written out of band, after the payload, to
-    be mapped from the file when it is read (cache.read_entry's `mapped`), unless `out_of_band` is
-    false. The entry's checksum, where it was written."""
-    buffers: list[pickle.PickleBuffer] = []
-    try:
-        payload = pickle.dumps(value, protocol=5, buffer_callback=buffers.append if out_of_band else None)
-    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-        return None
-    return write_entry(path, key, payload, [buffer.raw() for buffer in buffers])
 
 
 def _scope_key(cache, options: ScanOptions, discovery) -> bytes:

@@ -1,0 +1,105 @@
+"""The stored scan state in parts: an entry for each large field of the state and one for the
+others, and an index naming them beside the files the state saw. A re-scan changes a few fields (the links of an edited file, the gates it
+judged again); the others are the values it loaded, and their entries are kept as they were
+written instead of being pickled and written again (the links alone are megabytes).
+
+The index is written last, atomically, and then the parts it no longer names are removed: a reader
+sees either state whole (a reader still holding the old index finds a part gone, and gives way to
+a full scan, as for a damaged entry).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import secrets
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from archlint.engine.cache import read_entry, store_value, write_entry
+
+Digests = tuple[tuple[str, str, str], ...]  # (path, language, sha256) of every file scanned, sorted
+
+
+@dataclass(frozen=True)
+class _Index:
+    digests: Digests
+    parts: tuple[tuple[str, str], ...]  # (part, the file name of its entry)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A state as read: its parts' values with the entries they came from."""
+
+    digests: Digests
+    values: dict[str, object]  # part -> its value: a field's, or SMALL's dict of the other fields
+    names: dict[str, str]
+
+
+# the fields that are megabytes on a large tree, each in an entry of its own; the others share one
+ON_THEIR_OWN = ("links", "memos", "results", "file_findings", "templates")
+SMALL = "small"
+
+
+class StateParts:
+    """Where one slot's state is kept: the index at `index_path`, each part beside it."""
+
+    def __init__(self, index_path: Path, key: bytes) -> None:
+        self.index_path = index_path
+        self.key = key
+        self._stem = index_path.name.removesuffix(".pkl")
+
+    def load(self) -> Loaded | None:
+        index = read_entry(self.index_path, self.key, _Index, keep=True)
+        if index is None:
+            return None
+        values: dict[str, object] = {}
+        for part, name in index.parts:
+            # in a 1-tuple: a part may be None, which read_entry gives for a bad entry
+            held = read_entry(self.index_path.with_name(name), self._part_key(part), tuple, keep=True, mapped=True)
+            if held is None or len(held) != 1:
+                return None
+            values[part] = held[0]
+        return Loaded(index.digests, values, dict(index.parts))
+
+    def save(self, digests: Digests, state, previous: Loaded | None) -> None:
+        """Write `state` (a dataclass) and its index; a part whose value is the one `previous` loaded
+        keeps its entry."""
+        everything = {f.name: getattr(state, f.name) for f in fields(state)}
+        values = {name: everything.pop(name) for name in ON_THEIR_OWN}
+        values[SMALL] = everything
+        parts = []
+        for part, value in values.items():
+            name = previous.names.get(part) if previous is not None and _same(value, previous.values.get(part)) else None
+            if name is None:
+                name = f"{self._stem}-{part}-{secrets.token_hex(8)}.pkl"
+                if store_value(self.index_path.with_name(name), self._part_key(part), (value,)) is None:
+                    return
+            parts.append((part, name))
+        if write_entry(self.index_path, self.key, pickle.dumps(_Index(digests, tuple(parts)), protocol=5)) is None:
+            return
+        named = {name for _, name in parts}
+        for path in self.index_path.parent.glob(f"{self._stem}-*.pkl"):
+            if path.name not in named:
+                path.unlink(missing_ok=True)
+
+    def _part_key(self, part: str) -> bytes:
+        return hashlib.sha256(self.key + part.encode()).digest()
+
+
+def fields_of(loaded: Loaded) -> dict[str, object]:
+    """The state's fields, from its parts."""
+    values = dict(loaded.values)
+    small = values.pop(SMALL, {})
+    return {**values, **(small if isinstance(small, dict) else {})}
+
+
+def _same(value: object, loaded: object) -> bool:
+    """The value is the one loaded. The links are compared by identity (a re-scan that changes none
+    keeps the object): their equality would read every file's part."""
+    from archlint.engine.linkstore import StoredLinks  # deferred: a scan that stores nothing never loads the links
+
+    if value is loaded:
+        return True
+    return not isinstance(value, StoredLinks) and type(value) is type(loaded) and value == loaded
+
