@@ -108,3 +108,25 @@ def test_an_edit_of_a_quoted_line_renders_the_report_anew(tree, monkeypatch, set
     assert renders == ["sarif"]
     assert _line_hash(edited) != _line_hash(first)
     assert edited == _sarif(tree, "--no-cache")
+
+
+def test_reports_in_two_formats_are_kept_side_by_side(tree, monkeypatch):
+    """A hook's text report between two SARIF uploads: after an edit that leaves the result, each
+    format's report is printed as stored."""
+    sarif = _sarif(tree)
+    text = CliRunner().invoke(cli, ["scan", str(tree), "--jobs", "1"])
+    assert text.exit_code == 1 and "AL203" in text.stdout
+    source = tree / "sampling.cuh"
+    source.write_text(SAMPLING + "// end of the sampling helpers\n")
+    _settle(source, 600)
+    renders = _renders(monkeypatch)
+    assert _sarif(tree) == sarif
+    assert CliRunner().invoke(cli, ["scan", str(tree), "--jobs", "1"]).stdout == text.stdout
+    assert renders == []
+
+
+def test_the_newest_four_reports_are_kept(tree, tmp_path):
+    for fmt in ("text", "json", "sarif", "markdown", "github", "html"):
+        CliRunner().invoke(cli, ["scan", str(tree), "--jobs", "1", "--format", fmt, "-o", str(tmp_path / f"report.{fmt}")])
+    stored = list((tmp_path / "cache").rglob("*-report-*.pkl"))
+    assert len(stored) == 4

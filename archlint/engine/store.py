@@ -85,42 +85,59 @@ class Slot:
     result_key: bytes  # that and every file's content: the result's entry key
     result_path: Path
     state_path: Path
-    report_path: Path  # the last report rendered from the result (StoredReport)
+    report_path: Path  # the last reports rendered from the result are named after it (StoredReport)
     lines_path: Path  # the line hashes of the files its findings are in, by content (engine.quoted)
 
 
 class StoredReport:
-    """The last report a front end rendered from a stored result, kept beside it: a scan whose
-    result is the one the report was rendered from shows it again without post-processing and
+    """The last reports front ends rendered from a stored result, kept beside it: a scan whose
+    result is the one a report was rendered from shows it again without post-processing and
     rendering the result anew, whether nothing changed or an edit left the result as it was (a
-    comment, a kernel's body that no rule reads). One per slot, replaced by the next one rendered;
-    found by the result's content (the checksum of its stored bytes), what the engine did to it on
-    the way out (`key`), the lines of the scanned files the report quotes (engine.quoted), and
-    everything else the rendering read (the front end's `settings`: its options, the report's
-    root, the folder it runs in)."""
+    comment, a kernel's body that no rule reads). One per slot and settings (a hook's text report
+    and a SARIF upload take turns), the newest KEPT of a slot; found by the result's content (the
+    checksum of its stored bytes), what the engine did to it on the way out (`key`), the lines of
+    the scanned files the report quotes (engine.quoted), and everything else the rendering read
+    (the front end's `settings`: its options, the report's root, the folder it runs in)."""
+
+    KEPT = 4
 
     def __init__(self, slot: Slot, key: bytes, root: str, places: tuple[tuple[str, int], ...], digests: dict[str, str]) -> None:
-        self.path = slot.report_path
+        self._stem = slot.report_path.name.removesuffix(".pkl")
+        self._folder = slot.report_path.parent
         self.key = key
         self._quoted = (root, places, digests, slot.lines_path, slot.key)
         self._lines: bytes | None = None
 
     def read(self, settings: bytes) -> object | None:
         key = self._key(settings)
-        if key is None or read_header_key(self.path) != key:
+        if key is None or read_header_key(self._path(settings)) != key:
             return None  # another result's report, or other settings': kept until the next is written
-        return read_entry(self.path, key, object)
+        return read_entry(self._path(settings), key, object)
 
     def write(self, settings: bytes, value: object) -> None:
         key = self._key(settings)
-        if key is not None:
-            store_value(self.path, key, value)
+        if key is None:
+            return
+        store_value(self._path(settings), key, value)
+        kept = sorted(self._folder.glob(f"{self._stem}-*.pkl"), key=_modified, reverse=True)
+        for path in kept[self.KEPT:]:
+            path.unlink(missing_ok=True)
+
+    def _path(self, settings: bytes) -> Path:
+        return self._folder / f"{self._stem}-{hashlib.sha256(settings).hexdigest()[:16]}.pkl"
 
     def _key(self, settings: bytes) -> bytes | None:
         if self._lines is None:
             lines = quoted_lines(*self._quoted)
             self._lines = b"" if lines is None else repr(lines).encode("utf-8", "surrogateescape")
         return hashlib.sha256(self.key + settings + self._lines).digest() if self._lines else None
+
+
+def _modified(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 class ScanStore:
