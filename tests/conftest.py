@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +16,20 @@ import archlint.engine.pipeline as pipeline
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-snapshots", action="store_true", help="rewrite fixtures/snapshots from the current output")
+
+
+def settle(path: Path, age: float = 3600) -> None:
+    """Back-date a file `age` seconds, past the racy window: its hash and the scan's result are stored."""
+    stamp = time.time() - age
+    os.utime(path, (stamp, stamp))
+
+
+def settled_copy(source: Path, root: Path) -> Path:
+    """A copy of the folder `source` at `root`, every file back-dated an hour (settle)."""
+    shutil.copytree(source, root)
+    for path in [root, *root.rglob("*")]:
+        settle(path)
+    return root
 
 
 @contextlib.contextmanager

@@ -7,10 +7,7 @@ re-scans in part."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -18,16 +15,12 @@ import pytest
 from archlint.engine import scan
 from archlint.knowledge.languages import CUDA_SUFFIXES
 from archlint.model.scan import ScanOptions
+from conftest import settle, settled_copy
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # al204-cxx-tiles: a re-scan links again the C++ tiles of the gates it judges again, and keeps the others'
 CASES = ["gate-host-checks", "gate-host-ops", "gate-flashinfer", "gate-jinja-generated", "al204-cxx-tiles"]
 _BODY = re.compile(r"^(?:[\w:<>,*&\s]+)\)\s*(?:const\s*)?\{\n", re.MULTILINE)
-
-
-def _settle(path: Path, age: float) -> None:
-    stamp = time.time() - age
-    os.utime(path, (stamp, stamp))
 
 
 def _scan(root: Path, cache: bool = True):
@@ -46,10 +39,7 @@ def _edits(text: str) -> list[str]:
 @pytest.mark.parametrize("case", CASES)
 def test_each_cuda_file_edited_in_turn(case, tmp_path, monkeypatch):
     monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
-    root = tmp_path / "tree"
-    shutil.copytree(FIXTURES / case, root)
-    for path in [root, *root.rglob("*")]:
-        _settle(path, 3600)
+    root = settled_copy(FIXTURES / case, tmp_path / "tree")
     _scan(root)
     age = 3000
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in CUDA_SUFFIXES)
@@ -60,22 +50,19 @@ def test_each_cuda_file_edited_in_turn(case, tmp_path, monkeypatch):
         for number, edited in enumerate([*_edits(original), original]):
             source.write_text(edited)
             age -= 10  # each version newer than the last, all past the racy window
-            _settle(source, age)
+            settle(source, age)
             assert _scan(root) == _scan(root, cache=False), f"{relative}, edit {number}"
 
 
 def test_a_comment_appended_to_a_host_checked_unit_re_scans_in_part(tmp_path, monkeypatch, full_scans):
     monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
-    root = tmp_path / "tree"
-    shutil.copytree(FIXTURES / "gate-host-checks", root)
-    for path in [root, *root.rglob("*")]:
-        _settle(path, 3600)
+    root = settled_copy(FIXTURES / "gate-host-checks", tmp_path / "tree")
     before = _scan(root)
     assert any(g.gate_id.startswith("csrc/flash_attn/flash_api.cpp:") for g in before.gates)
     for name in ("flash_api.cpp", "src/flash_fwd_hdim128_fp16_sm90.cu"):
         path = root / "csrc/flash_attn" / name
         path.write_text(path.read_text() + "// edited\n")
-        _settle(path, 600)
+        settle(path, 600)
         after = _scan(root)
         assert len(full_scans) == 1, name  # the first scan alone
         assert [(g.gate_id, g.verdicts) for g in after.gates] == [(g.gate_id, g.verdicts) for g in before.gates]

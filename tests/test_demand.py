@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ import archlint.engine.pipeline as pipeline
 from archlint.cli.commands import cli
 from archlint.engine import scan
 from archlint.model.scan import ScanOptions
+from conftest import settle
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name != "snapshots")
@@ -68,11 +68,6 @@ def test_on_demand_reports_equal_full_reading_on_every_fixture(case, monkeypatch
         assert _report(FIXTURES / case, fmt, False, monkeypatch) == _report(FIXTURES / case, fmt, True, monkeypatch), f"{case} {fmt}"
 
 
-def _settle(path: Path, age: float = 3600) -> None:
-    stamp = time.time() - age
-    os.utime(path, (stamp, stamp))
-
-
 @pytest.fixture
 def wide_tree(tmp_path, monkeypatch) -> Path:
     """gate-flashinfer plus CUDA files no gate's units include."""
@@ -87,7 +82,7 @@ def wide_tree(tmp_path, monkeypatch) -> Path:
         shutil.copy(source, other / source.name)
     (other / "odd.cu").write_bytes(ODD)
     for path in [root, *root.rglob("*")]:
-        _settle(path)
+        settle(path)
     return root
 
 
@@ -119,7 +114,7 @@ def _scan(root: Path, **options):
 
 def _rewrite(path: Path, text: str) -> None:
     path.write_text(text)
-    _settle(path, age=600)
+    settle(path, age=600)
 
 
 def test_editing_an_unreached_file_rescans_in_part(wide_tree, monkeypatch):

@@ -5,9 +5,7 @@ of them where a file rule can report something; the rest stay read for their dir
 
 from __future__ import annotations
 
-import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ import archlint.engine.pipeline as pipeline
 import archlint.extract.files as files
 from archlint.engine import scan
 from archlint.model.scan import ScanOptions
+from conftest import settle
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 FIXTURE = FIXTURES / "gate-unbuilt-sources"
@@ -33,11 +32,6 @@ __device__ __forceinline__ float halve(float x) { return x * 0.5f; }
 """
 
 
-def _settle(path: Path, age: float = 3600) -> None:
-    stamp = time.time() - age
-    os.utime(path, (stamp, stamp))
-
-
 @pytest.fixture
 def tree(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
@@ -45,7 +39,7 @@ def tree(tmp_path, monkeypatch) -> Path:
     shutil.copytree(FIXTURE, root)
     (root / CSRC / "plain.cuh").write_text(PLAIN)
     for path in [root, *root.rglob("*")]:
-        _settle(path)
+        settle(path)
     return root
 
 
@@ -90,7 +84,7 @@ def _rewrite(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new))
-    _settle(path, age=600)
+    settle(path, age=600)
 
 
 def test_editing_a_free_file_rescans_it_in_part(tree, monkeypatch):
@@ -120,8 +114,8 @@ def test_narrowing_the_targets_reads_no_file_in_full(tree, monkeypatch):
     """A --target subset re-runs the file rules on the files they reported on, among them a file no
     gate builds that was read for its directives only (its AL203 needs no more): it stays so."""
     shutil.copy(FIXTURES / "al203-exact-arch" / "sampling.cuh", tree / CSRC / "sampling.cuh")
-    _settle(tree / CSRC / "sampling.cuh")
-    _settle(tree / CSRC)
+    settle(tree / CSRC / "sampling.cuh")
+    settle(tree / CSRC)
     assert ("AL203", 7, ("sm_100", "sm_103", "sm_110", "sm_120", "sm_121")) in _file_findings(_scan(tree), f"{CSRC}/sampling.cuh")
 
     def refused(*args, **kwargs):

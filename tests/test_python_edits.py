@@ -5,25 +5,19 @@ gives what a scan with no cache gives."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import time
 from pathlib import Path
 
 import pytest
 
 from archlint.engine import scan
 from archlint.model.scan import ScanOptions
+from conftest import settle
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and any(p.rglob("*.py")))
 _NUMBER = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
-
-
-def _settle(path: Path, age: float) -> None:
-    stamp = time.time() - age
-    os.utime(path, (stamp, stamp))
 
 
 def _scan(root: Path, cache: bool = True):
@@ -65,7 +59,7 @@ def _edit_each_python_file(root: Path, full_scans: list | None = None) -> int:
     """How many of the scans after an edit were full scans (where `full_scans` counts them)."""
     full = 0
     for path in [root, *root.rglob("*")]:
-        _settle(path, 3600)
+        settle(path, 3600)
     first = _scan(root)
     gate_lines = {(g.location.path, g.location.line) for g in first.gates}
     age = 3000
@@ -81,7 +75,7 @@ def _edit_each_python_file(root: Path, full_scans: list | None = None) -> int:
         for edited in [*edits, original]:
             module.write_bytes(edited)
             age -= 10  # each version newer than the last, all past the racy window
-            _settle(module, age)
+            settle(module, age)
             count = len(full_scans) if full_scans is not None else 0
             after = _scan(root)
             full += (len(full_scans) if full_scans is not None else 0) - count

@@ -3,9 +3,6 @@ re-judged in part, and either way the result equals a scan with no cache at all.
 
 from __future__ import annotations
 
-import os
-import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +12,7 @@ import archlint.engine.rescan as rescan_module
 from archlint.engine import scan
 from archlint.engine.linkstore import PickledLinks
 from archlint.model.scan import ScanOptions
+from conftest import settle, settled_copy
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "gate-flashinfer"
 FIXTURES = FIXTURE.parent
@@ -22,19 +20,9 @@ CSRC = "flashinfer/data/csrc"
 VEC_GATE_LINE = 19  # jit/comm.py: the vec_dequant gate, POLICY for every target it excludes
 
 
-def _settle(path: Path, age: float = 3600) -> None:
-    """Back-date a file past the racy window, so its hash and the scan's result are stored."""
-    stamp = time.time() - age
-    os.utime(path, (stamp, stamp))
-
-
 def _settled_copy(fixture: Path, tmp_path: Path, monkeypatch) -> Path:
     monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
-    root = tmp_path / "tree"
-    shutil.copytree(fixture, root)
-    for path in [root, *root.rglob("*")]:
-        _settle(path)
-    return root
+    return settled_copy(fixture, tmp_path / "tree")
 
 
 @pytest.fixture
@@ -52,7 +40,7 @@ def _edit(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new))
-    _settle(path, age=600)
+    settle(path, age=600)
 
 
 def _verdicts(result, line: int) -> set[str]:
@@ -110,7 +98,7 @@ def test_changes_that_reach_further_run_a_full_scan(tree, full_scans, change):
         _edit(tree / CSRC / "vec_dequant.cu", "#include <cuda_fp16.h>\n", "#include <cuda_fp16.h>\n#define VEC_WIDTH 8\n")
     else:
         (tree / CSRC / "extra.cu").write_text("__global__ void extra_kernel() {}\n")
-        _settle(tree / CSRC / "extra.cu")
+        settle(tree / CSRC / "extra.cu")
     after = _scan(tree)
     assert len(full_scans) == 2
     assert after == _scan(tree, use_cache=False)
@@ -182,7 +170,7 @@ def test_an_edit_the_scan_cannot_store_leaves_the_stored_result_for_the_tree_it_
     assert len(full_scans) == 1
     assert edited == _scan(tree, use_cache=False, report_paths=(f"{CSRC}/vec_dequant.cu",))
     source.write_text(original)
-    _settle(source)
+    settle(source)
     monkeypatch.setattr(rescan_module, "rescan", lambda *a: pytest.fail("the stored result still describes this tree"))
     assert _scan(tree) == first
 
@@ -252,7 +240,7 @@ def test_a_comment_added_to_a_python_gate_module_re_judges_nothing(tree, full_sc
     before = _scan(tree)
     module = tree / "flashinfer/jit/comm.py"
     module.write_text(module.read_text() + "# a note at the end\n")
-    _settle(module, age=600)
+    settle(module, age=600)
     monkeypatch.setattr(rescan_module, "judge_gate", lambda *a: pytest.fail("no gate's facts changed"))
     after = _scan(tree)
     assert len(full_scans) == 1  # the module's facts are the ones stored: the stored state stands
@@ -266,7 +254,7 @@ def test_a_changed_literal_in_a_python_gate_re_judges_that_gate_alone(tree, full
     assert "supported_major_versions=[9, 10]" in lines[VEC_GATE_LINE - 1]
     lines[VEC_GATE_LINE - 1] = lines[VEC_GATE_LINE - 1].replace("[9, 10]", "[9, 10, 12]")
     module.write_text("".join(lines))
-    _settle(module, age=600)
+    settle(module, age=600)
     judged = []
     real = pyrescan.judge_gate
     monkeypatch.setattr(pyrescan, "judge_gate", lambda gate, *a: judged.append(gate.line) or real(gate, *a))
@@ -289,7 +277,7 @@ def test_a_changed_predicate_whose_code_calls_a_custom_op_is_re_judged_through_t
     text = module.read_text()
     assert "has_device_capability(90)" in text
     module.write_text(text.replace("has_device_capability(90)", "has_device_capability(100)"))
-    _settle(module, age=600)
+    settle(module, age=600)
     judged = []
     real = pyrescan.judge_gate
     monkeypatch.setattr(pyrescan, "judge_gate", lambda gate, *a: judged.append(gate.path) or real(gate, *a))

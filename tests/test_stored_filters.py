@@ -6,7 +6,6 @@ options and no cache prints, and must not scan the tree again."""
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from click.testing import CliRunner
 
 import archlint.engine.pipeline as pipeline
 from archlint.cli.commands import cli
+from conftest import settled_copy
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # gates with AL105 and file rules beside them, prebuilt kernels, a tree without gates (file rules
@@ -35,12 +35,7 @@ FILTERS = [
 
 def _settled_copy(case: str, tmp_path: Path) -> Path:
     """The fixture, back-dated past the racy window so that its scan is stored."""
-    root = tmp_path / case
-    shutil.copytree(FIXTURES / case, root)
-    stamp = time.time() - 3600
-    for path in [root, *root.rglob("*")]:
-        os.utime(path, (stamp, stamp))
-    return root
+    return settled_copy(FIXTURES / case, tmp_path / case)
 
 
 def _run(tree: Path, *args: str) -> str:

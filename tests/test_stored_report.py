@@ -4,9 +4,6 @@ report again, after an edit too, and renders anew wherever a line the report quo
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +11,7 @@ from click.testing import CliRunner
 
 import archlint.report
 from archlint.cli.commands import cli
+from conftest import settle, settled_copy
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -40,13 +38,8 @@ def tree(tmp_path, monkeypatch) -> Path:
     root = tmp_path / "kernels"
     root.mkdir()
     (root / "sampling.cuh").write_text(SAMPLING)
-    _settle(root / "sampling.cuh", 3600)
+    settle(root / "sampling.cuh", 3600)
     return root
-
-
-def _settle(path: Path, age: float) -> None:
-    stamp = time.time() - age
-    os.utime(path, (stamp, stamp))
 
 
 def _sarif(root: Path, *options: str) -> dict:
@@ -79,16 +72,13 @@ def test_an_edit_that_leaves_the_result_prints_the_stored_report(tmp_path, monke
     the same, though made of other objects (a full scan's findings share their rule ids, a
     re-scan's are partly loaded from the stored state)."""
     monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
-    root = tmp_path / "gate-flashinfer"
-    shutil.copytree(FIXTURES / "gate-flashinfer", root)
-    for path in [root, *root.rglob("*")]:
-        _settle(path, 3600)
+    root = settled_copy(FIXTURES / "gate-flashinfer", tmp_path / "gate-flashinfer")
     first = _sarif(root)
     source = root / "flashinfer" / "data" / "csrc" / "xqa_trap.cu"  # AL203 on its line 5
     renders = _renders(monkeypatch)
     for age, note in ((600, "// end of the trap kernel\n"), (500, "// and of the file\n")):
         source.write_text(source.read_text() + note)
-        _settle(source, age)
+        settle(source, age)
         assert _sarif(root) == first
     assert renders == []  # the result is the one rendered before: its report is printed again
     assert _sarif(root, "--no-cache") == first
@@ -102,7 +92,7 @@ def test_an_edit_of_a_quoted_line_renders_the_report_anew(tree, monkeypatch, set
     source = tree / "sampling.cuh"
     source.write_text(SAMPLING.replace("// the fast path", "// the Hopper path"))
     if settled:
-        _settle(source, 600)
+        settle(source, 600)
     renders = _renders(monkeypatch)
     edited = _sarif(tree)
     assert renders == ["sarif"]
@@ -118,7 +108,7 @@ def test_reports_in_two_formats_are_kept_side_by_side(tree, monkeypatch):
     assert text.exit_code == 1 and "AL203" in text.stdout
     source = tree / "sampling.cuh"
     source.write_text(SAMPLING + "// end of the sampling helpers\n")
-    _settle(source, 600)
+    settle(source, 600)
     renders = _renders(monkeypatch)
     assert _sarif(tree) == sarif
     assert CliRunner().invoke(cli, ["scan", str(tree), "--jobs", "1"]).stdout == text.stdout
