@@ -8,10 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from archlint.checks.context import Context, GateResult
-from archlint.gates.build_lists import KIND as BUILD_LIST
-from archlint.gates.host import HOST_KIND
 from archlint.model.findings import Evidence, EvidenceKind, Location
-from archlint.model.gates import Gate, gate_location
+from archlint.model.gates import BUILD_LIST_KIND, HOST_KIND, Gate, gate_location
 from archlint.model.host import ArmReach, OpLink
 
 
@@ -29,7 +27,7 @@ Lists = dict[str, list[GateResult]]  # translation unit -> the build lists (as j
 def lists_by_unit(ctx: Context) -> Lists:
     found: Lists = {}
     for result in ctx.gate_results:
-        if result.gate.kind == BUILD_LIST:
+        if result.gate.kind == BUILD_LIST_KIND:
             for unit in result.sources:
                 found.setdefault(unit, []).append(result)
     return found

@@ -115,7 +115,7 @@ class PythonSide:
     binaries: tuple[BinaryFacts, ...] = ()  # the prebuilt extension modules' images
     # gate id -> the custom-op calls its code makes (gates.ops) and the op namespaces Python defines
     ops: dict[str, tuple] = field(default_factory=dict)
-    # the build's own lists (gates.build_lists.WHOLE_KIND): never judged, the last link of an op's chain
+    # the build's own lists (model.gates.WHOLE_BUILD_KIND): never judged, the last link of an op's chain
     wholes: tuple[tuple[Gate, GuardedUnits], ...] = ()
 
 

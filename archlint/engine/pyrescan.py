@@ -29,12 +29,12 @@ from archlint.link.cuda import include_closure
 from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import plan, stage, stage_progress
 from archlint.extract.files import Workers
-from archlint.gates.host import HOST_KIND
 from archlint.gates.ops import op_linked, through_ops
 from archlint.judge.view import Judging
 from archlint.knowledge.kb import load_kb
 from archlint.link.templates import read_templates
 from archlint.model.files import Discovery
+from archlint.model.gates import HOST_KIND
 from archlint.model.scan import ScanOptions, ScanResult
 
 PYRESCAN_STAGES = ("discover", "facts", "pylink", "outline", "verdicts", "checks")  # numbered on the progress line

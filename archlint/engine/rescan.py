@@ -38,12 +38,12 @@ from archlint.engine.freefiles import free_files
 from archlint.engine.store import ScanState
 from archlint.engine.timing import part_progress, plan, stage, stage_progress
 from archlint.extract.files import DIRECTIVES, extract_all, extract_file
-from archlint.gates.host import HOST_KIND
 from archlint.judge.view import Judging
 from archlint.knowledge.arch import Target, parse_target
 from archlint.knowledge.kb import load_kb
 from archlint.link.cuda import file_links, include_closure, resolver_for
 from archlint.model.files import FileFacts, SourceFile
+from archlint.model.gates import HOST_KIND
 
 
 class LazyFacts(Mapping):

@@ -32,8 +32,6 @@ from archlint.model.gates import Gate, GateReport, GuardedUnits
 from archlint.model.python import VersionedFlag, split_define
 from archlint.model.records import shared
 from archlint.model.scan import ScanOptions, ScanResult
-from archlint.probe.tactics import ProbeSettings
-from archlint.probe.units import tactic_sizes
 
 if TYPE_CHECKING:  # a re-scan of CUDA files never loads the Python side
     from archlint.link.python import PyIndex
@@ -64,6 +62,9 @@ def with_tactic_sizes(options: ScanOptions, root: str, ctx: Context) -> Context:
     Without nvcc, the static bound alone (the front end says so)."""
     if not options.compile_probe or not ctx.tile_lists:
         return ctx
+    from archlint.probe.tactics import ProbeSettings  # deferred: a scan without the probe never loads it
+    from archlint.probe.units import tactic_sizes  # deferred: as above
+
     settings = ProbeSettings(root, options.include_dirs, jobs=options.jobs or os.cpu_count() or 1)
     with stage("probe", sum(len(t.fact.choices) for t in ctx.tile_lists), "tactics"):
         return replace(ctx, tactic_sizes=tactic_sizes(ctx.tile_lists, ctx.targets, ctx.index, settings))

@@ -13,10 +13,9 @@ from archlint.link.build import build_blocks
 from archlint.link.generators import fetched_content, writer_of
 from archlint.model.build import BuildBlock, CMakeFacts
 from archlint.model.findings import Evidence, EvidenceKind, Location
-from archlint.model.gates import Gate, GuardedUnits, gate_location
+from archlint.model.gates import BUILD_LIST_KIND, WHOLE_BUILD_KIND, Gate, GuardedUnits, gate_location
 from archlint.model.host import Layers
 
-KIND = "cmake-archs"
 
 
 def requested_archs(targets: tuple[Target, ...]) -> tuple[str, ...]:
@@ -30,7 +29,6 @@ def requested_archs(targets: tuple[Target, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-WHOLE_KIND = "cmake-build"  # the build's own list: not judged, the last link of an op's chain
 
 
 def cmake_gates(files: Mapping[str, CMakeFacts], scanned: tuple[str, ...], toolkit: tuple[int, ...] | None,
@@ -47,7 +45,7 @@ def cmake_gates(files: Mapping[str, CMakeFacts], scanned: tuple[str, ...], toolk
     blocks, uncertain = build_blocks(files, scanned, load_idioms(), version, requested_archs(targets))
     fetched = {path: fetched_content(facts) for path, facts in files.items()}
     pairs = build_list_gates(blocks, uncertain, scripts, fetched)
-    return [p for p in pairs if p[0].kind == KIND], [p for p in pairs if p[0].kind == WHOLE_KIND]
+    return [p for p in pairs if p[0].kind == BUILD_LIST_KIND], [p for p in pairs if p[0].kind == WHOLE_BUILD_KIND]
 
 
 def build_list_gates(blocks: tuple[BuildBlock, ...], uncertain: frozenset[str], scripts: tuple[str, ...] = (),
@@ -60,7 +58,7 @@ def generated_units(gated: list[tuple[Gate, GuardedUnits]], scripts: tuple[str, 
     """The units build lists compile that a generator script writes: glob pattern -> the script."""
     out: dict[str, str] = {}
     for gate, units in gated:
-        if gate.kind != KIND:
+        if gate.kind != BUILD_LIST_KIND:
             continue
         for source in units.sources:
             writer = writer_of(source, scripts) if "*" in source else None
@@ -75,7 +73,7 @@ def _gate(block: BuildBlock, exact: bool) -> Gate:
     by_cc = tuple((cc, _suffix(result)) for cc, result in admitted if cc is not None)
     kinds = {suffix for _, suffix in by_cc}
     return Gate(
-        f"{block.path}:{block.line}:{block.col}", WHOLE_KIND if block.whole_build else KIND, block.text, block.path, block.line, block.col,
+        f"{block.path}:{block.line}:{block.col}", WHOLE_BUILD_KIND if block.whole_build else BUILD_LIST_KIND, block.text, block.path, block.line, block.col,
         block.end_line, block.end_col, "", tuple(admits), exact,
         suffix=kinds.pop() if len(kinds) == 1 else "?", guards=(), sources=(), defines=block.defines,
         list_span=None, majors_literal=None, unit="cc", suffix_by_cc=by_cc,

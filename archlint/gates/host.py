@@ -24,10 +24,9 @@ from archlint.link.cuda import CudaIndex
 from archlint.model.cexpr import Binary, Expr, Name, Num, Opaque, Ternary, Unary
 from archlint.model.cuda import Declaration
 from archlint.model.findings import Evidence, EvidenceKind, Location
-from archlint.model.gates import Gate, GuardedUnits
+from archlint.model.gates import HOST_KIND, Gate, GuardedUnits
 from archlint.model.host import CALL, MAJOR, MINOR, ArmReach, HostArm, HostCheck, Layers
 
-HOST_KIND = "host-check"
 _MAX_DEPTH = 4  # calls followed from an arm to the units that define what it reaches
 _HELPER_DEPTH = 4  # helpers calling helpers
 

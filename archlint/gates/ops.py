@@ -8,15 +8,13 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from archlint.gates.build_lists import KIND as CMAKE_KIND
-from archlint.gates.build_lists import WHOLE_KIND
 from archlint.gates.host import Reach
 from archlint.gates.units import module_path
 from archlint.link.cuda import CudaIndex
 from archlint.link.ops import OpTables, link_ops, op_calls, python_libraries
 from archlint.link.python import PyIndex
 from archlint.model.findings import Evidence, EvidenceKind, Location
-from archlint.model.gates import Gate, GuardedUnits, gate_location
+from archlint.model.gates import BUILD_LIST_KIND, WHOLE_BUILD_KIND, Gate, GuardedUnits, gate_location
 from archlint.model.host import Layers, OpCall, OpLink
 
 _MAX_CALL_DEPTH = 4
@@ -109,7 +107,7 @@ def blocks_by_unit(gated: Iterable[tuple[Gate, GuardedUnits]]) -> BlocksByUnit:
     build's own lists, which compile the rest)."""
     found: BlocksByUnit = {}
     for gate, units in gated:
-        if gate.kind in (CMAKE_KIND, WHOLE_KIND):
+        if gate.kind in (BUILD_LIST_KIND, WHOLE_BUILD_KIND):
             for unit in units.sources:
                 found.setdefault(unit, []).append(gate)
     return found

@@ -9,11 +9,10 @@ target with no more shared memory than the refused one is refused for the same r
 
 from __future__ import annotations
 
-from archlint.gates.host import HOST_KIND
 from archlint.knowledge.arch import Target
 from archlint.knowledge.kb import KnowledgeBase
 from archlint.model.findings import Evidence, EvidenceKind
-from archlint.model.gates import Gate, gate_location
+from archlint.model.gates import HOST_KIND, Gate, gate_location
 
 def _dotted(cc: int) -> str:
     return f"{cc // 10}.{cc % 10}"

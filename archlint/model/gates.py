@@ -28,10 +28,19 @@ class ProjectBuild:
         return f"as the project builds {self.cc // 10}.{self.cc % 10}{when}"
 
 
+# The kinds of gate read from the build and the host code, which the stages after detection tell
+# apart (the Python gates' kinds are named where each is found)
+BUILD_LIST_KIND = "cmake-archs"  # a CMake list of archs a build compiles its sources for (gates.build_lists)
+WHOLE_BUILD_KIND = "cmake-build"  # the build's own list: not judged, the last link of an op's chain
+HOST_KIND = "host-check"  # a C++ host check of the device's capability (gates.host)
+
+
 @dataclass(frozen=True, slots=True)
 class Gate:
     id: str
-    kind: str  # 'nvcc-flags' | 'decorator' | 'predicate-call' | 'capability-compare' | 'capability-method' | 'build-flags'
+    # 'nvcc-flags' | 'decorator' | 'predicate-call' | 'capability-compare' | 'capability-method' | 'build-flags'
+    # | BUILD_LIST_KIND | WHOLE_BUILD_KIND | HOST_KIND
+    kind: str
     text: str
     path: str
     line: int
