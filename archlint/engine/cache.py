@@ -23,7 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -389,9 +389,10 @@ def store_value(path: Path, key: bytes, value: object, out_of_band: bool = True)
     return write_entry(path, key, payload, [buffer.raw() for buffer in buffers])
 
 
-def rekeyed_entry(path: Path, key: bytes) -> bytes | None:
-    """The entry written again under `key`, its bytes otherwise as they were; its checksum (which
-    the key is not part of), or None where it could not be read whole or written."""
+def rekeyed_entry(path: Path, key: bytes, kind: type, keeps: Callable[[object], bool]) -> bytes | None:
+    """Where the entry at `path` (under whatever key) holds a `kind` that `keeps` accepts, the entry
+    written again under `key`, its bytes otherwise as they were (the file is read once); its
+    checksum (which the key is not part of). Else None, and the entry is left as it is."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -399,8 +400,9 @@ def rekeyed_entry(path: Path, key: bytes) -> bytes | None:
         return None
     if len(data) < _HEADER.size:
         return None
-    magic, _, checksum, length = _HEADER.unpack_from(data)
-    if magic != MAGIC:
+    magic, stored_key, checksum, length = _HEADER.unpack_from(data)
+    value = _decode(data, stored_key, kind)
+    if magic != MAGIC or value is None or not keeps(value):
         return None
     header = _HEADER.pack(MAGIC, key, checksum, length)
     return checksum if _write_atomic(path, header, memoryview(data)[_HEADER.size:]) else None

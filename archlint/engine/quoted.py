@@ -9,11 +9,10 @@ scan after an edit hashes the lines of the files whose content changed and no ot
 from __future__ import annotations
 
 import hashlib
-import pickle
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from archlint.engine.cache import read_entry, write_entry
+from archlint.engine.cache import read_entry, store_value
 from archlint.postprocess.baseline import LineHasher, decided_text
 
 Lines = tuple[tuple[str, tuple[tuple[int, str | None], ...]], ...]  # (path, ((line, hash), ...)), by path
@@ -43,7 +42,7 @@ def quoted_lines(root: str, places: Iterable[tuple[str, int]], digests: Mapping[
             memo[digest] = known
         found.append((path, tuple((line, known[line]) for line in sorted(wanted[path]))))
     if memo != {digest: stored.get(digest) for digest in memo}:
-        write_entry(memo_path, memo_key, pickle.dumps(memo, protocol=5))
+        store_value(memo_path, memo_key, memo)
     return tuple(found)
 
 

@@ -1,7 +1,8 @@
 """The stored scan state in parts: an entry for each large field of the state and one for the
-others, and an index naming them beside the files the state saw. A re-scan changes a few fields (the links of an edited file, the gates it
-judged again); the others are the values it loaded, and their entries are kept as they were
-written instead of being pickled and written again (the links alone are megabytes).
+others, and an index naming them beside the files the state saw. A re-scan changes a few fields
+(the links of an edited file, the gates it judged again); the others are the values it loaded, and
+their entries are kept as they were written instead of being pickled and written again (the links
+alone are megabytes).
 
 The index is written last, atomically, and then the parts it no longer names are removed: a reader
 sees either state whole (a reader still holding the old index finds a part gone, and gives way to
@@ -11,12 +12,11 @@ a full scan, as for a damaged entry).
 from __future__ import annotations
 
 import hashlib
-import pickle
 import secrets
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from archlint.engine.cache import read_entry, store_value, write_entry
+from archlint.engine.cache import read_entry, store_value
 
 Digests = tuple[tuple[str, str, str], ...]  # (path, language, sha256) of every file scanned, sorted
 
@@ -76,7 +76,7 @@ class StateParts:
                 if store_value(self.index_path.with_name(name), self._part_key(part), (value,)) is None:
                     return
             parts.append((part, name))
-        if write_entry(self.index_path, self.key, pickle.dumps(_Index(digests, tuple(parts)), protocol=5)) is None:
+        if store_value(self.index_path, self.key, _Index(digests, tuple(parts))) is None:
             return
         named = {name for _, name in parts}
         for path in self.index_path.parent.glob(f"{self._stem}-*.pkl"):

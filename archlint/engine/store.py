@@ -3,9 +3,9 @@
 Per scope (archlint build, knowledge base, scanned roots and the options that change the analysis)
 and target set, two things are kept: the last result, written under a key that also covers the
 content hash of every file it saw, and the state a partial re-scan starts from (`ScanState`) with
-those hashes, in parts (engine.stateparts). A scan of an unchanged tree reads the first and nothing else, and a scan of a changed
-tree reads only its header (the key) to know it cannot use it; `rescan` uses the second when only a
-few CUDA files changed. The rules a scan reports (--select, --ignore) are not part of the scope: a
+those hashes, in parts (engine.stateparts). A scan of an unchanged tree reads the first and nothing
+else, and a scan of a changed tree reads only its header (the key) to know it cannot use it;
+`rescan` uses the second when only a few CUDA files changed. The rules a scan reports (--select, --ignore) are not part of the scope: a
 stored scan holds every rule's findings and the engine narrows them. Nor are the targets, apart
 from naming the entries: a scan for some of a stored scan's targets starts from that scan's state
 and narrows it (`rescan`), where a scan of the same scope for those targets alone is not stored.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -106,13 +107,12 @@ class StoredReport:
         self._folder = slot.report_path.parent
         self.key = key
         self._quoted = (root, places, digests, slot.lines_path, slot.key)
-        self._lines: bytes | None = None
 
     def read(self, settings: bytes) -> object | None:
-        key = self._key(settings)
-        if key is None or read_header_key(self._path(settings)) != key:
+        key, path = self._key(settings), self._path(settings)
+        if key is None or read_header_key(path) != key:
             return None  # another result's report, or other settings': kept until the next is written
-        return read_entry(self._path(settings), key, object)
+        return read_entry(path, key, object)
 
     def write(self, settings: bytes, value: object) -> None:
         key = self._key(settings)
@@ -127,10 +127,14 @@ class StoredReport:
         return self._folder / f"{self._stem}-{hashlib.sha256(settings).hexdigest()[:16]}.pkl"
 
     def _key(self, settings: bytes) -> bytes | None:
-        if self._lines is None:
-            lines = quoted_lines(*self._quoted)
-            self._lines = b"" if lines is None else repr(lines).encode("utf-8", "surrogateescape")
-        return hashlib.sha256(self.key + settings + self._lines).digest() if self._lines else None
+        """None where a quoted file no longer holds what the scan read: no report is read or kept."""
+        lines = self._quoted_lines
+        return hashlib.sha256(self.key + settings + lines).digest() if lines is not None else None
+
+    @cached_property
+    def _quoted_lines(self) -> bytes | None:
+        lines = quoted_lines(*self._quoted)
+        return repr(lines).encode("utf-8", "surrogateescape") if lines is not None else None
 
 
 def _modified(path: Path) -> float:
@@ -246,13 +250,9 @@ class ScanStore:
         the one stored (an edit that changed no finding) keeps the stored bytes, since the same
         content can pickle to other bytes (which of its equal parts are one object)."""
         path = self.slot.result_path
-        head = read_header(path)
-        if head is not None and read_entry(path, head[0], ScanResult) == result:
-            kept = rekeyed_entry(path, self.slot.result_key)
-            if kept is not None:
-                return kept
+        kept = rekeyed_entry(path, self.slot.result_key, ScanResult, result.__eq__)
         # in band: the checksum then stands for the result's pickle
-        return store_value(path, self.slot.result_key, result, out_of_band=False)
+        return kept or store_value(path, self.slot.result_key, result, out_of_band=False)
 
 
 def target_names(targets: tuple[str, ...]) -> tuple[str, ...]:
