@@ -178,17 +178,22 @@ class ScanStore:
 
     def unchanged_result(self, slot: Slot | None = None) -> ScanResult | None:
         slot = slot or self.slot
-        head = read_header(slot.result_path)
-        if head is None or head[0] != slot.result_key:
+        checksum = self._current_checksum(slot)
+        if checksum is None:
             return None  # another tree's result (kept: a re-scan that stores nothing leaves it valid)
         result = read_entry(slot.result_path, slot.result_key, ScanResult, keep=True)
         if result is not None and slot == self.slot:
-            self._result_sum = head[1]
+            self._result_sum = checksum
         return result
 
     def is_current(self, slot: Slot) -> bool:
         """The slot's result is of this very tree (its header's key says so)."""
-        return read_header_key(slot.result_path) == slot.result_key
+        return self._current_checksum(slot) is not None
+
+    def _current_checksum(self, slot: Slot) -> bytes | None:
+        """The checksum of the slot's stored result where it is of this very tree, else None."""
+        head = read_header(slot.result_path)
+        return head[1] if head is not None and head[0] == slot.result_key else None
 
     def wider(self) -> list[Slot]:
         """The stored slots of this scope whose targets include every one of this scan's, and more:

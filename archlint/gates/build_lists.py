@@ -17,7 +17,6 @@ from archlint.model.gates import BUILD_LIST_KIND, WHOLE_BUILD_KIND, Gate, Guarde
 from archlint.model.host import Layers
 
 
-
 def requested_archs(targets: tuple[Target, ...]) -> tuple[str, ...]:
     """One CMake arch entry per known compute capability: the scan's own target where it asks for
     one (`12.0a` for sm_120a), else the plain capability (`9.0`), as TORCH_CUDA_ARCH_LIST gives it."""
@@ -27,8 +26,6 @@ def requested_archs(targets: tuple[Target, ...]) -> tuple[str, ...]:
         suffix = asked[cc].suffix if cc in asked else ""
         out.append(f"{cc // 10}.{cc % 10}{suffix}")
     return tuple(out)
-
-
 
 
 def cmake_gates(files: Mapping[str, CMakeFacts], scanned: tuple[str, ...], toolkit: tuple[int, ...] | None,
