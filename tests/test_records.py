@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import sys
 
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.records import shared
@@ -40,3 +41,19 @@ def test_values_equal_across_types_keep_their_type():
     assert [type(v) for v in bools] == [bool, bool]
     assert [type(v) for v in floats] == [float, float]
     assert shared(Location("a.cu", 1, True), table).col is True  # a field's value, not an equal int
+
+
+def test_facts_loaded_from_separate_pickles_share_their_names():
+    """Each file's facts are pickled on their own (cache entries, worker payloads); loading them
+    makes every text field's string, and every string of a tuple of them, the one interned copy."""
+    from archlint.model.python import PyExpr, PyFunction, Span
+
+    def function(path: str) -> PyFunction:
+        name = "".join(["gen_", "fused_moe_", "module"])  # built at run time: not a constant of this file
+        return PyFunction(name, name, "", Span(1, 0, 2, 0), ("".join(["dt", "ype"]), "device"), (), path)
+
+    first, second = (pickle.loads(pickle.dumps(function(path))) for path in ("a.py", "b.py"))
+    assert first == function("a.py")
+    assert first.qualname is second.qualname and first.params[0] is second.params[0]
+    expr = pickle.loads(pickle.dumps(PyExpr("name", "".join(["torch.", "float16"]))))
+    assert expr.text is sys.intern("torch.float16") and expr.value is None
