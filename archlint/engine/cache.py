@@ -172,6 +172,12 @@ class FactsCache:
             self._seen[file.absolute] = seen
         return seen
 
+    def adopt(self, copy: FactsCache) -> None:
+        """Take on what a copy of this cache, sent to another process, learned there (the files it
+        hashed and the facts it took)."""
+        self._seen, self._known = copy._seen, copy._known
+        self._known_changed = self._known_changed or copy._known_changed
+
     def flush(self) -> None:
         """Save the stat → hash table, so the next scan need not re-read unchanged files."""
         if self._known_changed:

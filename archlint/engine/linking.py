@@ -24,7 +24,8 @@ from archlint.engine.steps import (
     with_tactic_sizes,
 )
 from archlint.engine.store import GateMemo
-from archlint.engine.timing import part_progress, plan, skip, stage, stage_progress
+from archlint.engine.timing import (TimingState, part_progress, plan, resume_timing, skip, stage, stage_progress,
+                                   timing_state)
 from archlint.extract.binary import extract_binary
 from archlint.extract.files import Workers, extract_all, extract_generated
 from archlint.extract.python.markers import markers
@@ -177,13 +178,43 @@ def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, 
     return PythonSide(facts, judged, sources, tile_lists, generated, pyindex, binaries, ops, tuple(wholes))
 
 
+# Python files: a tree of fewer links them in the main process, where they hold less than a
+# process's start (0.3 s) would cost
+APART_FROM = 200
+
+
+def python_side_apart(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers,
+                      keep_python: bool = False) -> PythonSide:
+    """python_side, in a process of its own for a tree of many Python files. Linking a large
+    package's Python code holds about a gigabyte at its peak and gives the rest of the scan a few
+    megabytes; freed in the main process, most of that gigabyte would stay there (the allocator
+    keeps arenas a surviving object still uses) while the CUDA side and the verdicts run. A
+    process that ends gives it all back."""
+    if keep_python or sum(f.language == "python" for f in discovery.files) < APART_FROM:
+        return python_side(options, discovery, cache, eager, workers, keep_python)
+    with Workers(1) as apart:
+        side, used, timing = apart.call(_python_side_alone, options, discovery, cache, eager, timing_state())
+    resume_timing(timing)
+    if cache is not None:
+        cache.adopt(used)
+    return side
+
+
+def _python_side_alone(options: ScanOptions, discovery: Discovery, cache, eager: bool,
+                       timing: TimingState) -> tuple[PythonSide, object, TimingState]:
+    resume_timing(timing)
+    with Workers(options.jobs) as workers:
+        side = python_side(options, discovery, cache, eager, workers)
+    return side, cache, timing_state()
+
+
 def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers,
                keep_python: bool) -> Linked:
     """Python first (python_side), then CUDA on demand: every file's directives (the macro table
     and the include graph), and full facts only for the files the gates' units can include. A scan
     whose gates guard no source, or an eager one, reads every CUDA file in full."""
     root = discovery.root
-    side = python_side(options, discovery, cache, eager, workers, keep_python)
+    side = python_side_apart(options, discovery, cache, eager, workers, keep_python)
     facts, gated, sources, tile_lists, generated, pyindex = (side.facts, side.judged, side.sources, side.tile_lists,
                                                             side.generated, side.pyindex)
     cuda_files = [f for f in discovery.files if f.language == "cuda"]

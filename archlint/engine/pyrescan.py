@@ -44,7 +44,7 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
                   previous: tuple[dict[str, tuple[str, str]], ScanState]) -> tuple[ScanResult, ScanState] | None:
     """(result, state) of the scan from `previous` (a stored state of this scan's very targets and
     the files it saw) when only Python files changed, or None when a full scan is needed."""
-    from archlint.engine.linking import python_side  # deferred: as engine.pipeline's full scan
+    from archlint.engine.linking import python_side_apart  # deferred: as engine.pipeline's full scan
 
     digests, state = previous
     changed = store.changed_files(digests, discovery.files)
@@ -56,7 +56,7 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         return None  # a state of more targets: its results would need narrowing and more
     plan(PYRESCAN_STAGES)
     with Workers(options.jobs) as workers:
-        side = python_side(options, discovery, cache, False, workers)
+        side = python_side_apart(options, discovery, cache, False, workers)
     if (side.generated != state.generated or read_templates(side.facts) != state.templates
             or side.tile_lists != tuple(t for t in state.tile_lists if not t.fact.kind)
             or bool(side.judged) != (state.free_sources is not None)):

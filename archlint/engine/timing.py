@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from cProfile import Profile
+from dataclasses import dataclass
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -71,6 +72,29 @@ def stage(name: str, files: int | None = None, unit: str = "files") -> Iterator[
 _profiled = [0]  # stages profiled so far: the files' order
 
 
+@dataclass(frozen=True)
+class TimingState:
+    """What a process running some of a scan's stages for it needs to report them as the scan's
+    own: whether stage times are shown, the progress line's start and plan, the profiles' count."""
+
+    shown: bool
+    began: float | None
+    planned: tuple[str, ...]
+    profiled: int
+
+
+def timing_state() -> TimingState:
+    return TimingState(_SHOWN.get(), PROGRESS.began, tuple(PROGRESS.planned), _profiled[0])
+
+
+def resume_timing(state: TimingState) -> None:
+    """Go on from `state`, another process's (the elapsed time is the monotonic clock's, which every
+    process shares)."""
+    _SHOWN.set(state.shown)
+    PROGRESS.resume(state.began, state.planned)
+    _profiled[0] = state.profiled
+
+
 def _profile_start(name: str) -> Profile | None:
     if not os.environ.get("ARCHLINT_PROFILE_DIR") or len(_current) > 1:  # one profiler at a time
         return None
@@ -94,7 +118,8 @@ def _say(name: str, seconds: float, touched: str = "", rss: str = "") -> None:
 
 
 def _rss() -> str:
-    """The main process's resident memory as a stage ends, where /proc tells it."""
+    """The process's resident memory as a stage ends, where /proc tells it (a stage run apart:
+    its own process's)."""
     try:
         with open("/proc/self/statm") as handle:
             pages = int(handle.read().split()[1])
@@ -123,6 +148,18 @@ class Progress:
     def start(self) -> None:
         """A scan begins: elapsed time counts from now; no plan yet."""
         self._began, self._plan = self._clock(), []
+
+    @property
+    def began(self) -> float | None:
+        return self._began
+
+    @property
+    def planned(self) -> list[str]:
+        return self._plan
+
+    def resume(self, began: float | None, planned: Sequence[str]) -> None:
+        """Carry on another process's line: its start and plan."""
+        self._began, self._plan = began, list(planned)
 
     def plan(self, names: Sequence[str]) -> None:
         """The stages the scan is about to run, in order: they are numbered `[n/len(names)]`."""

@@ -11,7 +11,7 @@ import pickle
 import signal
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from archlint.extract.cuda.facts import extract_cuda, extract_cuda_directives
 from archlint.extract.suppressions import may_hold_notes
@@ -195,6 +195,12 @@ class Workers:
         worker inherits the blocked signal, so only the main process hears it (and stops them)."""
         with _interrupts_held():
             return self.pool().map(function, *columns)
+
+    def call(self, function: Callable, *args: object) -> Any:
+        """function(*args) in a worker, its result (or its exception) brought back."""
+        with _interrupts_held():
+            future = self.pool().submit(function, *args)
+        return future.result()
 
     def __enter__(self) -> Workers:
         return self

@@ -57,7 +57,7 @@ def _setstate(names: tuple[str, ...], annotations: list) -> Any:
     values = [f"v{i}" for i in range(len(names))]
     lines = [f"    {', '.join(values)}, = state"]
     lines += [f"    setter(self, {name!r}, {(text or '{}').format(value)})" for name, value, text in zip(names, values, texts)]
-    namespace = {"setter": setter, "intern": intern, "_interned_all": _interned_all}
+    namespace = {"setter": setter, "intern": intern, "_interned_all": _interned_all, "_numbers": _numbers}
     exec("def __setstate__(self, state):\n" + "\n".join(lines), namespace)
     return namespace["__setstate__"]
 
@@ -65,7 +65,9 @@ def _setstate(names: tuple[str, ...], annotations: list) -> Any:
 _TEXT = {  # annotation -> the expression that interns a value of it
     "str": "(intern({0}) if {0}.__class__ is str else {0})",
     "tuple[str, ...]": "(_interned_all({0}) if {0} else {0})",
+    "int": "({0} if -6 < {0} < 257 else _numbers.setdefault({0}, {0}))",  # past CPython's cached ones
 }
+_numbers: dict[int, int] = {}  # the numbers loaded so far (line numbers, mostly), one object each
 
 
 def _interned_all(values: Any) -> Any:
