@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Hashable, Mapping
 from typing import TypeVar, cast
+from weakref import ref
 
 from archlint.judge.hits import settle_by_define
 from archlint.knowledge.arch import Target
@@ -55,7 +56,9 @@ class TargetView:
     """Evaluation of regions for one target over the linked facts (memoised)."""
 
     def __init__(self, judging: Judging, target: Target, defines: Defines) -> None:
-        self.judging = judging
+        # by a weak reference: the Judging holds its views, and a cycle outlives the scan while the
+        # collector is paused (engine.collector), its memos (half a gigabyte on a large package) with it
+        self._judging = ref(judging)
         self.index = judging.index
         self.kb = judging.kb
         self.target = target
@@ -67,6 +70,12 @@ class TargetView:
         self._undecided: dict[tuple[str, int], tuple[str, ...]] = {}
         self._settle: dict[tuple[str, int], str] = {}
         self._memos: dict[Hashable, object] = {}
+
+    @property
+    def judging(self) -> Judging:
+        judging = self._judging()
+        assert judging is not None, "a view is used while its Judging is"
+        return judging
 
     def truth(self, path: str, region: int, host: bool = False) -> Value:
         key = (path, region, host)
