@@ -8,6 +8,8 @@ callees and the sources functions name; what one module's facts answer alone is 
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -78,7 +80,10 @@ class ModuleStore:
         self._scopes: dict[str, dict[str, Binding]] = {}
         self._assigns: dict[str, dict[tuple[str, str], tuple[PyAssign, ...]]] = {}
         self._local_functions: dict[str, dict[str, PyFunction]] = {}
-        self._spellers: dict[str, frozenset[str]] = {}
+        # word -> the positions (in path order) of the modules spelling it, ascending; None: every
+        # module may. A set of names per word held 40 MB on FlashInfer 0.7.2.post1 (37,000 words).
+        self._spellers: dict[str, array[int] | None] = {}
+        self._position = {name: at for at, name in enumerate(self._path_of)}
 
     @property
     def modules(self) -> Mapping[str, PythonFacts]:
@@ -119,12 +124,17 @@ class ModuleStore:
         return [self.module_of_path[path] for path in sorted(paths) if path in self.module_of_path]
 
     def _spells(self, module: str, word: str) -> bool:
-        spellers = self._spellers.get(word)
-        if spellers is None:
+        if word in self._spellers:
+            spellers = self._spellers[word]
+        else:
             paths = self._reader.spelling([word])
-            spellers = self._spellers[word] = frozenset(self._path_of) if paths is None else frozenset(
-                self.module_of_path[path] for path in paths if path in self.module_of_path)
-        return module in spellers
+            spellers = self._spellers[word] = None if paths is None else array("I", sorted(
+                self._position[self.module_of_path[path]] for path in paths if path in self.module_of_path))
+        at = self._position.get(module)
+        if at is None or spellers is None:
+            return at is not None
+        found = bisect_left(spellers, at)
+        return found < len(spellers) and spellers[found] == at
 
     def _module(self, name: str) -> PythonFacts | None:
         if name not in self._path_of:

@@ -23,9 +23,10 @@ from archlint.model.python import PythonFacts
 _OVERLOADS = ("default",)  # `torch.ops._C.op.default(...)`: the op's default overload
 
 
-def op_calls(facts: PythonFacts, is_extension: Callable[[str], bool]) -> list[OpCall]:
-    """The custom-op calls of one module. `is_extension`: whether an imported module is a compiled
-    extension (no scanned Python module has its name)."""
+def op_calls(facts: PythonFacts, is_extension: Callable[[str], bool], function: str | None = None) -> list[OpCall]:
+    """The custom-op calls of one module, or of one function of it (`function`: its local name, ''
+    at module level). `is_extension`: whether an imported module is a compiled extension (no
+    scanned Python module has its name)."""
     roots = load_host().op_roots
     modules = {alias: imp.module for imp in facts.imports if imp.level == 0 and not imp.names
                for alias in imp.aliases if is_extension(imp.module)}
@@ -33,8 +34,9 @@ def op_calls(facts: PythonFacts, is_extension: Callable[[str], bool]) -> list[Op
                     if imp.level == 0 and imp.names for name, alias in zip(imp.names, imp.aliases)
                     if is_extension(f"{imp.module}.{name}" if imp.module else name)})
 
-    def wanted(callee: str, _function: str) -> bool:
-        return any(callee.startswith(root + ".") for root in roots) or callee.partition(".")[0] in modules
+    def wanted(callee: str, within: str) -> bool:
+        return function in (None, within) and (any(callee.startswith(root + ".") for root in roots)
+                                               or callee.partition(".")[0] in modules)
 
     found = []
     for call in facts.calls.having(wanted):
