@@ -92,3 +92,43 @@ def test_ctrl_c_mid_scan_prints_one_line_and_exits_130(tmp_path):
         assert _alive_in_group(scan.pid) == [], "a worker outlived the interrupted scan"
         return
     pytest.fail("every scan ended before it could be interrupted: " + "; ".join(ended))
+
+
+PY_BODY = "import torch\n\n" + "".join(
+    f"def gate_{i}(x):\n    major, minor = torch.cuda.get_device_capability()\n    if major >= 9 and x > {i}:\n"
+    f"        return load_module('k{i}', sources=['csrc/k{i}.cu'])\n    return None\n\n" for i in range(150))
+
+
+def _python_tree(root: Path, files: int) -> Path:
+    """A package of more Python files than the main process links itself (engine.linking.APART_FROM)."""
+    for n in range(files):
+        path = root / "pkg" / f"sub{n % 10}" / f"m{n}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(PY_BODY)
+        os.utime(path, (1e9, 1e9))
+    return root
+
+
+def test_ctrl_c_while_the_python_side_links_apart_stops_every_process(tmp_path):
+    """The Python side's own process and its workers are the main process's grandchildren: it ends
+    that process, which ends its workers."""
+    ended = []
+    for attempt, files in enumerate((300, 1200, 4800)):
+        tree = _python_tree(tmp_path / f"tree{attempt}", files)
+        scan = _interrupted_scan(tree, tmp_path / f"cache{attempt}")
+        if scan is None:
+            ended.append(f"{files} files: ended before any facts were stored")
+            continue
+        signalled = time.monotonic()
+        out, err = scan.communicate(timeout=300)
+        if scan.returncode in (0, 1):
+            ended.append(f"{files} files: exit {scan.returncode} after the signal, stderr {err[-200:]!r}")
+            continue
+        assert (err, scan.returncode, out) == ("archlint: interrupted\n", 130, "")
+        assert time.monotonic() - signalled < 15, "the scan waited for the Python side's process to finish"
+        deadline = time.monotonic() + 30
+        while _alive_in_group(scan.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _alive_in_group(scan.pid) == [], "a process outlived the interrupted scan"
+        return
+    pytest.fail("every scan ended before it could be interrupted: " + "; ".join(ended))

@@ -4,6 +4,7 @@ the gates' units can include, the index and the verdicts."""
 from __future__ import annotations
 
 import re
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -203,9 +204,15 @@ def python_side_apart(options: ScanOptions, discovery: Discovery, cache, eager: 
 def _python_side_alone(options: ScanOptions, discovery: Discovery, cache, eager: bool,
                        timing: TimingState) -> tuple[PythonSide, object, TimingState]:
     resume_timing(timing)
+    # the main process ends this one (Ctrl-C, an error) by SIGTERM: its own workers end with it
+    signal.signal(signal.SIGTERM, _stopped)
     with Workers(options.jobs) as workers:
         side = python_side(options, discovery, cache, eager, workers)
     return side, cache, timing_state()
+
+
+def _stopped(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers,
