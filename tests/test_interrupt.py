@@ -71,27 +71,33 @@ def _interrupted_scan(tree: Path, cache: Path) -> subprocess.Popen | None:
     return scan
 
 
-def test_ctrl_c_mid_scan_prints_one_line_and_exits_130(tmp_path):
+def _stops_cleanly(tmp_path: Path, tree_of, sizes: tuple[int, ...]) -> None:
+    """A scan of the first tree (of these many files) still running when interrupted: one line,
+    exit 130, nothing left running."""
     ended = []  # how each attempt ended before it could be interrupted, for the failure message
-    for attempt, files in enumerate((400, 1600, 6400)):
-        tree = _tree(tmp_path / f"tree{attempt}", files)
+    for attempt, files in enumerate(sizes):
+        tree = tree_of(tmp_path / f"tree{attempt}", files)
         scan = _interrupted_scan(tree, tmp_path / f"cache{attempt}")
         if scan is None:
             ended.append(f"{files} files: ended before any facts were stored")
             continue
+        signalled = time.monotonic()
         out, err = scan.communicate(timeout=300)
         if scan.returncode in (0, 1):  # it finished before the signal came: a bigger tree
             ended.append(f"{files} files: exit {scan.returncode} after the signal, stderr {err[-200:]!r}")
             continue
-        assert err == "archlint: interrupted\n"
-        assert scan.returncode == 130
-        assert out == ""
+        assert (err, scan.returncode, out) == ("archlint: interrupted\n", 130, "")
+        assert time.monotonic() - signalled < 15, "the scan went on after the signal"
         deadline = time.monotonic() + 30  # terminated workers take a moment to leave the process table
         while _alive_in_group(scan.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert _alive_in_group(scan.pid) == [], "a worker outlived the interrupted scan"
+        assert _alive_in_group(scan.pid) == [], "a process outlived the interrupted scan"
         return
     pytest.fail("every scan ended before it could be interrupted: " + "; ".join(ended))
+
+
+def test_ctrl_c_mid_scan_prints_one_line_and_exits_130(tmp_path):
+    _stops_cleanly(tmp_path, _tree, (400, 1600, 6400))
 
 
 PY_BODY = "import torch\n\n" + "".join(
@@ -112,23 +118,4 @@ def _python_tree(root: Path, files: int) -> Path:
 def test_ctrl_c_while_the_python_side_links_apart_stops_every_process(tmp_path):
     """The Python side's own process and its workers are the main process's grandchildren: it ends
     that process, which ends its workers."""
-    ended = []
-    for attempt, files in enumerate((300, 1200, 4800)):
-        tree = _python_tree(tmp_path / f"tree{attempt}", files)
-        scan = _interrupted_scan(tree, tmp_path / f"cache{attempt}")
-        if scan is None:
-            ended.append(f"{files} files: ended before any facts were stored")
-            continue
-        signalled = time.monotonic()
-        out, err = scan.communicate(timeout=300)
-        if scan.returncode in (0, 1):
-            ended.append(f"{files} files: exit {scan.returncode} after the signal, stderr {err[-200:]!r}")
-            continue
-        assert (err, scan.returncode, out) == ("archlint: interrupted\n", 130, "")
-        assert time.monotonic() - signalled < 15, "the scan waited for the Python side's process to finish"
-        deadline = time.monotonic() + 30
-        while _alive_in_group(scan.pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _alive_in_group(scan.pid) == [], "a process outlived the interrupted scan"
-        return
-    pytest.fail("every scan ended before it could be interrupted: " + "; ".join(ended))
+    _stops_cleanly(tmp_path, _python_tree, (300, 1200, 4800))
