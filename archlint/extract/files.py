@@ -9,6 +9,7 @@ import gc
 import os
 import pickle
 import signal
+import threading
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
@@ -237,15 +238,21 @@ def _worker_started() -> None:
 
 @contextmanager
 def _interrupts_held() -> Iterator[None]:
-    """SIGINT blocked in this thread while workers are spawned (they start with it blocked, before
-    any of their code runs); one that comes meanwhile is delivered when the block ends."""
+    """SIGINT blocked in this thread, and ignored, while workers are spawned: they start with it
+    blocked and ignored, before any of their code runs (an interpreter started with SIGINT ignored
+    leaves it so: no KeyboardInterrupt while a worker imports). One that comes meanwhile stays
+    pending (a blocked signal is never discarded, ignored or not) and is delivered when the block
+    ends, to the handler this thread had."""
     if not hasattr(signal, "pthread_sigmask"):  # Windows: no process group gets Ctrl-C's signal this way
         yield
         return
     before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if threading.current_thread() is threading.main_thread() else None
     try:
         yield
     finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
