@@ -180,7 +180,7 @@ def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, 
 
 
 # Python files: a tree of fewer links them in the main process, where they hold less than a
-# process's start (0.3 s) would cost
+# process's start would cost (about 0.2 s)
 APART_FROM = 200
 
 

@@ -247,7 +247,8 @@ def _interrupts_held() -> Iterator[None]:
         yield
         return
     before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if threading.current_thread() is threading.main_thread() else None
+    main_thread = threading.current_thread() is threading.main_thread()  # the only one that may set a handler
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
     try:
         yield
     finally:

@@ -131,8 +131,10 @@ class ModuleStore:
             spellers = self._spellers[word] = None if paths is None else array("I", sorted(
                 self._position[self.module_of_path[path]] for path in paths if path in self.module_of_path))
         at = self._position.get(module)
-        if at is None or spellers is None:
-            return at is not None
+        if at is None:
+            return False  # not a module of the scan
+        if spellers is None:
+            return True  # the reader cannot tell: every module may spell it
         found = bisect_left(spellers, at)
         return found < len(spellers) and spellers[found] == at
 

@@ -4,7 +4,7 @@ A scan sends millions of them back from its workers and loads as many from the f
 dataclasses gives a slotted record a `__setstate__` that asks `fields()` for every object it
 loads; the one here sets the slots from C (`map` over `object.__setattr__`, which a frozen record
 allows), and `__getstate__` reads them with one `attrgetter`: the same state, a fraction of the time.
-A record with text fields interns their strings as it loads (`_setstate`).
+A record interns its text fields' strings and its number fields' numbers as it loads (`_setstate`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ def fast_pickling(namespace: dict[str, Any]) -> None:
 
 
 def _install(cls: type) -> None:
-    names = tuple(field.name for field in dataclasses.fields(cls))
+    fields = dataclasses.fields(cls)
+    names = tuple(field.name for field in fields)
     read = attrgetter(*names)
 
     if len(names) == 1:
@@ -35,7 +36,7 @@ def _install(cls: type) -> None:
         def __getstate__(self):
             return read(self)
 
-    __setstate__ = _setstate(names, [field.type for field in dataclasses.fields(cls)])
+    __setstate__ = _setstate(names, [field.type for field in fields])
 
     # setattr: assigning over the pair object declares would not type-check
     setattr(cls, "__getstate__", __getstate__)
@@ -43,9 +44,10 @@ def _install(cls: type) -> None:
 
 
 def _setstate(names: tuple[str, ...], annotations: list) -> Any:
-    """A `__setstate__` that sets the slots from C and makes each text field's string the one
-    interned copy: a scan loads the facts of thousands of files, each pickle with its own copies of
-    the same names (`self`, `torch`, `dtype`), 2 million strings of which a tenth differ."""
+    """A `__setstate__` that sets the slots and makes each text field's string, and each number
+    field's number, the one copy the process holds: a scan loads the facts of thousands of files,
+    each pickle with its own copies of the same names (`self`, `torch`, `dtype`: 2.1 million
+    strings of 265,000 values on FlashInfer 0.7.2.post1) and line numbers."""
     texts = [_TEXT.get(str(annotation)) for annotation in annotations]
     setter = object.__setattr__
     if not any(texts):
@@ -71,7 +73,10 @@ _numbers: dict[int, int] = {}  # the numbers loaded so far (line numbers, mostly
 
 
 def _interned_all(values: Any) -> Any:
-    return tuple(map(intern, values)) if all(value.__class__ is str for value in values) else values
+    try:
+        return tuple(map(intern, values))
+    except TypeError:  # not all strings, whatever the annotation says: kept as loaded
+        return values
 
 
 def shared(value: Any, table: dict) -> Any:
