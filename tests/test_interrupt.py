@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -54,13 +55,13 @@ def _as_at_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _interrupted_scan(tree: Path, cache: Path) -> subprocess.Popen | None:
-    """A cold scan, SIGINT sent to its process group once a worker has stored a file's facts; None
-    when the scan ended first (the tree was too small for this machine)."""
+def _interrupted_scan(tree: Path, cache: Path, stored: int = 1) -> subprocess.Popen | None:
+    """A cold scan, SIGINT sent to its process group once workers have stored `stored` files' facts;
+    None when the scan ended first (the tree was too small for this machine)."""
     env = {**os.environ, "ARCHLINT_CACHE_DIR": str(cache)}
     scan = subprocess.Popen([sys.executable, "-m", "archlint", "scan", str(tree), "--jobs", "2"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, start_new_session=True, preexec_fn=_as_at_a_terminal)
-    while not any(cache.rglob("*.pkl")):
+    while sum(1 for _ in cache.rglob("*.pkl")) < stored:
         if scan.poll() is not None:
             return None
         time.sleep(0.02)
@@ -71,13 +72,13 @@ def _interrupted_scan(tree: Path, cache: Path) -> subprocess.Popen | None:
     return scan
 
 
-def _stops_cleanly(tmp_path: Path, tree_of, sizes: tuple[int, ...]) -> None:
-    """A scan of the first tree (of these many files) still running when interrupted: one line,
-    exit 130, nothing left running."""
+def _stops_cleanly(tmp_path: Path, tree_of, sizes: tuple[int, ...], stored: Callable[[int], int] = lambda files: 1) -> None:
+    """A scan of the first tree (of these many files) still running when interrupted (once
+    `stored(files)` files' facts are stored): one line, exit 130, nothing left running."""
     ended = []  # how each attempt ended before it could be interrupted, for the failure message
     for attempt, files in enumerate(sizes):
         tree = tree_of(tmp_path / f"tree{attempt}", files)
-        scan = _interrupted_scan(tree, tmp_path / f"cache{attempt}")
+        scan = _interrupted_scan(tree, tmp_path / f"cache{attempt}", stored(files))
         if scan is None:
             ended.append(f"{files} files: ended before any facts were stored")
             continue
@@ -119,3 +120,20 @@ def test_ctrl_c_while_the_python_side_links_apart_stops_every_process(tmp_path):
     """The Python side's own process and its workers are the main process's grandchildren: it ends
     that process, which ends its workers."""
     _stops_cleanly(tmp_path, _python_tree, (300, 1200, 4800))
+
+
+def _python_and_cuda_tree(root: Path, files: int) -> Path:
+    """The Python package, and the kernels its gates build (more than engine.linking outlines meanwhile)."""
+    _python_tree(root, files)
+    for n in range(150):
+        path = root / "pkg" / "csrc" / f"k{n}.cu"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'#include "common.cuh"\n__global__ void k{n}(float* x) {{ x[{n}] = 0; }}\n')
+        os.utime(path, (1e9, 1e9))
+    return root
+
+
+def test_ctrl_c_while_a_worker_outlines_cuda_files_meanwhile_stops_every_process(tmp_path):
+    """More entries stored than the Python files: a CUDA file's outline is among them (the worker
+    that outlines them while the Python side links is running, or has run)."""
+    _stops_cleanly(tmp_path, _python_and_cuda_tree, (300, 1200, 4800), stored=lambda files: files + 20)

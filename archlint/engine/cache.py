@@ -75,11 +75,12 @@ class _Seen(NamedTuple):  # made for every file of every scan: a tuple is the ch
 
 
 class FactsCache:
-    def __init__(self, folder: Path, salt: bytes):
+    def __init__(self, folder: Path, salt: bytes, known: dict | None = None):
         self.folder = folder
         self._salt = salt
         self._seen: dict[str, _Seen] = {}
-        self._known = _load_stats(folder / STATS_NAME)  # absolute path -> (stat, sha256 of its bytes)
+        # absolute path -> (stat, sha256 of its bytes)
+        self._known = _load_stats(folder / STATS_NAME) if known is None else known
         self._known_changed = False
 
     @classmethod
@@ -171,6 +172,11 @@ class FactsCache:
         if remember:
             self._seen[file.absolute] = seen
         return seen
+
+    def detached(self) -> FactsCache:
+        """A copy that knows no file's hash: a few bytes to send to a worker, which hashes the
+        files it stores itself."""
+        return FactsCache(self.folder, self._salt, known={})
 
     def adopt(self, copy: FactsCache) -> None:
         """Take on what a copy of this cache, sent to another process, learned there (the files it

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import signal
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 
 from archlint.checks.context import Context
@@ -28,7 +29,7 @@ from archlint.engine.store import GateMemo
 from archlint.engine.timing import (TimingState, part_progress, plan, resume_timing, skip, stage, stage_progress,
                                    timing_state)
 from archlint.extract.binary import extract_binary
-from archlint.extract.files import Workers, extract_all, extract_generated
+from archlint.extract.files import Workers, extract_all, extract_generated, extract_into
 from archlint.extract.python.markers import markers
 from archlint.gates.build_lists import cmake_gates, generated_units
 from archlint.link.generators import named_scripts
@@ -138,7 +139,7 @@ def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, 
         pyindex = _python_index(python, root, discovery, eager)
         touched.files = len(facts) + len(python.full)
     workers.close()  # they hold what the largest kernels of the prefilter took
-    with stage("pylink") as touched:
+    with _outlined_meanwhile(discovery, options, cache, workers, eager or keep_python), stage("pylink") as touched:
         before = len(python.full)
         gates = _python_gates(pyindex, options.toolkit)
         facts = fill_holes(pyindex, facts)
@@ -177,6 +178,27 @@ def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, 
     sources = tuple(sorted({s for _, units in gated for s in units.sources}))
     judged = with_absent_variant_macros(gated, variants, passed)
     return PythonSide(facts, judged, sources, tile_lists, generated, pyindex, binaries, ops, tuple(wholes))
+
+
+# CUDA files per batch outlined during the link: few, so a batch of the link's own finds the worker free soon
+AHEAD_BATCH = 16
+AHEAD_FROM = 200  # Python files: a link of fewer is over before a worker would have started
+
+
+def _outlined_meanwhile(discovery: Discovery, options: ScanOptions, cache, workers: Workers,
+                        eager: bool) -> AbstractContextManager[None]:
+    """While the Python link holds one core for many seconds, a worker outlines the CUDA files into
+    the cache, where the includes stage finds them; what it has not reached by the link's end is
+    outlined there, as before. Only for a long link (a tree of AHEAD_FROM Python files or more)
+    with a core to spare. (Where the gates turn out to guard no source, every CUDA file is read in
+    full instead, and these outlines go unused.)"""
+    cuda = [f for f in discovery.files if f.language == "cuda"]
+    python = sum(f.language == "python" for f in discovery.files)
+    if eager or cache is None or workers.jobs < 2 or python < AHEAD_FROM or len(cuda) < 2 * AHEAD_BATCH:
+        return nullcontext()
+    detached = cache.detached()
+    return workers.meanwhile(extract_into, [(cuda[start:start + AHEAD_BATCH], options.max_file_bytes, True, detached)
+                                            for start in range(0, len(cuda), AHEAD_BATCH)])
 
 
 # Python files: a tree of fewer links them in the main process, where they hold less than a

@@ -155,6 +155,17 @@ def _extract_pickled(batch: list[SourceFile], max_bytes: int, directives: bool, 
     return out
 
 
+def extract_into(batch: list[SourceFile], max_bytes: int, directives: bool, cache) -> int:
+    """In a worker: the batch's facts stored into `cache` (a copy of the scan's) and nothing sent
+    back; the number of files stored. A later extract_all takes them from the cache."""
+    sink = cache.sink([_cache_key(file, directives) for file in batch])
+    stored = 0
+    for file in batch:
+        if file.absolute in sink.expected:  # else unreadable or modified too recently to store
+            stored += _stored(file, extract_file(file, max_bytes, directives), sink) is not None
+    return stored
+
+
 def _stored(file: SourceFile, facts: FileFacts, sink) -> bytes | None:
     """The facts pickled, and stored through `sink` when given (None: they cannot be pickled)."""
     payload = pickled(facts)
@@ -202,6 +213,35 @@ class Workers:
         with _interrupts_held():
             future = self.pool().submit(function, *args)
         return future.result()
+
+    @contextmanager
+    def meanwhile(self, function: Callable, batches: list[tuple]) -> Iterator[None]:
+        """function(*batch) for each batch, one batch at a time, on one worker while the caller
+        goes on (its own batches keep the others, and find that one free soon); leaving, the batches
+        not begun are dropped and the one in hand is left to finish. What they return is not kept."""
+        stop = threading.Event()
+        pool = self.pool()  # made here, not in the thread as well as by the caller
+
+        def feed() -> None:
+            try:
+                for batch in batches:
+                    with _interrupts_held():
+                        future = pool.submit(function, *batch)
+                    while not future.done():
+                        if stop.wait(0.05):
+                            return
+                    if stop.is_set() or future.cancelled() or future.exception() is not None:
+                        return
+            except Exception:  # the pool broke or shut down: the caller's own stage does the rest
+                return
+
+        thread = threading.Thread(target=feed, name="archlint-meanwhile", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
 
     def __enter__(self) -> Workers:
         return self
