@@ -7,8 +7,11 @@ import pickle
 import pytest
 
 from archlint.discover import discover
+from archlint.engine import pysource
 from archlint.engine.pysource import PythonFiles, _as_read  # _as_read: a latin-1 file as the facts see it
-from archlint.extract.files import extract_all
+from archlint.extract.files import Workers, extract_all
+from archlint.extract.python.markers import markers
+from archlint.knowledge.idioms import load_idioms
 from archlint.extract.python.facts import extract_python
 from archlint.link.python import PACKAGE_IMPORTS
 
@@ -76,6 +79,21 @@ def test_member_and_name_spellings_differ(tree):
     assert reader.spelling(["run"]) >= {"pkg/core.py", "pkg/ops.py"}
     assert "pkg/prefix.py" not in reader.spelling(["run"])  # `run_count`, `prefix_run` are other names
     assert reader.spelling(["from . import"]) == {"pkg/__init__.py"}
+
+
+def test_read_in_the_workers_the_files_answer_as_read_here(tree, monkeypatch):
+    (tree / "pkg" / "blob.py").write_bytes(b"run = 1\x00\x01")  # not a module: a gap among the positions
+    discovery = discover((str(tree),))
+    python = [f for f in discovery.files if f.language == "python"]
+    prefilter = markers(load_idioms())
+    here = PythonFiles(python, 1 << 22, None, prefilter, PACKAGE_IMPORTS)
+    monkeypatch.setattr(pysource, "READ_APART_FROM", 1)
+    with Workers(2) as workers:
+        apart = PythonFiles(python, 1 << 22, None, prefilter, PACKAGE_IMPORTS, workers)
+    assert "pkg/blob.py" not in apart.modules and apart.modules == here.modules and apart.marked == here.marked
+    for word in WORDS:
+        assert apart.spelling([word]) == here.spelling([word]), word
+    assert apart.spelling(["run"]) >= {"pkg/core.py", "pkg/ops.py"}
 
 
 def test_after_release_every_file_may_spell_a_word(tree):

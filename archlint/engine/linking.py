@@ -123,10 +123,10 @@ class PythonSide:
 
 
 def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers,
-                keep_python: bool = False) -> PythonSide:
+                keep_python: bool = False, cuda_next: bool = False) -> PythonSide:
     """Every file's bytes, full facts for those the byte prefilter picks and those whose conditions
     can read the capability, then whatever linking asks for; the rest are outlined (diagnostics and
-    suppressions)."""
+    suppressions). `cuda_next`: a full scan's, whose includes stage outlines the CUDA files next."""
     root = discovery.root
     with stage("facts") as touched:
         facts = _extract([f for f in discovery.files if f.language == "template"], options, cache, workers)
@@ -135,11 +135,12 @@ def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, 
         binaries = tuple(f.binary for f in facts if f.binary is not None)
         python = PythonFiles([f for f in discovery.files if f.language == "python"], options.max_file_bytes,
                              lambda todo, outline: _extract(todo, options, cache, workers, directives=outline),
-                             None if eager else markers(load_idioms()), PACKAGE_IMPORTS)
+                             None if eager else markers(load_idioms()), PACKAGE_IMPORTS, workers)
         pyindex = _python_index(python, root, discovery, eager)
         touched.files = len(facts) + len(python.full)
     workers.close()  # they hold what the largest kernels of the prefilter took
-    with _outlined_meanwhile(discovery, options, cache, workers, eager or keep_python), stage("pylink") as touched:
+    ahead = cuda_next and not eager and not keep_python
+    with _outlined_meanwhile(discovery, options, cache, workers) if ahead else nullcontext(), stage("pylink") as touched:
         before = len(python.full)
         gates = _python_gates(pyindex, options.toolkit)
         facts = fill_holes(pyindex, facts)
@@ -185,16 +186,15 @@ AHEAD_BATCH = 16
 AHEAD_FROM = 200  # Python files: a link of fewer is over before a worker would have started
 
 
-def _outlined_meanwhile(discovery: Discovery, options: ScanOptions, cache, workers: Workers,
-                        eager: bool) -> AbstractContextManager[None]:
+def _outlined_meanwhile(discovery: Discovery, options: ScanOptions, cache, workers: Workers) -> AbstractContextManager[None]:
     """While the Python link holds one core for many seconds, a worker outlines the CUDA files into
     the cache, where the includes stage finds them; what it has not reached by the link's end is
-    outlined there, as before. Only for a long link (a tree of AHEAD_FROM Python files or more)
-    with a core to spare. (Where the gates turn out to guard no source, every CUDA file is read in
+    outlined there, as before (a full scan's, whose includes stage comes next). Only for a long link
+    (a tree of AHEAD_FROM Python files or more) with a core to spare. (Where the gates turn out to guard no source, every CUDA file is read in
     full instead, and these outlines go unused.)"""
     cuda = [f for f in discovery.files if f.language == "cuda"]
     python = sum(f.language == "python" for f in discovery.files)
-    if eager or cache is None or workers.jobs < 2 or python < AHEAD_FROM or len(cuda) < 2 * AHEAD_BATCH:
+    if cache is None or workers.jobs < 2 or python < AHEAD_FROM or len(cuda) < 2 * AHEAD_BATCH:
         return nullcontext()
     detached = cache.detached()
     return workers.meanwhile(extract_into, [(cuda[start:start + AHEAD_BATCH], options.max_file_bytes, True, detached)
@@ -207,29 +207,29 @@ APART_FROM = 200
 
 
 def python_side_apart(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers,
-                      keep_python: bool = False) -> PythonSide:
+                      keep_python: bool = False, cuda_next: bool = False) -> PythonSide:
     """python_side, in a process of its own for a tree of many Python files. Linking a large
     package's Python code holds about a gigabyte at its peak and gives the rest of the scan a few
     megabytes; freed in the main process, most of that gigabyte would stay there (the allocator
     keeps arenas a surviving object still uses) while the CUDA side and the verdicts run. A
     process that ends gives it all back."""
     if keep_python or sum(f.language == "python" for f in discovery.files) < APART_FROM:
-        return python_side(options, discovery, cache, eager, workers, keep_python)
+        return python_side(options, discovery, cache, eager, workers, keep_python, cuda_next)
     with Workers(1) as apart:
-        side, used, timing = apart.call(_python_side_alone, options, discovery, cache, eager, timing_state())
+        side, used, timing = apart.call(_python_side_alone, options, discovery, cache, eager, cuda_next, timing_state())
     resume_timing(timing)
     if cache is not None:
         cache.adopt(used)
     return side
 
 
-def _python_side_alone(options: ScanOptions, discovery: Discovery, cache, eager: bool,
+def _python_side_alone(options: ScanOptions, discovery: Discovery, cache, eager: bool, cuda_next: bool,
                        timing: TimingState) -> tuple[PythonSide, object, TimingState]:
     resume_timing(timing)
     # the main process ends this one (Ctrl-C, an error) by SIGTERM: its own workers end with it
     signal.signal(signal.SIGTERM, _stopped)
     with Workers(options.jobs) as workers:
-        side = python_side(options, discovery, cache, eager, workers)
+        side = python_side(options, discovery, cache, eager, workers, cuda_next=cuda_next)
     return side, cache, timing_state()
 
 
@@ -243,7 +243,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
     and the include graph), and full facts only for the files the gates' units can include. A scan
     whose gates guard no source, or an eager one, reads every CUDA file in full."""
     root = discovery.root
-    side = python_side_apart(options, discovery, cache, eager, workers, keep_python)
+    side = python_side_apart(options, discovery, cache, eager, workers, keep_python, cuda_next=True)
     facts, gated, sources, tile_lists, generated, pyindex = (side.facts, side.judged, side.sources, side.tile_lists,
                                                             side.generated, side.pyindex)
     cuda_files = [f for f in discovery.files if f.language == "cuda"]

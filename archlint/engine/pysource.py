@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Callable
 
-from archlint.extract.files import read_bytes
+from archlint.extract.files import Workers, read_bytes
 from archlint.extract.python.markers import Markers
 from archlint.model.files import FileFacts, SourceFile
 from archlint.model.python import PythonFacts
@@ -18,12 +19,18 @@ from archlint.model.python import PythonFacts
 Extract = Callable[[list[SourceFile], bool], list[FileFacts]]
 
 
+# Python files from which they are read in the scan's workers, a part each: fewer are read sooner
+# than two workers start
+READ_APART_FROM = 1000
+
+
 class PythonFiles:
     """Implements link.modules.ModuleReader over the scan's Python files."""
 
     def __init__(self, files: Sequence[SourceFile], max_bytes: int, extract: Extract,
-                 prefilter: Markers | None = None, phrases: Collection[str] = ()) -> None:
+                 prefilter: Markers | None = None, phrases: Collection[str] = (), workers: Workers | None = None) -> None:
         self._files = {file.path: file for file in files}
+        self._paths = [file.path for file in files]  # a file's position in the tables -> its path
         self._max_bytes = max_bytes
         self._extract = extract
         self.full: dict[str, FileFacts] = {}  # path -> full facts, for every file read in full
@@ -35,27 +42,28 @@ class PythonFiles:
         # each of `phrases` (any other text that is not a name is looked for in every file again).
         self._names: dict[bytes, array[int]] = {}  # arrays of file positions: a list held an int object each
         self._members: dict[bytes, array[int]] = {}
+        self._readable: list[int] = []
         self._wide: list[int] = []
         self._phrases: dict[bytes, list[int]] = {phrase.encode("utf-8"): [] for phrase in phrases}
-        for file in files:
-            data, _ = read_bytes(file, max_bytes)
-            if data is None or b"\x00" in data[:8192]:
-                continue
-            data = _as_read(data)
-            index = len(self.modules)
-            self.modules.append(file.path)
-            if prefilter is not None and prefilter.hold(data):
-                self.marked.append(file.path)
-            for name in set(_NAME.findall(data)):
-                self._names.setdefault(name, array("I")).append(index)
-            for name in set(_MEMBER.findall(data)):
-                self._members.setdefault(name, array("I")).append(index)
-            if not data.isascii():
-                self._wide.append(index)
-            for phrase, holders in self._phrases.items():
-                if _holds(data, phrase):
-                    holders.append(index)
+        for part in _read_parts(list(files), max_bytes, prefilter, tuple(self._phrases), workers):
+            self._take(part)
         self._released = False
+
+    def _take(self, part: _Read) -> None:
+        """A part's tables joined to these (parts come in file order: each array stays ascending)."""
+        self.modules += [self._paths[index] for index in part.readable]
+        self.marked += [self._paths[index] for index in part.marked]
+        self._readable += part.readable
+        self._wide += part.wide
+        for table, packed in ((self._names, part.names), (self._members, part.members)):
+            for name, holders in _unpacked(packed):
+                known = table.get(name)
+                if known is None:
+                    table[name] = holders
+                else:
+                    known.extend(holders)
+        for phrase_holders, more in zip(self._phrases.values(), part.phrases):
+            phrase_holders += more
 
     # ---------------------------------------------------------------- link.modules.ModuleReader
 
@@ -73,7 +81,7 @@ class PythonFiles:
         found: set[int] = set()
         for word in words:
             found.update(self._files_spelling(word))
-        return frozenset(self.modules[index] for index in found)
+        return frozenset(self._paths[index] for index in found)
 
     # ---------------------------------------------------------------- the rest
 
@@ -85,7 +93,7 @@ class PythonFiles:
 
     def release(self) -> None:
         """Drop the name tables: linking is done."""
-        self._names, self._members, self._wide, self._phrases = {}, {}, [], {}
+        self._names, self._members, self._readable, self._wide, self._phrases = {}, {}, [], [], {}
         self._released = True
 
     def _files_spelling(self, word: str) -> Sequence[int]:
@@ -98,12 +106,88 @@ class PythonFiles:
         if needle in self._phrases:
             return self._phrases[needle]
         # Not a name, or one with other letters (then only a file with them can spell it)
-        candidates = range(len(self.modules)) if needle.isascii() else self._wide
+        candidates = self._readable if needle.isascii() else self._wide
         return [index for index in candidates if _holds(self._bytes(index), needle)]
 
     def _bytes(self, index: int) -> bytes:
-        data, _ = read_bytes(self._files[self.modules[index]], self._max_bytes)
+        data, _ = read_bytes(self._files[self._paths[index]], self._max_bytes)
         return _as_read(data or b"")
+
+
+# a name -> file positions table sent between processes as three flat values, which pickle as
+# bytes: the names joined by NUL (never in a name), how many files hold each, and those files
+_Packed = tuple[bytes, "array[int]", "array[int]"]
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What reading a run of the files keeps (PythonFiles' tables, by file position)."""
+
+    readable: list[int]  # the files that can be modules
+    marked: list[int]
+    names: _Packed
+    members: _Packed
+    wide: list[int]
+    phrases: tuple[list[int], ...]  # the holders of each phrase, in the order given
+
+
+def _read_parts(files: list[SourceFile], max_bytes: int, prefilter: Markers | None, phrases: tuple[bytes, ...],
+                workers: Workers | None) -> Iterable[_Read]:
+    """The files read in runs, in file order: in the workers, eight runs each (so that they finish
+    together), for a tree of many."""
+    if workers is None or workers.jobs < 2 or len(files) < READ_APART_FROM:
+        return [_read(files, 0, max_bytes, prefilter, phrases)]
+    size = -(-len(files) // (workers.jobs * 8))
+    starts = list(range(0, len(files), size))
+    count = len(starts)
+    return workers.map(_read, [files[start:start + size] for start in starts], starts, [max_bytes] * count,
+                       [prefilter] * count, [phrases] * count)
+
+
+def _read(files: list[SourceFile], first: int, max_bytes: int, prefilter: Markers | None,
+          phrases: tuple[bytes, ...]) -> _Read:
+    """A run of the files, the first at position `first`."""
+    readable: list[int] = []
+    marked: list[int] = []
+    names: dict[bytes, array[int]] = {}
+    members: dict[bytes, array[int]] = {}
+    wide: list[int] = []
+    holding: tuple[list[int], ...] = tuple([] for _ in phrases)
+    for index, file in enumerate(files, first):
+        data, _ = read_bytes(file, max_bytes)
+        if data is None or b"\x00" in data[:8192]:
+            continue
+        data = _as_read(data)
+        readable.append(index)
+        if prefilter is not None and prefilter.hold(data):
+            marked.append(index)
+        for name in set(_NAME.findall(data)):
+            names.setdefault(name, array("I")).append(index)
+        for name in set(_MEMBER.findall(data)):
+            members.setdefault(name, array("I")).append(index)
+        if not data.isascii():
+            wide.append(index)
+        for phrase, holders in zip(phrases, holding):
+            if _holds(data, phrase):
+                holders.append(index)
+    return _Read(readable, marked, _packed(names), _packed(members), wide, holding)
+
+
+def _packed(table: dict[bytes, array[int]]) -> _Packed:
+    flat = array("I")
+    for holders in table.values():
+        flat.extend(holders)
+    return b"\0".join(table), array("I", map(len, table.values())), flat
+
+
+def _unpacked(packed: _Packed) -> Iterator[tuple[bytes, array[int]]]:
+    joined, counts, flat = packed
+    if not counts:
+        return
+    at = 0
+    for name, count in zip(joined.split(b"\0"), counts):
+        yield name, flat[at:at + count]
+        at += count
 
 
 def _holds(text: bytes, needle: bytes) -> bool:
