@@ -264,6 +264,23 @@ def test_workers_store_the_facts_they_extract(tmp_path, cache_home, monkeypatch)
     assert made == [extract_file(file, 1 << 22) for file in files]
 
 
+def test_one_job_extracts_many_files_in_a_worker_of_its_own(tmp_path, cache_home, monkeypatch):
+    from archlint.extract import files as extraction
+
+    tree = generated_tree(tmp_path)
+    files = list(discover((str(tree),)).files)
+    expected = [extract_file(file, 1 << 22) for file in files]
+    mapped = []
+    real_map = extraction.Workers.map
+    monkeypatch.setattr(extraction.Workers, "map", lambda self, *a: mapped.append(self.jobs) or real_map(self, *a))
+    assert extraction.extract_all(files[:3], 1, 1 << 22, None) == expected[:3] and mapped == []  # too few: here
+
+    monkeypatch.setattr(extraction, "ONE_JOB_APART_FROM", 2)
+    assert extraction.extract_all(files, 1, 1 << 22, FactsCache.open()) == expected
+    assert mapped == [1]  # one worker, so this process keeps nothing of the parsing
+    assert len(entries(cache_home)) == len(files)
+
+
 def test_facts_of_a_file_changed_after_it_was_hashed_are_not_stored(tmp_path, cache_home):
     tree = generated_tree(tmp_path)
     file = next(f for f in discover((str(tree),)).files if f.path == "csrc/comm.cu")

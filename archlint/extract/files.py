@@ -333,11 +333,17 @@ def _cache_key(file: SourceFile, directives: bool) -> SourceFile:
     return file
 
 
+# Files from which one job extracts them in a worker too: what parsing thousands of files leaves
+# would stay in this process's arenas (350 MiB on FlashInfer's CUDA files) while the verdicts need
+# the memory; fewer are read sooner than a worker starts
+ONE_JOB_APART_FROM = 256
+
+
 def _run(todo: list[SourceFile], workers: Workers, max_bytes: int, directives: bool, sink) -> Iterator[list[FileFacts]]:
     """The facts in chunks, as they are made: in the workers whenever there are two files or more
-    and two workers (the main process only loads what they send back)."""
+    and two workers, or many files (the main process only loads what they send back)."""
     jobs = workers.jobs
-    if jobs <= 1 or len(todo) < 2:
+    if len(todo) < 2 or (jobs <= 1 and len(todo) < ONE_JOB_APART_FROM):
         for start in range(0, len(todo), 64):
             yield _extract_many(todo[start:start + 64], max_bytes, directives, sink)
         return
