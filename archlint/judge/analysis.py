@@ -139,8 +139,7 @@ def _unit_hits(view: TargetView, source: str, references: tuple[TargetView, ...]
     kernel_hops: list[Evidence] = []
     parents = view.closure(source)
     files = set(parents)
-    reached = view.reachable(source, files)
-    surely = view.reachable(source, files, sure=True)
+    reached, surely = view.reachable_both(source, files)
     scope = view.judging.shared(unit_scope, (source, frozenset(files)))
     unreached = scope.unreached
     called = view.surely_called(source, surely)

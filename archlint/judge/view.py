@@ -145,6 +145,18 @@ class TargetView:
     def reachable(self, source: str, files: set[str], sure: bool = False) -> set[tuple[str, str]]:
         """(path, qualname) of functions reachable by name from the unit's own functions; with `sure`,
         only through calls whose condition surely holds for the target."""
+        return self._reach(source, files, sure)[0]
+
+    def reachable_both(self, source: str, files: set[str]) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+        """reachable(source, files) and reachable(source, files, sure=True), in one walk where every
+        call's condition the walk reads is decided for the target (both walks then take the same
+        calls), as it is for most units and targets."""
+        reached, undecided = self._reach(source, files, None)
+        return reached, (self.reachable(source, files, sure=True) if undecided else set(reached))
+
+    def _reach(self, source: str, files: set[str], sure: bool | None) -> tuple[set[tuple[str, str]], bool]:
+        """The reachable functions, and whether a call's condition was undecided on the way (`sure`
+        None: the calls that may be live are taken, and the second value says)."""
         unit = self.index.files[source]
         # A non-template kernel is emitted wherever its header is included, called or not. Device
         # functions are emitted only where live code calls them (whole-program compilation drops the
@@ -167,10 +179,15 @@ class TargetView:
         ]
         seen = {(path, f.qualname) for path, f in start}
         queue: deque[tuple[str, Function | None]] = deque([(source, None), *start])
+        undecided = False
         while queue:
             caller, function = queue.popleft()
             calls = unit.calls if function is None else function.calls
-            live = tuple(name for name, region in calls if region < 0 or self._live(caller, region, sure))
+            if sure is None:
+                live, unsettled = self._live_calls(caller, calls)
+                undecided = undecided or unsettled
+            else:
+                live = tuple(name for name, region in calls if region < 0 or self._live(caller, region, sure))
             if function is None:  # the file's own call list also holds each definition's name
                 live = tuple(name for name in live if name not in device_names)
             for name in self.index.expand(live):
@@ -179,7 +196,7 @@ class TargetView:
                     if path in files and key not in seen:
                         seen.add(key)
                         queue.append((path, callee))
-        return seen
+        return seen, undecided
 
     def surely_called(self, source: str, surely: set[tuple[str, str]]) -> frozenset[str]:
         """Names the unit calls whatever undecided conditions say (function-like macros it expands
@@ -195,6 +212,21 @@ class TargetView:
     def _live(self, path: str, region: int, sure: bool) -> bool:
         states = (self.truth(path, region), self.truth(path, region, host=True))
         return 1 in states if sure else any(state != 0 for state in states)
+
+    def _live_calls(self, path: str, calls) -> tuple[tuple[str, ...], bool]:
+        """The names of the calls that may be live, and whether one of them may be live without
+        surely being live (_live answers it two ways)."""
+        live: list[str] = []
+        unsettled = False
+        for name, region in calls:
+            if region < 0:
+                live.append(name)
+                continue
+            states = (self.truth(path, region), self.truth(path, region, host=True))
+            if states[0] != 0 or states[1] != 0:
+                live.append(name)
+                unsettled = unsettled or 1 not in states
+        return tuple(live), unsettled
 
 
 def _is_source_file(path: str) -> bool:
