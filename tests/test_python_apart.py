@@ -77,7 +77,8 @@ def test_the_cuda_files_are_outlined_meanwhile_while_the_python_side_links(tmp_p
     assert not [t for t in threading.enumerate() if t.name == "archlint-meanwhile"]
 
     fed.clear()
-    one_job = scan(ScanOptions(paths=(str(root),), jobs=1, use_cache=False))  # no core to spare, nothing to store into
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache-one-job"))  # a cold scan again
+    one_job = scan(ScanOptions(paths=(str(root),), jobs=1))  # a cache to store into, but no core to spare
     assert fed == [] and one_job.findings == expected.findings
 
 

@@ -156,14 +156,12 @@ def _extract_pickled(batch: list[SourceFile], max_bytes: int, directives: bool, 
 
 
 def extract_into(batch: list[SourceFile], max_bytes: int, directives: bool, cache) -> int:
-    """In a worker: the batch's facts stored into `cache` (a copy of the scan's) and nothing sent
-    back; the number of files stored. A later extract_all takes them from the cache."""
+    """In a worker: the batch's facts stored into `cache` (FactsCache.detached: this process hashes
+    the files) and nothing sent back but how many were extracted. A later extract_all takes them
+    from the cache."""
     sink = cache.sink([_cache_key(file, directives) for file in batch])
-    stored = 0
-    for file in batch:
-        if file.absolute in sink.expected:  # else unreadable or modified too recently to store
-            stored += _stored(file, extract_file(file, max_bytes, directives), sink) is not None
-    return stored
+    # the others are unreadable or modified too recently to store: not worth extracting here
+    return len(_extract_many([file for file in batch if file.absolute in sink.expected], max_bytes, directives, sink))
 
 
 def _stored(file: SourceFile, facts: FileFacts, sink) -> bytes | None:

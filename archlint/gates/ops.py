@@ -58,8 +58,8 @@ class OpCallFinder:
         return tuple(found)
 
     def _function_calls(self, module: str, local: str, facts) -> list[OpCall]:
-        """Asked per function, not per module: every `torch.*` call could be an extension's, and the
-        modules' whole lists held 277,000 calls on FlashInfer 0.7.2.post1 where gates reach a few."""
+        """Asked per function, not per module: every `torch.*` call could be an extension's, so a
+        module's whole list holds most of its calls, where the gates reach a few functions."""
         key = (module, local)
         if key not in self._calls:
             modules = self.pyindex.modules

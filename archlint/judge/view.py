@@ -151,12 +151,11 @@ class TargetView:
         """reachable(source, files) and reachable(source, files, sure=True), in one walk where every
         call's condition the walk reads is decided for the target (both walks then take the same
         calls), as it is for most units and targets."""
-        reached, undecided = self._reach(source, files, None)
+        reached, undecided = self._reach(source, files, False)
         return reached, (self.reachable(source, files, sure=True) if undecided else set(reached))
 
-    def _reach(self, source: str, files: set[str], sure: bool | None) -> tuple[set[tuple[str, str]], bool]:
-        """The reachable functions, and whether a call's condition was undecided on the way (`sure`
-        None: the calls that may be live are taken, and the second value says)."""
+    def _reach(self, source: str, files: set[str], sure: bool) -> tuple[set[tuple[str, str]], bool]:
+        """The reachable functions, and whether a call on the way may be live without surely being so."""
         unit = self.index.files[source]
         # A non-template kernel is emitted wherever its header is included, called or not. Device
         # functions are emitted only where live code calls them (whole-program compilation drops the
@@ -183,11 +182,8 @@ class TargetView:
         while queue:
             caller, function = queue.popleft()
             calls = unit.calls if function is None else function.calls
-            if sure is None:
-                live, unsettled = self._live_calls(caller, calls)
-                undecided = undecided or unsettled
-            else:
-                live = tuple(name for name, region in calls if region < 0 or self._live(caller, region, sure))
+            live, unsettled = self._live_calls(caller, calls, sure)
+            undecided = undecided or unsettled
             if function is None:  # the file's own call list also holds each definition's name
                 live = tuple(name for name in live if name not in device_names)
             for name in self.index.expand(live):
@@ -213,9 +209,9 @@ class TargetView:
         states = (self.truth(path, region), self.truth(path, region, host=True))
         return 1 in states if sure else any(state != 0 for state in states)
 
-    def _live_calls(self, path: str, calls) -> tuple[tuple[str, ...], bool]:
-        """The names of the calls that may be live, and whether one of them may be live without
-        surely being live (_live answers it two ways)."""
+    def _live_calls(self, path: str, calls, sure: bool) -> tuple[tuple[str, ...], bool]:
+        """The names of the calls that are live (_live), and whether one may be live without surely
+        being so (then _live answers it one way for `sure` and another without)."""
         live: list[str] = []
         unsettled = False
         for name, region in calls:
@@ -223,9 +219,10 @@ class TargetView:
                 live.append(name)
                 continue
             states = (self.truth(path, region), self.truth(path, region, host=True))
-            if states[0] != 0 or states[1] != 0:
+            surely, maybe = 1 in states, states[0] != 0 or states[1] != 0
+            if surely or (maybe and not sure):
                 live.append(name)
-                unsettled = unsettled or 1 not in states
+            unsettled = unsettled or (maybe and not surely)
         return tuple(live), unsettled
 
 
