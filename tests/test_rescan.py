@@ -217,7 +217,8 @@ def test_damaged_stored_links_run_a_full_scan(tree, full_scans):
     data = bytearray(state.read_bytes())
     data[-3] ^= 0xFF  # inside the last file's links, which the checksum of the payload does not cover
     state.write_bytes(bytes(data))
-    _edit(tree / CSRC / "vec_dequant.cu", "int i = blockIdx.x", "int i = blockIdx.x + 0")
+    # a call added: the unit's facts change, so the stored result cannot stand as it is (engine.samefacts)
+    _edit(tree / CSRC / "vec_dequant.cu", "int i = blockIdx.x", "__syncthreads();\n  int i = blockIdx.x")
     after = _scan(tree)
     assert len(full_scans) == 2  # the re-scan met the damaged part and gave way to a full scan
     assert after == _scan(tree, use_cache=False)

@@ -401,10 +401,12 @@ def store_value(path: Path, key: bytes, value: object, out_of_band: bool = True)
     return write_entry(path, key, payload, [buffer.raw() for buffer in buffers])
 
 
-def rekeyed_entry(path: Path, key: bytes, kind: type, keeps: Callable[[object], bool]) -> bytes | None:
-    """Where the entry at `path` (under whatever key) holds a `kind` that `keeps` accepts, the entry
-    written again under `key`, its bytes otherwise as they were (the file is read once); its
-    checksum (which the key is not part of). Else None, and the entry is left as it is."""
+def rekeyed_entry(path: Path, key: bytes, kind: type, keeps: Callable[[object], bool], was: bytes | None = None,
+                  keep: bool = False) -> tuple[object, bytes] | None:
+    """Where the entry at `path` (under whatever key, or under `was` where given) holds a `kind` that
+    `keeps` accepts, the entry written again under `key`, its bytes otherwise as they were (the file
+    is read once): its value (`keep`: as read_entry's) and its checksum (which the key is not part
+    of). Else None, and the entry is left as it is."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -413,11 +415,13 @@ def rekeyed_entry(path: Path, key: bytes, kind: type, keeps: Callable[[object], 
     if len(data) < _HEADER.size:
         return None
     magic, stored_key, checksum, length = _HEADER.unpack_from(data)
-    value = _decode(data, stored_key, kind)
+    if was is not None and stored_key != was:
+        return None
+    value = _decode(data, stored_key, kind, keep)
     if magic != MAGIC or value is None or not keeps(value):
         return None
     header = _HEADER.pack(MAGIC, key, checksum, length)
-    return checksum if _write_atomic(path, header, memoryview(data)[_HEADER.size:]) else None
+    return (value, checksum) if _write_atomic(path, header, memoryview(data)[_HEADER.size:]) else None
 
 
 def write_entry(path: Path, key: bytes, payload: bytes, buffers: Sequence[bytes | memoryview] = ()) -> bytes | None:

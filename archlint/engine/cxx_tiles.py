@@ -16,13 +16,28 @@ from archlint.model.gates import Gate, GuardedUnits
 from archlint.model.tactics import LinkedTileList, TileListFact
 
 
+def holds_tiles(data: bytes) -> bool:
+    """Whether linked_cxx_tiles would read something of a file holding `data`: a launcher's
+    kernel type, or what a tile list is spelled with."""
+    alias = load_cutlass().cxx.kernel_alias
+    return bool(alias) and (_kernel(alias).search(data) is not None or _may_hold_tiles(data))
+
+
+def _kernel(alias: str) -> re.Pattern[bytes]:
+    return re.compile(alias.encode())
+
+
+def _may_hold_tiles(data: bytes) -> bool:
+    return b"Shape" in data or b"{%" in data
+
+
 def linked_cxx_tiles(root: str, index: CudaIndex,
                      judged: Iterable[tuple[Gate, GuardedUnits, frozenset[str]]]) -> tuple[LinkedTileList, ...]:
     knowledge = load_cutlass()
     if not knowledge.cxx.kernel_alias:
         return ()
     judged = list(judged)
-    kernel = re.compile(knowledge.cxx.kernel_alias.encode())
+    kernel = _kernel(knowledge.cxx.kernel_alias)
     facts: dict[str, tuple[TileListFact, ...]] = {}
     launchers: dict[str, int | None] = {}
     for path in sorted(set().union(*(closure for _, _, closure in judged)) if judged else ()):
@@ -32,7 +47,7 @@ def linked_cxx_tiles(root: str, index: CudaIndex,
             continue
         if kernel.search(data):
             launchers[path] = launcher_arch(data, knowledge)
-        if b"Shape" in data or b"{%" in data:
+        if _may_hold_tiles(data):
             found = cxx_tile_lists(path, data, knowledge)
             if found:
                 facts[path] = found

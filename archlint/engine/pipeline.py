@@ -1,6 +1,7 @@
-"""The scan pipeline: a stored result for an unchanged tree, a partial re-scan when only CUDA files
-changed (engine.rescan) or only Python files (engine.pyrescan), else a full scan (engine.linking,
-then the checks); engine.scan() is its public door."""
+"""The scan pipeline: a stored result for an unchanged tree or for one whose changed files kept their
+facts (engine.samefacts), a partial re-scan when only CUDA files changed (engine.rescan) or only
+Python files (engine.pyrescan), else a full scan (engine.linking, then the checks); engine.scan()
+is its public door."""
 
 from __future__ import annotations
 
@@ -45,6 +46,8 @@ def _run(options: ScanOptions, eager: bool) -> tuple[ScanResult, StoredReport | 
     if store is not None and store.is_new():
         hint("first scan of this tree: the facts it reads are cached, so the next scans take a fraction of the time")
     result = store.unchanged_result() if store is not None else None
+    if result is None and store is not None:
+        result = _same_facts(options, discovery, cache, store)
     if result is None:
         done = _from_store(options, discovery, cache, store) if store is not None else None
         result, state = done or _full_scan(options, discovery, cache, eager)
@@ -88,6 +91,12 @@ def _from_store(options: ScanOptions, discovery, cache, store: ScanStore) -> tup
         if done is not None:
             return done[0], None if slot in current else done[1]
     return None
+
+
+def _same_facts(options: ScanOptions, discovery, cache, store: ScanStore) -> ScanResult | None:
+    from archlint.engine.samefacts import same_facts_result  # deferred: see the imports above
+
+    return same_facts_result(options, discovery, cache, store)
 
 
 def _python_rescan(options: ScanOptions, discovery, cache, store: ScanStore, previous):

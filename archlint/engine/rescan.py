@@ -14,7 +14,6 @@ this returns None and the caller runs a full scan.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
@@ -35,6 +34,7 @@ from archlint.engine.steps import (
     with_tactic_sizes,
 )
 from archlint.engine.freefiles import free_files
+from archlint.engine.samefacts import same_python_facts, spells_any
 from archlint.engine.store import ScanState
 from archlint.engine.timing import part_progress, plan, stage, stage_progress
 from archlint.extract.files import DIRECTIVES, extract_all, extract_file
@@ -133,7 +133,7 @@ def _touches_host_checks(fresh, state, digests, cache) -> bool:
         old = stored.cuda if stored is not None else None
         if old is None or old.host != new.host:
             return True
-        if new.host is not None and state.host_words and _chosen(facts.file, state.host_words) != (path in state.host_first):
+        if new.host is not None and state.host_words and _spells(facts.file, state.host_words) != (path in state.host_first):
             return True  # a full scan would read it in full first now, or no longer (engine.linking._host_files)
         was, now = old.declarations, new.declarations
         if (was.loose, was.read, was.instantiated, was.namespaces) != (now.loose, now.read, now.instantiated, now.namespaces):
@@ -154,10 +154,10 @@ def _touches_host_checks(fresh, state, digests, cache) -> bool:
     return False
 
 
-def _chosen(file, words: tuple[str, ...]) -> bool:
+def _spells(file: SourceFile, words: tuple[str, ...]) -> bool:
     try:
         with open(file.absolute, "rb") as handle:
-            return re.search(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in words) + rb")\b", handle.read()) is not None
+            return spells_any(handle.read(), words)
     except OSError:
         return False
 
@@ -174,7 +174,7 @@ def rescan(options, discovery, cache, store, previous):
     if changed is None or tuple(discovery.diagnostics) != state.discovery_diagnostics:
         return None
     python = [file for file in changed if file.language == "python"]
-    if python and not _same_python_facts(python, digests, cache, options):
+    if python and not same_python_facts(python, digests, cache, options):
         return None
     changed = [file for file in changed if file.language != "python"]
     if any(file.language in ("template", "binary", "cmake") for file in changed):
@@ -236,23 +236,6 @@ def rescan(options, discovery, cache, store, previous):
         tile_lists=tile_lists,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
-
-
-def _same_python_facts(files: list[SourceFile], digests: dict[str, tuple[str, str]], cache, options) -> bool:
-    """Whether each changed Python file's full facts equal those of the version the stored state
-    saw (its content hash then), its own hash aside: a comment added at the end, a blank line
-    trimmed. A scan reads a Python file only through its facts (the bytes it reads of one more
-    only pick which files to read: reading one more gives the same result, tests/test_demand.py),
-    so the stored state then stands. A file the stored scan did not read in full (its old full
-    facts are not in the cache) cannot be compared: a full scan."""
-    fresh = extract_all(files, 1, options.max_file_bytes, cache)
-    for file, new in zip(files, fresh):
-        old = cache.stored(file, digests[file.path][1])
-        if old is None or old.python is None or new.python is None:
-            return False
-        if replace(old, python=replace(old.python, sha256=new.python.sha256)) != new:
-            return False
-    return True
 
 
 def _narrowed(state: ScanState, targets: tuple[Target, ...]) -> tuple[tuple[GateResult, ...], set[str]]:

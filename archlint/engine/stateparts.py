@@ -22,7 +22,9 @@ Digests = tuple[tuple[str, str, str], ...]  # (path, language, sha256) of every 
 
 
 @dataclass(frozen=True)
-class _Index:
+class Stamp:
+    """A state's index."""
+
     digests: Digests
     parts: tuple[tuple[str, str], ...]  # (part, the file name of its entry)
 
@@ -50,17 +52,34 @@ class StateParts:
         self._stem = index_path.name.removesuffix(".pkl")
 
     def load(self) -> Loaded | None:
-        index = read_entry(self.index_path, self.key, _Index, keep=True)
+        index = self.stamp()
         if index is None:
             return None
         values: dict[str, object] = {}
-        for part, name in index.parts:
+        for part, _ in index.parts:
             # in a 1-tuple: a part may be None, which read_entry gives for a bad entry
-            held = read_entry(self.index_path.with_name(name), self._part_key(part), tuple, keep=True, mapped=True)
-            if held is None or len(held) != 1:
+            held = self.part(index, part)
+            if held is None:
                 return None
             values[part] = held[0]
         return Loaded(index.digests, values, dict(index.parts))
+
+    def stamp(self) -> Stamp | None:
+        """The index alone: the digests of the files the state saw, and where its parts are."""
+        return read_entry(self.index_path, self.key, Stamp, keep=True)
+
+    def part(self, index: Stamp, part: str) -> tuple[object] | None:
+        """One part's value, in a 1-tuple; None where it cannot be read."""
+        name = dict(index.parts).get(part)
+        if name is None:
+            return None
+        held = read_entry(self.index_path.with_name(name), self._part_key(part), tuple, keep=True, mapped=True)
+        return held if held is not None and len(held) == 1 else None
+
+    def restamp(self, index: Stamp, digests: Digests) -> bool:
+        """The state `index` names, its parts as they are, as the state of the files `digests` gives:
+        for a scan whose changed files cannot change it (engine.samefacts). Whether it was written."""
+        return store_value(self.index_path, self.key, Stamp(digests, index.parts)) is not None
 
     def save(self, digests: Digests, state, previous: Loaded | None) -> None:
         """Write `state` (a dataclass) and its index; a part whose value is the one `previous` loaded
@@ -76,7 +95,7 @@ class StateParts:
                 if store_value(self.index_path.with_name(name), self._part_key(part), (value,)) is None:
                     return
             parts.append((part, name))
-        if store_value(self.index_path, self.key, _Index(digests, tuple(parts))) is None:
+        if store_value(self.index_path, self.key, Stamp(digests, tuple(parts))) is None:
             return
         named = {name for _, name in parts}
         for path in self.index_path.parent.glob(f"{self._stem}-*.pkl"):

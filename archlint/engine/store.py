@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from archlint.engine.cache import read_entry, read_header, read_header_key, rekeyed_entry, store_value
 from archlint.engine.quoted import quoted_lines
-from archlint.engine.stateparts import Loaded, StateParts, fields_of
+from archlint.engine.stateparts import SMALL, Loaded, StateParts, Stamp, fields_of
 from archlint.knowledge.arch import default_targets, parse_target
 from archlint.model.binary import BinaryFacts
 from archlint.model.files import SourceFile
@@ -165,9 +165,7 @@ class ScanStore:
 
     def _slot(self, targets: tuple[str, ...]) -> Slot:
         key = hashlib.sha256(self.base + repr(targets).encode()).digest()
-        # the result's entry key: the scope and every file's content, so a changed tree misses on
-        # the entry's header alone
-        result_key = hashlib.sha256(key + repr(self.digests).encode("utf-8", "surrogateescape")).digest()
+        result_key = _result_key(key, self.digests)
         stem = f"{self._prefix}-{_tag(targets)}"
         return Slot(targets, key, result_key, self._folder / f"{stem}-result.pkl", self._folder / f"{stem}-state.pkl",
                     self._folder / f"{stem}-report.pkl", self._folder / f"{stem}-lines.pkl")
@@ -225,6 +223,29 @@ class ScanStore:
             self._loaded = loaded
         return {path: (language, digest) for path, language, digest in loaded.digests}, state
 
+    def stamp(self) -> Stamp | None:
+        """The index of the slot's stored state: the files it saw, with their digests, and its parts."""
+        return StateParts(self.slot.state_path, self.slot.key).stamp()
+
+    def small_fields(self, stamp: Stamp) -> dict[str, object] | None:
+        """The stored state's fields other than its large ones (stateparts.ON_THEIR_OWN)."""
+        held = StateParts(self.slot.state_path, self.slot.key).part(stamp, SMALL)
+        return held[0] if held is not None and isinstance(held[0], dict) else None
+
+    def carry_over(self, stamp: Stamp) -> ScanResult | None:
+        """The slot's stored result where it is of the files `stamp` saw, stored again as this
+        tree's with the state (its parts as they are): for a scan whose changes cannot change
+        either (engine.samefacts). None where the result is of another tree."""
+        was = _result_key(self.slot.key, stamp.digests)
+        if self.racy:  # nothing is stored
+            return read_entry(self.slot.result_path, was, ScanResult, keep=True)
+        kept = rekeyed_entry(self.slot.result_path, self.slot.result_key, ScanResult, lambda _: True, was=was, keep=True)
+        if kept is None:
+            return None
+        StateParts(self.slot.state_path, self.slot.key).restamp(stamp, self.digests)
+        self._result_sum = kept[1]
+        return kept[0]  # type: ignore[return-value]
+
     def changed_files(self, previous: dict[str, tuple[str, str]], files: tuple[SourceFile, ...]) -> list[SourceFile] | None:
         """Files whose content differs from the previous state's, or None when the file set differs."""
         if set(previous) != {path for path, _, _ in self.digests}:
@@ -257,7 +278,13 @@ class ScanStore:
         path = self.slot.result_path
         kept = rekeyed_entry(path, self.slot.result_key, ScanResult, result.__eq__)
         # in band: the checksum then stands for the result's pickle
-        return kept or store_value(path, self.slot.result_key, result, out_of_band=False)
+        return kept[1] if kept is not None else store_value(path, self.slot.result_key, result, out_of_band=False)
+
+
+def _result_key(key: bytes, digests: tuple[tuple[str, str, str], ...]) -> bytes:
+    """A result's entry key: the slot's and every file's content, so a changed tree misses on the
+    entry's header alone."""
+    return hashlib.sha256(key + repr(digests).encode("utf-8", "surrogateescape")).digest()
 
 
 def target_names(targets: tuple[str, ...]) -> tuple[str, ...]:
