@@ -12,7 +12,9 @@ user would run it, from the copy's root:
     cold        archlint scan PACKAGE --jobs 2          (empty cache; its peak RSS is the goal's)
     warm        the same again, nothing changed
     root        archlint scan .                          (after the scan of the package)
-    cu-edit     one line appended to a .cu file, then archlint scan PACKAGE
+    cu-edit     one line appended to a .cu file (a comment), then archlint scan PACKAGE
+    cu-code     a statement added to that file's first function instead (its facts change), the
+                same scan (no goal of its own: what an edit of the code costs beside cu-edit)
     py-edit     one line appended to a Python gate module, then archlint scan PACKAGE
     hook        a literal of that module changed, then archlint scan PACKAGE/MODULE (pre-commit)
     cold-j1     archlint scan PACKAGE --jobs 1           (its own empty cache)
@@ -22,7 +24,7 @@ Each edit is made, then the bench waits out the two-second window in which archl
 trust a file's stat (engine/cache.py), as a user who saves and then commits would, so each scan
 starts from the state the one before stored. The SARIF of cold, warm, root and cold-j1 must be
 byte-identical to the reference's; with --check-edits the edit scans' SARIF are compared with a
-`--no-cache --jobs 1` scan of the edited tree too (two more cold-length runs), and --eager the cold
+`--no-cache --jobs 1` scan of the edited tree too (four more cold-length runs), and --eager the cold
 SARIF with that of the scan that reads every file in full (ARCHLINT_EAGER=1). Each line gives
 the wall time, the ratio to grep, the peak RSS of the whole process tree (polled from /proc) and
 archlint's stage lines (ARCHLINT_PROFILE=1).
@@ -117,6 +119,17 @@ def _append(path: Path, text: bytes) -> None:
     time.sleep(RACY_WAIT)
 
 
+def _add_statement(path: Path) -> str:
+    """Add a statement at the top of the first function body (every line below it moves, and the
+    file's facts change with them), else append one."""
+    text = path.read_text(encoding="utf-8")
+    body = re.search(r"\)\s*(?:const\s*)?\{\n", text)
+    at = body.end() if body is not None else len(text)
+    path.write_text(text[:at] + "  (void)sizeof(int);\n" + text[at:], encoding="utf-8")
+    time.sleep(RACY_WAIT)
+    return f"a statement added at line {text.count(chr(10), 0, at) + 1}"
+
+
 def _change_literal(path: Path) -> str:
     """Change the last integer literal on the first line that names compute capabilities (a gate's
     `supported_major_versions=[9, 10]` becomes `[9, 12]`), else append a comment line."""
@@ -201,6 +214,12 @@ def _run(args, source: Path, work: Path) -> int:
     cu_bytes, py_bytes = cu.read_bytes(), py.read_bytes()
     _append(cu, b"// bench edit\n")
     run("cu-edit", [package, "--jobs", "2"], "cache")
+    if args.check_edits:
+        run("cu-edit-ref", [package, "--no-cache", "--jobs", "1"], "none")
+    print(f"{'':12}({CU_FILE}: {_add_statement(cu)})")
+    run("cu-code", [package, "--jobs", "2"], "cache")
+    if args.check_edits:
+        run("cu-code-ref", [package, "--no-cache", "--jobs", "1"], "none")
     cu.write_bytes(cu_bytes)
     time.sleep(RACY_WAIT)
     measure([*scan, package, "--jobs", "2"], tree, dict(env, ARCHLINT_CACHE_DIR=str(work / "cache")))  # settle
@@ -230,6 +249,8 @@ def _run(args, source: Path, work: Path) -> int:
         report("eager", result, near)
         print(_same(out, "cold", "eager"))
     if args.check_edits:
+        print(_same(out, "cu-edit", "cu-edit-ref"))
+        print(_same(out, "cu-code", "cu-code-ref"))
         print(_same(out, "py-edit", "py-edit-ref"))
         print(_same(out, "hook", "hook-ref"))
     print(f"load at the end {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
