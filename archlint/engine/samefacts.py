@@ -96,8 +96,9 @@ def _tiles_read(facts: FileFacts, data: bytes, tile_lists) -> bool:
 
 
 def spells_any(data: bytes, words) -> bool:
-    """The bytes spell one of the words, whole."""
-    return re.search(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in words) + rb")\b", data) is not None
+    """The bytes spell one of the words, whole (a substring test first: most files hold none)."""
+    held = [word.encode() for word in words if word.encode() in data]
+    return bool(held) and re.search(rb"\b(?:" + b"|".join(map(re.escape, held)) + rb")\b", data) is not None
 
 
 def _bytes(file: SourceFile) -> bytes | None:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from archlint.model.binary import BinaryFacts
-from archlint.model.build import CMakeFacts
-from archlint.model.cuda import CudaFacts
 from archlint.model.findings import Diagnostic
-from archlint.model.python import PythonFacts
 from archlint.model.records import fast_pickling
+
+if TYPE_CHECKING:  # annotations only: a stored result loads without these
+    from archlint.model.binary import BinaryFacts
+    from archlint.model.build import CMakeFacts
+    from archlint.model.cuda import CudaFacts
+    from archlint.model.python import PythonFacts
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from archlint.model.binary import ExtensionCall
 from archlint.model.findings import Evidence, Location, Verdict
-from archlint.model.host import Layers
-from archlint.model.python import ResolvedSource, SourceRef, VersionedFlag
 from archlint.model.records import fast_pickling
+
+if TYPE_CHECKING:  # annotations only: a stored result loads without these
+    from archlint.model.binary import ExtensionCall
+    from archlint.model.host import Layers
+    from archlint.model.python import ResolvedSource, SourceRef, VersionedFlag
 
 
 @dataclass(frozen=True, slots=True)
