@@ -3,7 +3,6 @@ the gates' units can include, the index and the verdicts."""
 
 from __future__ import annotations
 
-import re
 import signal
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -45,6 +44,7 @@ from archlint.knowledge.arch import parse_toolkit
 from archlint.knowledge.host import load_host
 from archlint.knowledge.idioms import load_idioms
 from archlint.knowledge.kb import load_kb
+from archlint.lang.cpp.lexical import whole_words
 from archlint.link.binary import ExtensionIndex
 from archlint.link.cuda import CudaIndex, build_index, include_closure
 from archlint.link.python import PACKAGE_IMPORTS, PyIndex
@@ -316,7 +316,7 @@ def _host_files(marked: list[SourceFile], cuda_files: list[SourceFile], outlined
     found: dict[str, FileFacts] = {}
     chosen: set[str] = set()
     while True:
-        spelled = spelling(words)
+        spelled = whole_words(words)
         todo = sorted(path for path, text in texts.items() if path not in chosen and spelled.search(text))
         if not todo:
             return found, frozenset(chosen), tuple(sorted(words))
@@ -327,9 +327,6 @@ def _host_files(marked: list[SourceFile], cuda_files: list[SourceFile], outlined
         helpers = {h.name for f in found.values() if f.cuda is not None and f.cuda.host is not None for h in f.cuda.host.helpers}
         words |= helpers
 
-
-def spelling(words) -> re.Pattern[bytes]:
-    return re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in sorted(words)) + rb")\b")
 
 
 def _bytes(file: SourceFile) -> bytes:

@@ -16,11 +16,11 @@ scan to engine.rescan and engine.pyrescan.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from archlint.engine.store import ScanStore
-from archlint.extract.files import DIRECTIVES, extract_all
+from archlint.extract.files import DIRECTIVES, extract_all, read_bytes
+from archlint.lang.cpp.lexical import whole_words
 from archlint.model.files import Discovery, FileFacts, SourceFile
 from archlint.model.scan import ScanOptions, ScanResult
 
@@ -76,7 +76,7 @@ def _same_cuda_facts(file: SourceFile, digest: str, cache, options: ScanOptions,
     (new,) = extract_all([file], 1, options.max_file_bytes, cache, directives)
     if new.cuda is None or replace(old, file=file, cuda=replace(old.cuda, sha256=new.cuda.sha256)) != new:
         return False
-    data = _bytes(file)
+    data, _ = read_bytes(file, options.max_file_bytes)
     if data is None:
         return False
     words = small.get("host_words", ())
@@ -97,13 +97,6 @@ def _tiles_read(facts: FileFacts, data: bytes, tile_lists) -> bool:
 
 def spells_any(data: bytes, words) -> bool:
     """The bytes spell one of the words, whole (a substring test first: most files hold none)."""
-    held = [word.encode() for word in words if word.encode() in data]
-    return bool(held) and re.search(rb"\b(?:" + b"|".join(map(re.escape, held)) + rb")\b", data) is not None
+    held = [word for word in words if word.encode() in data]
+    return bool(held) and whole_words(held).search(data) is not None
 
-
-def _bytes(file: SourceFile) -> bytes | None:
-    try:
-        with open(file.absolute, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -51,14 +52,15 @@ class StateParts:
         self.key = key
         self._stem = index_path.name.removesuffix(".pkl")
 
-    def load(self) -> Loaded | None:
-        index = self.stamp()
+    def load(self, index: Stamp | None = None, read: Mapping[str, tuple[object]] | None = None) -> Loaded | None:
+        """The state; `index` and the parts in `read` where this scan has read them already."""
+        index, read = index or self.stamp(), read or {}
         if index is None:
             return None
         values: dict[str, object] = {}
         for part, _ in index.parts:
             # in a 1-tuple: a part may be None, which read_entry gives for a bad entry
-            held = self.part(index, part)
+            held = read.get(part) or self.part(index, part)
             if held is None:
                 return None
             values[part] = held[0]

@@ -155,6 +155,9 @@ class ScanStore:
         self.slot = self._slot(targets)
         self._result_sum: bytes | None = None  # the checksum of the slot's stored result, once read or written
         self._loaded: Loaded | None = None  # the slot's state, as read: its parts a re-scan left are kept
+        # the slot's state index and small part, once read (engine.samefacts reads them first)
+        self._stamp: Stamp | None = None
+        self._small: tuple[object] | None = None
 
     @classmethod
     def open(cls, cache, options: ScanOptions, discovery) -> ScanStore:
@@ -212,7 +215,10 @@ class ScanStore:
         """The slot's last state and the files it saw: path -> (language, sha256). Its CUDA files'
         links stay in the file, mapped, until a re-scan asks for them (linkstore.PickledLinks)."""
         slot = slot or self.slot
-        loaded = StateParts(slot.state_path, slot.key).load()
+        if slot == self.slot:
+            loaded = self._parts(slot).load(self._stamp, {SMALL: self._small} if self._small else {})
+        else:
+            loaded = self._parts(slot).load()
         if loaded is None:
             return None
         try:
@@ -225,12 +231,17 @@ class ScanStore:
 
     def stamp(self) -> Stamp | None:
         """The index of the slot's stored state: the files it saw, with their digests, and its parts."""
-        return StateParts(self.slot.state_path, self.slot.key).stamp()
+        if self._stamp is None:
+            self._stamp = self._parts(self.slot).stamp()
+        return self._stamp
 
     def small_fields(self, stamp: Stamp) -> dict[str, object] | None:
         """The stored state's fields other than its large ones (stateparts.ON_THEIR_OWN)."""
-        held = StateParts(self.slot.state_path, self.slot.key).part(stamp, SMALL)
-        return held[0] if held is not None and isinstance(held[0], dict) else None
+        self._small = self._parts(self.slot).part(stamp, SMALL)
+        return self._small[0] if self._small is not None and isinstance(self._small[0], dict) else None
+
+    def _parts(self, slot: Slot) -> StateParts:
+        return StateParts(slot.state_path, slot.key)
 
     def carry_over(self, stamp: Stamp) -> ScanResult | None:
         """The slot's stored result where it is of the files `stamp` saw, stored again as this
@@ -242,7 +253,7 @@ class ScanStore:
         kept = rekeyed_entry(self.slot.result_path, self.slot.result_key, ScanResult, lambda _: True, was=was, keep=True)
         if kept is None:
             return None
-        StateParts(self.slot.state_path, self.slot.key).restamp(stamp, self.digests)
+        self._parts(self.slot).restamp(stamp, self.digests)
         self._result_sum = kept[1]
         return kept[0]  # type: ignore[return-value]
 
@@ -269,7 +280,7 @@ class ScanStore:
             return
         self._result_sum = self._save_result(result)
         if state is not None:
-            StateParts(self.slot.state_path, self.slot.key).save(self.digests, state, self._loaded)
+            self._parts(self.slot).save(self.digests, state, self._loaded)
 
     def _save_result(self, result: ScanResult) -> bytes | None:
         """Store the result; its entry's checksum, which stands for its content: a result equal to

@@ -206,8 +206,13 @@ class TargetView:
         return frozenset(self.index.expand(tuple(names)))
 
     def _live(self, path: str, region: int, sure: bool) -> bool:
+        surely, maybe = self._liveness(path, region)
+        return surely if sure else maybe
+
+    def _liveness(self, path: str, region: int) -> tuple[bool, bool]:
+        """Whether code under the region surely runs (device or host pass), and whether it may."""
         states = (self.truth(path, region), self.truth(path, region, host=True))
-        return 1 in states if sure else any(state != 0 for state in states)
+        return 1 in states, states[0] != 0 or states[1] != 0
 
     def _live_calls(self, path: str, calls, sure: bool) -> tuple[tuple[str, ...], bool]:
         """The names of the calls that are live (_live), and whether one may be live without surely
@@ -218,8 +223,7 @@ class TargetView:
             if region < 0:
                 live.append(name)
                 continue
-            states = (self.truth(path, region), self.truth(path, region, host=True))
-            surely, maybe = 1 in states, states[0] != 0 or states[1] != 0
+            surely, maybe = self._liveness(path, region)
             if surely or (maybe and not sure):
                 live.append(name)
             unsettled = unsettled or (maybe and not surely)

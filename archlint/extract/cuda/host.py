@@ -33,6 +33,7 @@ from archlint.extract.cuda.registrations import op_registrations
 from archlint.knowledge.host import HostKnowledge, load_host
 from archlint.lang.cpp.constant import text
 from archlint.lang.cpp.directives import Structure
+from archlint.lang.cpp.lexical import whole_words
 from archlint.model.cexpr import Expr, Name, Num, Unary
 from archlint.model.cuda import Function
 from archlint.model.host import CALL, MAJOR, MINOR, CapabilityHelper, HostArm, HostCheck, HostFacts, OpRegistration
@@ -54,8 +55,7 @@ def host_marked(masked: bytes, knowledge: HostKnowledge | None = None) -> bool:
 @lru_cache(maxsize=4)
 def _marker(knowledge: HostKnowledge) -> tuple[tuple[bytes, ...], re.Pattern[bytes]]:
     names = sorted(knowledge.all_checks | {n for n, _ in knowledge.attributes} | {n for n, _ in knowledge.registrations})
-    spelled = tuple(n.encode() for n in names)
-    return spelled, re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in spelled) + rb")\b")
+    return tuple(n.encode() for n in names), whole_words(names)
 
 
 @lru_cache(maxsize=1)

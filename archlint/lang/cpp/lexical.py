@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from archlint.lang.cpp.directives import Structure
 
@@ -38,6 +38,13 @@ IDENT_RE = re.compile(rb"[A-Za-z_]\w*")
 
 
 _PAIR_RES = {b"(": re.compile(rb"[()]"), b"{": re.compile(rb"[{}]")}
+
+
+def whole_words(words: Iterable[str | bytes]) -> re.Pattern[bytes]:
+    """A pattern matching any of the words where it stands as a whole word (in sorted order, so
+    one set of words always compiles to the same pattern)."""
+    spelled = sorted(w.encode() if isinstance(w, str) else w for w in words)
+    return re.compile(rb"\b(?:" + b"|".join(map(re.escape, spelled)) + rb")\b")
 
 
 def lexical_calls(masked: bytes, start: int, end: int) -> tuple[str, ...]:
