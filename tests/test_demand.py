@@ -264,6 +264,31 @@ def test_a_capability_method_is_followed_where_it_is_spelled_as_a_member(python_
     assert admits["flashinfer/blackwell.py"] == (100, 103)
 
 
+# Calls the spec generator the gate reaches (so it is among its callers) and a helper of a module
+# nothing else needs: finding the callers resolves the generator's calls only.
+WRAPPER = """from .jit.comm import gen_gemm_sm90_module
+from .padding import pad_to_multiple
+
+
+def gemm_padded(a, b):
+    a = pad_to_multiple(a, 16)
+    return gen_gemm_sm90_module().gemm(a, b)
+"""
+PADDING = """def pad_to_multiple(x, n):
+    return x
+"""
+
+
+def test_finding_a_functions_callers_reads_no_module_only_its_other_calls_name(python_tree):
+    (python_tree / "flashinfer/wrapper.py").write_text(WRAPPER)
+    (python_tree / "flashinfer/padding.py").write_text(PADDING)
+    linked = linking.link(ScanOptions(paths=(str(python_tree),), jobs=1, use_cache=False), eager=False)
+    read = {f.file.path for f in linked.facts if f.python is not None}
+    assert "flashinfer/wrapper.py" in read
+    assert "flashinfer/padding.py" not in read
+    assert "flashinfer.wrapper.gemm_padded" in linked.pyindex.callers("flashinfer.jit.comm.gen_gemm_sm90_module")
+
+
 @pytest.mark.parametrize("fmt", ["json", "sarif", "text"])
 def test_on_demand_python_reports_equal_full_reading(python_tree, fmt, monkeypatch):
     demand = _report(python_tree, fmt, False, monkeypatch)

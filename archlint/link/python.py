@@ -48,8 +48,6 @@ class PyIndex(ModuleStore):
                  reader: ModuleReader, idioms: Idioms | None = None) -> None:
         super().__init__(paths, roots, files, reader)
         self.idioms = idioms or load_idioms()
-        self._edges: dict[str, tuple[tuple[str, str], ...]] = {}
-        self._callers_in: dict[str, dict[str, tuple[str, ...]]] = {}  # module -> callee -> its callers there
         self._callers: dict[str, tuple[str, ...]] = {}
         self._importers: frozenset[str] | None = None  # modules importing from a package, or all names
         self._resolved: dict[tuple[str, str, str], Binding | None] = {}
@@ -93,32 +91,39 @@ class PyIndex(ModuleStore):
             found.append("")
         return found
 
-    def _module_edges(self, module: str) -> tuple[tuple[str, str], ...]:
-        """(caller, callee) for each call of the module that names a scanned function."""
-        found = self._edges.get(module)
-        if found is None:
-            facts = self._module(module)
-            edges = []
-            calls = facts.calls if facts is not None else PyCalls()
-            # one string per caller and per callee (a module's edges name each many times)
-            callers: dict[str, str] = {}
-            targets: dict[str, str] = {}
-            for callee, function in zip(calls.callees, calls.functions):
+    def _calls_to(self, module: str, names: Collection[str]) -> Iterator[tuple[str, str]]:
+        """(caller, callee) for each call of the module whose callee text ends in one of `names`
+        and names a scanned function. Only those are resolved: a call reaches a function through a
+        name it is defined or imported as, and resolving every call of a module that spells a name
+        read far more of the package than the calls of that name need."""
+        facts = self._module(module)
+        if facts is None:
+            return
+        calls = facts.calls
+        for callee, function in zip(calls.callees, calls.functions):
+            if callee.rpartition(".")[2] in names:
                 target = self.function_of(module, callee, function)
                 if target is not None:
-                    caller = callers.get(function) or callers.setdefault(function, self.qualify(module, function))
-                    edges.append((caller, targets.setdefault(target, target)))
-            found = self._edges[module] = tuple(edges)
-        return found
+                    yield self.qualify(module, function), target
 
-    def _callers_within(self, module: str) -> Mapping[str, tuple[str, ...]]:
-        found = self._callers_in.get(module)
-        if found is None:
-            table: dict[str, list[str]] = defaultdict(list)
-            for caller, target in self._module_edges(module):
-                table[target].append(caller)
-            found = self._callers_in[module] = {target: tuple(callers) for target, callers in table.items()}
-        return found
+    def _calls_from(self, module: str, qualname: str) -> Iterator[str]:
+        """The scanned functions the calls the function `qualname` makes in the module name (its
+        module-level code, where the module is `qualname`)."""
+        if module == qualname:
+            function = ""
+        elif qualname.startswith(module + "."):
+            function = qualname[len(module) + 1:]
+        else:
+            return
+        facts = self._module(module)
+        if facts is None:
+            return
+        calls = facts.calls
+        for callee, caller in zip(calls.callees, calls.functions):
+            if caller == function:
+                target = self.function_of(module, callee, function)
+                if target is not None:
+                    yield target
 
     def callees(self, qualname: str) -> tuple[str, ...]:
         found = self._callees.get(qualname)
@@ -126,33 +131,35 @@ class PyIndex(ModuleStore):
             last = qualname.rpartition(".")[2]
             owners = [m for m in self._prefixes(qualname) if m == qualname or self._spells(m, last)]
             found = self._callees[qualname] = tuple(sorted({target for module in owners
-                                                            for caller, target in self._module_edges(module)
-                                                            if caller == qualname}))
+                                                            for target in self._calls_from(module, qualname)}))
         return found
 
     def callers(self, qualname: str) -> tuple[str, ...]:
         """Every scanned function with a call that names this one: found among the modules that
-        spell its name or a name it is imported as (a call can name it in no other way)."""
+        spell its name or a name it is imported as (a call can name it in no other way), in the
+        calls spelling one of those names."""
         found = self._callers.get(qualname)
         if found is None:
-            modules = self._modules_naming(qualname)
+            modules, names = self._modules_naming(qualname)
             found = self._callers[qualname] = tuple(sorted({caller for module in modules
-                                                            for caller in self._callers_within(module).get(qualname, ())}))
+                                                            for caller, target in self._calls_to(module, names)
+                                                            if target == qualname}))
         return found
 
-    def _modules_naming(self, qualname: str) -> list[str]:
-        """The modules whose calls can name the function: its own, and those spelling its name
-        where it can reach them (`spelling_beside`): a method as a member, a module-level function
-        (or the class whose `__init__` it is) beside the name of its module or of a module that
-        imports it, and so on through each import of it."""
+    def _modules_naming(self, qualname: str) -> tuple[list[str], frozenset[str]]:
+        """The modules whose calls can name the function, and the names a call can end in to name
+        it: its own module, and those spelling its name where it can reach them
+        (`spelling_beside`): a method as a member, a module-level function (or the class whose
+        `__init__` it is) beside the name of its module or of a module that imports it, and so on
+        through each import of it."""
         last = qualname.rpartition(".")[2]
         fn = self.function(qualname)
         home = self.module_of_path.get(fn.path, "") if fn is not None else ""
         local = qualname[len(home) + 1:] if home else ""
         if fn is None:  # no call names a module; a function not found is looked for everywhere
-            return [] if qualname in self._path_of else self._modules_spelling(qualname)
+            return ([], frozenset()) if qualname in self._path_of else self._modules_spelling(qualname)
         if home and not fn.cls and "." in local:
-            return [home]  # a nested function: only its enclosing function can name it
+            return [home], frozenset([last])  # a nested function: only its enclosing function can name it
         if not home or local.count(".") != (1 if fn.cls else 0):
             return self._modules_spelling(qualname)  # a method of a nested class
         if last == "__init__":  # `C(...)`, `super().__init__(...)`
@@ -172,9 +179,9 @@ class PyIndex(ModuleStore):
                 for imp in self._facts[module].imports:
                     words.update((alias, owner) for name, alias in zip(imp.names, imp.aliases) if name in names)
         self.load([home])
-        return sorted(modules)
+        return sorted(modules), frozenset(name for name, _ in asked)
 
-    def _modules_spelling(self, qualname: str) -> list[str]:
+    def _modules_spelling(self, qualname: str) -> tuple[list[str], frozenset[str]]:
         """The modules spelling the function's name, or a name some module imports it as."""
         head, _, last = qualname.rpartition(".")
         words = {last, head.rpartition(".")[2]} if last == "__init__" else {last}
@@ -188,7 +195,7 @@ class PyIndex(ModuleStore):
             for module in modules:
                 for imp in self._facts[module].imports:
                     words.update(alias for name, alias in zip(imp.names, imp.aliases) if name in asked)
-        return modules
+        return modules, frozenset(asked)
 
     def spelling_beside(self, name: str, owner: str) -> list[str]:
         """Modules that may name a definition `name` of a module whose last name is `owner`: they
