@@ -7,14 +7,13 @@ never by importing it.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from archlint.knowledge.idioms import Idioms, load_idioms
 from archlint.link.modules import Binding, ModuleReader, ModuleStore, import_base
 from archlint.link.paths import TemplateRender, resolve_sources
-from archlint.model.python import PyAssign, PyCalls, PyFunction, PythonFacts, ResolvedSource
+from archlint.model.python import PyAssign, PyFunction, PythonFacts, ResolvedSource
 
 _MAX_HOPS = 12
 
