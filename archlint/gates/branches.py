@@ -33,7 +33,7 @@ def appended_to(item: ArchString) -> str:
 def path_at(facts: PythonFacts, function: str, line: int, col: int) -> Path:
     """The branch conditions of the innermost call or assignment holding the position."""
     best, best_size = (), None
-    spans = [(call.span, call.path) for call in facts.calls if call.function == function]
+    spans = [(call.span, call.path) for call in facts.calls.having(lambda _callee, caller: caller == function)]
     spans += [(assign.value_span, assign.path) for assign in facts.assigns
               if assign.function == function and assign.value_span is not None]
     for span, path in spans:

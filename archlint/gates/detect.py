@@ -384,7 +384,7 @@ def _flag_list_gates(index, evaluator, module, facts, ccs):
     if facts.calls.keywords.isdisjoint(index.idioms.device_flag_keywords):
         return [], frozenset()
     gates, folded = [], set()
-    for call in facts.calls:
+    for call in facts.calls.passing(index.idioms.device_flag_keywords):
         for keyword, value in call.kwargs().items():
             if keyword not in index.idioms.device_flag_keywords:
                 continue

@@ -38,9 +38,7 @@ def spec_pins(index, qualname: str) -> SpecPins | None:
     local = qualname[len(module) + 1:]
     codes: list[str] = []
     found: SpecPins | None = None
-    for call in facts.calls:
-        if call.function != local:
-            continue
+    for call in facts.calls.having(lambda _callee, function: function == local):
         for keyword, value in call.kwargs().items():
             if keyword not in index.idioms.device_flag_keywords:
                 continue

@@ -109,7 +109,7 @@ def _launcher(pyindex: PyIndex, module: str, fact: TileListFact, knowledge: Cutl
     facts = pyindex.modules.get(module)
     if facts is None:
         return None
-    own = [call.expr for call in facts.calls if call.function == fact.function]
+    own = [call.expr for call in facts.calls.having(lambda _callee, function: function == fact.function)]
     own += [assign.value for assign in facts.assigns if assign.function == fact.function]
     rest = [assign.value for assign in facts.assigns if assign.function != fact.function]
     for expr in own + rest:
