@@ -37,6 +37,24 @@ def test_constants_and_flags():
     assert f.flags[0].defines == ("-DENABLE_BF16",)
 
 
+def test_assignments_and_calls_are_read_a_few_at_a_time_and_survive_pickling():
+    import pickle
+
+    src = ('MAJORS = [9, 10]\nFLAGS = ["-DSM90"] + EXTRA\n'
+           'def gen(major):\n    flags = [f"-gencode={major}"]\n    return spec(flags=flags, cuda_cflags=FLAGS)\n')
+    f = facts(src)
+    loaded = pickle.loads(pickle.dumps(f))
+    assert loaded == f
+    assert [a.targets for a in loaded.assigns] == [("MAJORS",), ("FLAGS",), ("flags",)]
+    local = loaded.assigns.having(lambda targets, function: function == "gen")
+    assert [a.value.kind for a in local] == ["seq"] and local[0].line == 4
+    # asked twice, the same object: the capability evaluator remembers values by identity
+    assert loaded.assigns.having(lambda targets, function: "flags" in targets)[0] is local[0]
+    assert loaded.assigns.reads[1] == ("EXTRA",)
+    assert [c.callee for c in loaded.calls.passing({"cuda_cflags"})] == ["spec"]
+    assert loaded.calls.keywords == {"flags", "cuda_cflags"}
+
+
 def test_suppressions_trailing_own_line_and_not_in_strings():
     src = 'x = 1  # archlint: ignore[AL101]\n# archlint: ignore[policy-gate]\n\ny = f()\ns = "# archlint: ignore[AL102]"\n# archlint: file-ignore[AL203]\n'
     sups = facts(src).suppressions

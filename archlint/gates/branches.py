@@ -34,8 +34,8 @@ def path_at(facts: PythonFacts, function: str, line: int, col: int) -> Path:
     """The branch conditions of the innermost call or assignment holding the position."""
     best, best_size = (), None
     spans = [(call.span, call.path) for call in facts.calls.having(lambda _callee, caller: caller == function)]
-    spans += [(assign.value_span, assign.path) for assign in facts.assigns
-              if assign.function == function and assign.value_span is not None]
+    spans += [(assign.value_span, assign.path) for assign in facts.assigns.having(lambda _targets, local: local == function)
+              if assign.value_span is not None]
     for span, path in spans:
         if (span.line, span.col) <= (line, col) and (line, col) <= (span.end_line, span.end_col):
             size = (span.end_line - span.line, span.end_col - span.col)

@@ -14,8 +14,9 @@ def table_function(index, tables: tuple[str, ...], name: str) -> tuple[str, str]
     that name, in a module the table's module imports when several modules define one."""
     for module in index.spelling(set(tables)):
         facts = index.modules.get(module)
-        for assign in facts.assigns if facts is not None else ():
-            if assign.function or assign.value.kind != "dict" or not set(assign.targets) & set(tables):
+        wanted = (lambda targets, function: not function and not set(targets).isdisjoint(tables))
+        for assign in facts.assigns.having(wanted) if facts is not None else ():
+            if assign.value.kind != "dict":
                 continue
             value = next((kw.args[0] for kw in assign.value.args if kw.kind == "kw" and kw.text == name), None)
             if value is not None and value.kind == "str":
@@ -34,4 +35,4 @@ def _function_named(index, facts, name: str) -> tuple[str, str] | None:
 
 def _defines(facts, name: str) -> bool:
     return (any(fn.qualname == name for fn in facts.functions)
-            or any(not assign.function and name in assign.targets for assign in facts.assigns))
+            or any(not function and name in targets for targets, function in zip(facts.assigns.targets, facts.assigns.functions)))

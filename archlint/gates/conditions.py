@@ -20,9 +20,9 @@ from archlint.gates.arch_names import is_dunder
 from archlint.gates.capability import Evaluator
 from archlint.gates.capability_values import FuncRef, Scope, Trace
 from archlint.knowledge.arch import known_ccs
-from archlint.lang.python.expr import walk
+from archlint.lang.python.expr import read_names
 from archlint.link.python import PyIndex
-from archlint.model.python import PyAssign, PyExpr, PythonFacts
+from archlint.model.python import PythonFacts
 
 
 def load_condition_modules(index: PyIndex) -> None:
@@ -84,7 +84,7 @@ class _Definition:
     kind: str  # "function", "constant" or "import"
     ref: str  # the function's local qualname; the constant's target; the imported name
     method: bool = False  # reached only as a member: `self.m`, `cls.m`, `C.m`
-    assigns: tuple[PyAssign, ...] = ()  # a constant's module-level assignments
+    assigns: tuple[int, ...] = ()  # a constant's module-level assignments, by position (PyAssigns.at)
 
 
 def _reads_capability(evaluator: Evaluator, index: PyIndex, module: str, definition: _Definition) -> bool:
@@ -96,7 +96,7 @@ def _reads_capability(evaluator: Evaluator, index: PyIndex, module: str, definit
     cc, trace = evaluator.ccs[0], Trace()
     if definition.kind == "function":
         evaluator.call_value(index.qualify(module, definition.ref), (), cc, trace)
-    for assign in definition.assigns:
+    for assign in index.modules[module].assigns.at(definition.assigns):
         value = evaluator.value(assign.value, Scope(module, "", assign.line), cc, trace, 0)
         if isinstance(value, FuncRef):  # `is_sm100_supported = lru_cache(maxsize=1)(partial(_check, ...))`
             evaluator.call_ref(value, cc, trace)
@@ -108,43 +108,46 @@ def _definitions(facts: PythonFacts) -> list[_Definition]:
     reads it: a function's returns (values and the conditions they sit under, through the function's
     own assignments; a method by its own name, as `self.m`, `C.m` and `obj.m` all spell it), a module
     constant by its value, an imported name by what it imports."""
-    local: dict[tuple[str, str], list[PyExpr]] = defaultdict(list)
-    for assign in facts.assigns:
-        for target in assign.targets:
-            local[(assign.function, target)].append(assign.value)
+    assigns = facts.assigns  # what each value reads, without unpickling it (model.python.PyAssigns)
+    local: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
+    for targets, function, names in zip(assigns.targets, assigns.functions, assigns.reads):
+        for target in targets:
+            local[(function, target)].append(names)
     params = {fn.qualname: set(fn.params) for fn in facts.functions}
-    returned: dict[str, list[PyExpr]] = defaultdict(list)
+    returned: dict[str, list[tuple[str, ...]]] = defaultdict(list)
     for ret in facts.returns:
-        returned[ret.function].extend([cond for cond, _ in ret.path] + ([ret.value] if ret.value is not None else []))
+        returned[ret.function].extend([read_names(cond) for cond, _ in ret.path]
+                                      + ([read_names(ret.value)] if ret.value is not None else []))
     found = []
     methods = {fn.qualname for fn in facts.functions if fn.cls}
-    for function, exprs in returned.items():
+    for function, read in returned.items():
         if function and not is_dunder(function):
-            reads = _read(exprs, function, local, params.get(function, set()))
+            reads = _read(read, function, local, params.get(function, set()))
             found.append(_Definition(function.rpartition(".")[2], reads, "function", function, function in methods))
-    constants: dict[str, list[PyAssign]] = defaultdict(list)
-    for assign in facts.assigns:
-        if not assign.function:
-            for target in assign.targets:
+    constants: dict[str, list[int]] = defaultdict(list)
+    for at, (targets, function) in enumerate(zip(assigns.targets, assigns.functions)):
+        if not function:
+            for target in targets:
                 if target:
-                    constants[target].append(assign)
-    for target, assigns in constants.items():
-        reads = _read([assign.value for assign in assigns], "", local, set())
-        found.append(_Definition(target.rpartition(".")[2], reads, "constant", target, assigns=tuple(assigns)))
+                    constants[target].append(at)
+    for target, positions in constants.items():
+        reads = _read([assigns.reads[at] for at in positions], "", local, set())
+        found.append(_Definition(target.rpartition(".")[2], reads, "constant", target, assigns=tuple(positions)))
     for imp in facts.imports:
         found.extend(_Definition(alias, frozenset((name,)), "import", name) for name, alias in zip(imp.names, imp.aliases))
     return found
 
 
-def _read(exprs: list[PyExpr], function: str, local: dict[tuple[str, str], list[PyExpr]],
+def _read(reads: list[tuple[str, ...]], function: str, local: dict[tuple[str, str], list[tuple[str, ...]]],
           params: set[str]) -> frozenset[str]:
-    """The names the expressions can reach a definition through, with the function's own
-    assignments of them. A member of a parameter (`runner.plan`, `props.sm_count`)
-    reaches no definition by name: the evaluation reads the parameter's bound value only."""
+    """The names the expressions (each given by the names it reads: lang.python.expr.read_names) can
+    reach a definition through, with the function's own assignments of them. A member of a
+    parameter (`runner.plan`, `props.sm_count`) reaches no definition by name: the evaluation reads
+    the parameter's bound value only."""
     seen: set[str] = set()
-    todo = list(exprs)
+    todo = list(reads)
     while todo:
-        for name in _names(todo.pop()):
+        for name in todo.pop():
             if name in seen:
                 continue
             seen.add(name)
@@ -160,8 +163,3 @@ def _parts(name: str, params: set[str]) -> list[str]:
         return [head]
     return name.split(".")
 
-
-def _names(expr: PyExpr) -> list[str]:
-    """The names an expression reads: dotted names and callees, at any depth (an attribute of a
-    value that is not a name is read from the value, never by name)."""
-    return [sub.text for sub in walk(expr) if sub.kind in ("name", "call") and sub.text]

@@ -174,8 +174,8 @@ def _constant_literal(index, module, arg: PyExpr) -> tuple[tuple[int, int, int, 
     facts = index.modules[module]
     for constant in facts.constants:
         if constant.name in names and constant.span is not None:
-            value = next((assign.value for assign in facts.assigns
-                          if assign.value_span == constant.span and not assign.function), None)
+            value = next((assign.value for assign in facts.assigns.having(lambda _targets, function: not function)
+                          if assign.value_span == constant.span), None)
             return _span4(constant.span), _brackets(value)
     return None, None
 

@@ -57,6 +57,5 @@ def _constant_of(index: PyIndex, module: str, name: str) -> tuple[str, str, list
     binding = index.resolve(module, name)
     if binding is None or binding.kind != "assign" or binding.module not in index.modules:
         return None
-    assigns = [assign for assign in index.modules[binding.module].assigns
-               if not assign.function and binding.name in assign.targets]
+    assigns = index.modules[binding.module].assigns.having(lambda targets, function: not function and binding.name in targets)
     return (binding.module, binding.name, assigns) if assigns else None

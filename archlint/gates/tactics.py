@@ -97,8 +97,8 @@ def _defines(pyindex: PyIndex, gate: Gate, chain: tuple[Evidence, ...]) -> tuple
         if function is None or facts is None:
             continue
         local = name[len(module) + 1:] if module else name
-        for assign in facts.assigns:
-            if assign.function == local and assign.value.kind == "seq":
+        for assign in facts.assigns.having(lambda _targets, function: function == local):
+            if assign.value.kind == "seq":
                 found += [arg.text for arg in assign.value.args if arg.kind == "str" and arg.text.startswith("-D")]
     return tuple(dict.fromkeys(flag[2:] if flag.startswith("-D") else flag for flag in found))
 

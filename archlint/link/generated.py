@@ -48,8 +48,8 @@ def renderings(facts: PythonFacts, idioms: Idioms | None = None) -> tuple[Render
     if not writes:
         return ()
     assigns: dict[tuple[str, str], list[tuple[_Site, PyExpr]]] = defaultdict(list)
-    for assign in facts.assigns:
-        if not assign.unpack and len(assign.targets) == 1:
+    for assign in facts.assigns.having(lambda targets, _function: len(targets) == 1):
+        if not assign.unpack:
             assigns[(assign.function, assign.targets[0])].append((_Site(assign.line, assign.path), assign.value))
     found: list[Rendering] = []
     for call in writes:

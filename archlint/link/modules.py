@@ -78,7 +78,7 @@ class ModuleStore:
                 self.module_of_path[path] = name
         self._facts: dict[str, PythonFacts] = {}
         self._scopes: dict[str, dict[str, Binding]] = {}
-        self._assigns: dict[str, dict[tuple[str, str], tuple[PyAssign, ...]]] = {}
+        self._assigns: dict[str, Mapping[tuple[str, str], tuple[PyAssign, ...]]] = {}
         self._local_functions: dict[str, dict[str, PyFunction]] = {}
         # word -> the positions (in path order) of the modules spelling it, ascending; None: every
         # module may. A set of names per word held 40 MB on FlashInfer 0.7.2.post1 (37,000 words).
@@ -162,7 +162,7 @@ class ModuleStore:
             facts = self._module(module)
             if facts is None:
                 return {}
-            found = self._assigns[module] = _assign_table(facts)
+            found = self._assigns[module] = _AssignTable(facts)
         return found
 
     def _function_table(self, module: str) -> Mapping[str, PyFunction]:
@@ -195,20 +195,40 @@ class _Modules(Mapping[str, PythonFacts]):
         return len(self._index.module_of_path)
 
 
-def _assign_table(facts: PythonFacts) -> dict[tuple[str, str], tuple[PyAssign, ...]]:
-    table = defaultdict(list)
-    for assign in facts.assigns:
-        for target in assign.targets:
-            table[(assign.function, target)].append(assign)
-    return {key: tuple(value) for key, value in table.items()}
+class _AssignTable(Mapping[tuple[str, str], tuple[PyAssign, ...]]):
+    """(function, target) -> the module's assignments of it, each unpickled when first asked for."""
+
+    def __init__(self, facts: PythonFacts) -> None:
+        positions: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for at, (targets, function) in enumerate(zip(facts.assigns.targets, facts.assigns.functions)):
+            for target in targets:
+                positions[(function, target)].append(at)
+        self._assigns = facts.assigns
+        self._positions = dict(positions)
+        self._read: dict[tuple[str, str], tuple[PyAssign, ...]] = {}
+
+    def __getitem__(self, key: tuple[str, str]) -> tuple[PyAssign, ...]:
+        found = self._read.get(key)
+        if found is None:
+            found = self._read[key] = tuple(self._assigns.at(self._positions[key]))
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._positions
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._positions)
+
+    def __len__(self) -> int:
+        return len(self._positions)
 
 
 def _scope(module: str, facts: PythonFacts, is_package: bool) -> dict[str, Binding]:
     scope: dict[str, Binding] = {}
     package = module if is_package else module.rpartition(".")[0]
-    for assign in facts.assigns:
-        if not assign.function:
-            for target in assign.targets:
+    for targets, function in zip(facts.assigns.targets, facts.assigns.functions):
+        if not function:
+            for target in targets:
                 if target and "." not in target and "[" not in target:
                     scope[target] = Binding("assign", module, target)
     for imp in sorted(facts.imports, key=lambda imp: (imp.function != "", imp.line)):

@@ -165,7 +165,7 @@ class Reader:
             return self._all([self._dicts(module, function, expr.args[i], depth + 1) for i in (0, 2)])
         if expr.kind == "name":
             facts = self.index.modules.get(module)
-            local = [a for a in facts.assigns if a.function == function and a.targets == (expr.text,)] if facts else []
+            local = facts.assigns.having(lambda targets, own: own == function and targets == (expr.text,)) if facts else []
             bound = [(module, function, a.value) for a in local]
             if not bound:
                 found = self.index.assign_of(module, expr.text, function)
@@ -192,7 +192,7 @@ class Reader:
 
     def _bound_elements(self, module, function, name, depth) -> Texts:
         facts = self.index.modules.get(module)
-        local = [a for a in facts.assigns if a.function == function and a.targets == (name,)] if facts else []
+        local = facts.assigns.having(lambda targets, own: own == function and targets == (name,)) if facts else []
         if local:
             return self._many([self.elements(module, function, a.value, depth + 1) for a in local])
         found = self.index.assign_of(module, name, function)
@@ -224,7 +224,7 @@ class Reader:
 
     def _name(self, module, function, name, depth) -> Texts:
         facts = self.index.modules.get(module)
-        local = [a for a in facts.assigns if a.function == function and name in a.targets] if facts else []
+        local = facts.assigns.having(lambda targets, own: own == function and name in targets) if facts else []
         if local:
             return self._union([self._assigned(module, a, name, depth) for a in local])
         qualname = self.index.qualify(module, function)

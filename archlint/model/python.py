@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pickle
 import zlib
-from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import overload
 
@@ -115,10 +115,8 @@ class PyCalls(Sequence[PyCall]):
         for at, call in enumerate(calls):
             for keyword in dict.fromkeys(arg.text for arg in call.expr.args[1:] if arg.kind == "kw"):
                 passing.setdefault(keyword, []).append(at)
-        pickles = tuple(pickle.dumps(call, protocol=5) for call in calls)
         return PyCalls(tuple(call.callee for call in calls), tuple(call.function for call in calls),
-                       tuple((keyword, tuple(ats)) for keyword, ats in sorted(passing.items())),
-                       zlib.compress(pickle.dumps(pickles, protocol=5), 1) if calls else b"")
+                       tuple((keyword, tuple(ats)) for keyword, ats in sorted(passing.items())), _packed(calls))
 
     @property
     def keywords(self) -> frozenset[str]:
@@ -134,10 +132,7 @@ class PyCalls(Sequence[PyCall]):
         return self._read(sorted({at for keyword, ats in self.keyword_calls if keyword in keywords for at in ats}))
 
     def _read(self, positions: Sequence[int]) -> list[PyCall]:
-        if not positions:
-            return []
-        pickles = _unpacked(self.packed)
-        return [pickle.loads(pickles[at]) for at in positions]
+        return _read_packed(self.packed, positions)
 
     def __len__(self) -> int:
         return len(self.callees)
@@ -157,9 +152,37 @@ class PyCalls(Sequence[PyCall]):
         return self._read([range(len(self.callees))[at]])[0]
 
 
+def _packed(items: Sequence[object]) -> bytes:
+    """Each item pickled on its own, the tuple of pickles pickled and compressed."""
+    if not items:
+        return b""
+    return zlib.compress(pickle.dumps(tuple(pickle.dumps(item, protocol=5) for item in items), protocol=5), 1)
+
+
+def _read_packed(packed: bytes, positions: Iterable[int]) -> list:
+    """The items at these positions, each unpickled once while its module's items stay decompressed."""
+    if not packed:
+        return []
+    pickles, read = _unpacked(packed)
+    found = []
+    for at in positions:
+        item = read.get(at)
+        if item is None:
+            item = read[at] = pickle.loads(pickles[at])
+        found.append(item)
+    return found
+
+
 @lru_cache(maxsize=8)
-def _unpacked(packed: bytes) -> tuple[bytes, ...]:
-    return pickle.loads(zlib.decompress(packed)) if packed else ()
+def _unpacked(packed: bytes) -> tuple[tuple[bytes, ...], dict[int, object]]:
+    return pickle.loads(zlib.decompress(packed)), {}
+
+
+# a module's assignments are asked for a few at a time, over and over as names resolve to them:
+# the pickles of more modules stay decompressed than of calls, which are read a function at a time
+@lru_cache(maxsize=16)
+def _assign_pickles(packed: bytes) -> tuple[bytes, ...]:
+    return pickle.loads(zlib.decompress(packed))
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +212,61 @@ class PyAssign:
     unpack: bool
     value_span: Span | None = None
     path: tuple = ()  # the branch conditions it runs under: ((PyExpr, taken), ...)
+
+
+@dataclass(frozen=True, slots=True)
+class PyAssigns(Sequence[PyAssign]):
+    """A module's assignments, each kept pickled until read, as its calls are (PyCalls): they were
+    three fifths of what loading a module's facts unpickled, where linking reads the few a name
+    resolves to. What picks them stays plain: each one's targets and enclosing function, and the
+    dotted names its value reads (what the capability conditions' reach follows: gates.conditions)."""
+
+    targets: tuple[tuple[str, ...], ...] = ()  # per assignment, its `targets`
+    functions: tuple[str, ...] = ()  # per assignment, its `function`
+    reads: tuple[tuple[str, ...], ...] = ()  # per assignment, the dotted names and callees its value spells
+    packed: bytes = b""
+    # the assignments unpickled so far, kept with the facts: asked twice, one gives the same object
+    # (the capability evaluator remembers values by the assignment's identity)
+    _read: dict[int, PyAssign] = field(default_factory=dict, compare=False, repr=False)
+
+    def __reduce__(self) -> tuple:
+        return PyAssigns, (self.targets, self.functions, self.reads, self.packed)
+
+    @staticmethod
+    def of(assigns: Sequence[PyAssign], reads: Callable[[PyExpr], tuple[str, ...]]) -> "PyAssigns":
+        return PyAssigns(tuple(a.targets for a in assigns), tuple(a.function for a in assigns),
+                         tuple(reads(a.value) for a in assigns), _packed(assigns))
+
+    def having(self, wanted: Callable[[tuple[str, ...], str], bool]) -> list[PyAssign]:
+        """The assignments whose (targets, function) `wanted` accepts; only those are unpickled."""
+        return self.at([at for at, site in enumerate(zip(self.targets, self.functions)) if wanted(*site)])
+
+    def at(self, positions: Iterable[int]) -> list[PyAssign]:
+        wanted = list(positions)
+        read = self._read
+        missing = [at for at in wanted if at not in read]
+        if missing:
+            pickles = _assign_pickles(self.packed)
+            for at in missing:
+                read[at] = pickle.loads(pickles[at])
+        return [read[at] for at in wanted]
+
+    def __len__(self) -> int:
+        return len(self.functions)
+
+    def __iter__(self) -> Iterator[PyAssign]:
+        return iter(self.at(range(len(self.functions))))
+
+    @overload
+    def __getitem__(self, at: int) -> PyAssign: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[PyAssign]: ...
+
+    def __getitem__(self, at: int | slice) -> PyAssign | Sequence[PyAssign]:
+        if isinstance(at, slice):
+            return self.at(range(len(self.functions))[at])
+        return self.at([range(len(self.functions))[at]])[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,7 +412,7 @@ class PythonFacts:
     calls: PyCalls = PyCalls()
     imports: tuple[PyImport, ...] = ()
     constants: tuple[PyConstant, ...] = ()
-    assigns: tuple[PyAssign, ...] = ()
+    assigns: PyAssigns = PyAssigns()
     paths: tuple[PyAssign, ...] = ()  # names bound to Path(...) / os.path.join / '/' chains
     sources: tuple[SourceRef, ...] = ()
     flags: tuple[FlagList, ...] = ()

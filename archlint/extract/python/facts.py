@@ -19,7 +19,7 @@ from archlint.extract.python.tactics import tile_lists
 from archlint.extract.python.walk import Walker, parse
 from archlint.extract.suppressions import python_suppressions
 from archlint.knowledge.idioms import Idioms, load_idioms
-from archlint.lang.python.expr import int_values
+from archlint.lang.python.expr import int_values, read_names
 from archlint.lang.python.lines import line_span, logical_lines
 from archlint.lang.python.strings import is_path_expr
 from archlint.model import python as pf
@@ -91,7 +91,7 @@ def walk_module(path: str, sha: str, data: bytes, encoding: str, notes: tuple, i
         calls=pf.PyCalls.of(out.calls),
         imports=tuple(out.imports),
         constants=_constants(assigns),
-        assigns=assigns,
+        assigns=pf.PyAssigns.of(assigns, read_names),
         paths=tuple(a for a in assigns if is_path_expr(a.value, idioms.path_calls) and not a.unpack),
         sources=tuple(out.sources),
         flags=flag_lists(out.calls, assigns, out.extends, idioms, {fn.qualname: fn.params for fn in out.functions}),

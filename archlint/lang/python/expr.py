@@ -409,6 +409,12 @@ def str_values(expr: PyExpr | None) -> tuple[str, ...] | None:
     return None
 
 
+def read_names(expr: PyExpr) -> tuple[str, ...]:
+    """The dotted names and callees an expression spells, at any depth, each once (an attribute of
+    a value that is not a name is read from the value, never by name)."""
+    return tuple(dict.fromkeys(sub.text for sub in walk(expr) if sub.kind in ("name", "call") and sub.text))
+
+
 def walk(expr: PyExpr):
     """Every sub-expression, pre-order (iterative)."""
     stack = [expr]
