@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pickle
 import zlib
+from abc import abstractmethod
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import overload
+from typing import TypeVar, overload
 
 from archlint.model.findings import Diagnostic, Suppression
 from archlint.model.records import fast_pickling
@@ -93,8 +94,36 @@ class PyCall:
         return {arg.text: arg.args[0] for arg in self.expr.args[1:] if arg.kind == "kw"}
 
 
+_Item = TypeVar("_Item")
+
+
+class _Packed(Sequence[_Item]):
+    """A module's records of one kind, each kept pickled until read (`at`): read in full only by
+    iterating or indexing."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def at(self, positions: Iterable[int]) -> list[_Item]:
+        """The records at these positions, in that order."""
+
+    def __iter__(self) -> Iterator[_Item]:
+        return iter(self.at(range(len(self))))
+
+    @overload
+    def __getitem__(self, at: int) -> _Item: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[_Item]: ...
+
+    def __getitem__(self, at: int | slice) -> _Item | Sequence[_Item]:
+        if isinstance(at, slice):
+            return self.at(range(len(self))[at])
+        return self.at([range(len(self))[at]])[0]
+
+
 @dataclass(frozen=True, slots=True)
-class PyCalls(Sequence[PyCall]):
+class PyCalls(_Packed[PyCall]):
     """A module's calls, each kept pickled until read. A scan holds the facts of thousands of
     modules and reads few calls of each: those of a function it follows, those a build or a gate
     is spelled with (about 2% of the calls of the modules it reads any of, on FlashInfer
@@ -125,31 +154,17 @@ class PyCalls(Sequence[PyCall]):
 
     def having(self, wanted: Callable[[str, str], bool]) -> list[PyCall]:
         """The calls whose (callee, function) `wanted` accepts; only those are unpickled."""
-        return self._read([at for at, site in enumerate(zip(self.callees, self.functions)) if wanted(*site)])
+        return self.at([at for at, site in enumerate(zip(self.callees, self.functions)) if wanted(*site)])
 
     def passing(self, keywords: Collection[str]) -> list[PyCall]:
         """The calls that pass any of the keywords, in order."""
-        return self._read(sorted({at for keyword, ats in self.keyword_calls if keyword in keywords for at in ats}))
-
-    def _read(self, positions: Sequence[int]) -> list[PyCall]:
-        return _read_packed(self.packed, positions)
+        return self.at(sorted({at for keyword, ats in self.keyword_calls if keyword in keywords for at in ats}))
 
     def __len__(self) -> int:
         return len(self.callees)
 
-    def __iter__(self) -> Iterator[PyCall]:
-        return iter(self._read(range(len(self.callees))))
-
-    @overload
-    def __getitem__(self, at: int) -> PyCall: ...
-
-    @overload
-    def __getitem__(self, at: slice) -> Sequence[PyCall]: ...
-
-    def __getitem__(self, at: int | slice) -> PyCall | Sequence[PyCall]:
-        if isinstance(at, slice):
-            return self._read(range(len(self.callees))[at])
-        return self._read([range(len(self.callees))[at]])[0]
+    def at(self, positions: Iterable[int]) -> list[PyCall]:
+        return _read_packed(self.packed, positions)
 
 
 def _packed(items: Sequence[object]) -> bytes:
@@ -215,7 +230,7 @@ class PyAssign:
 
 
 @dataclass(frozen=True, slots=True)
-class PyAssigns(Sequence[PyAssign]):
+class PyAssigns(_Packed[PyAssign]):
     """A module's assignments, each kept pickled until read, as its calls are (PyCalls): they were
     three fifths of what loading a module's facts unpickled, where linking reads the few a name
     resolves to. What picks them stays plain: each one's targets and enclosing function, and the
@@ -253,20 +268,6 @@ class PyAssigns(Sequence[PyAssign]):
 
     def __len__(self) -> int:
         return len(self.functions)
-
-    def __iter__(self) -> Iterator[PyAssign]:
-        return iter(self.at(range(len(self.functions))))
-
-    @overload
-    def __getitem__(self, at: int) -> PyAssign: ...
-
-    @overload
-    def __getitem__(self, at: slice) -> Sequence[PyAssign]: ...
-
-    def __getitem__(self, at: int | slice) -> PyAssign | Sequence[PyAssign]:
-        if isinstance(at, slice):
-            return self.at(range(len(self.functions))[at])
-        return self.at([range(len(self.functions))[at]])[0]
 
 
 @dataclass(frozen=True, slots=True)
