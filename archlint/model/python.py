@@ -98,8 +98,8 @@ _Item = TypeVar("_Item")
 
 
 class _Packed(Sequence[_Item]):
-    """A module's records of one kind, each kept pickled until read (`at`): read in full only by
-    iterating or indexing."""
+    """A module's records of one kind, kept pickled until read (`at`), a function's at a time: read
+    in full only by iterating or indexing."""
 
     __slots__ = ()
 
@@ -124,19 +124,20 @@ class _Packed(Sequence[_Item]):
 
 @dataclass(frozen=True, slots=True)
 class PyCalls(_Packed[PyCall]):
-    """A module's calls, each kept pickled until read. A scan holds the facts of thousands of
+    """A module's calls, kept pickled until read. A scan holds the facts of thousands of
     modules and reads few calls of each: those of a function it follows, those a build or a gate
     is spelled with (about 2% of the calls of the modules it reads any of, on FlashInfer
     0.7.2.post1). Unpickled, the calls are two thirds of a module's facts, and unpickling all of
     a module's calls to read a few of them was most of what linking spent reading facts. What
     picks the calls worth reading stays plain: each call's callee and enclosing function, and
-    which calls pass each keyword. The pickles are compressed together at zlib's fastest level
-    (to about an eighth); those of the modules read last stay decompressed."""
+    which calls pass each keyword. The calls are pickled a function at a time (`_packed`), the
+    pickles compressed together at zlib's fastest level (to about an eighth); those of the
+    modules read last stay decompressed."""
 
     callees: tuple[str, ...] = ()  # per call, its `callee`
     functions: tuple[str, ...] = ()  # per call, its `function`
     keyword_calls: tuple[tuple[str, tuple[int, ...]], ...] = ()  # each keyword some call passes -> those calls
-    packed: bytes = b""  # each call pickled on its own; the tuple of pickles pickled and compressed
+    packed: bytes = b""  # `_packed`: the calls of each function pickled together, the pickles compressed
 
     @staticmethod
     def of(calls: Sequence[PyCall]) -> "PyCalls":
@@ -145,7 +146,8 @@ class PyCalls(_Packed[PyCall]):
             for keyword in dict.fromkeys(arg.text for arg in call.expr.args[1:] if arg.kind == "kw"):
                 passing.setdefault(keyword, []).append(at)
         return PyCalls(tuple(call.callee for call in calls), tuple(call.function for call in calls),
-                       tuple((keyword, tuple(ats)) for keyword, ats in sorted(passing.items())), _packed(calls))
+                       tuple((keyword, tuple(ats)) for keyword, ats in sorted(passing.items())),
+                       _packed(calls, [call.function for call in calls]))
 
     @property
     def keywords(self) -> frozenset[str]:
@@ -167,37 +169,44 @@ class PyCalls(_Packed[PyCall]):
         return _read_packed(self.packed, positions)
 
 
-def _packed(items: Sequence[object]) -> bytes:
-    """Each item pickled on its own, the tuple of pickles pickled and compressed."""
+def _packed(items: Sequence[object], functions: Sequence[str]) -> bytes:
+    """The items pickled a function at a time, the pickles compressed together. A function's items
+    share the conditions they run under, which one pickle holds once, and are mostly read
+    together; an item read alone unpickles its function's."""
     if not items:
         return b""
-    return zlib.compress(pickle.dumps(tuple(pickle.dumps(item, protocol=5) for item in items), protocol=5), 1)
+    groups: dict[str, list[int]] = {}
+    for at, function in enumerate(functions):
+        groups.setdefault(function, []).append(at)
+    members = tuple(tuple(group) for group in groups.values())
+    pickles = tuple(pickle.dumps(tuple(items[at] for at in group), protocol=5) for group in members)
+    return zlib.compress(pickle.dumps((members, pickles), protocol=5), 1)
 
 
-def _read_packed(packed: bytes, positions: Iterable[int]) -> list:
-    """The items at these positions, each unpickled once while its module's items stay decompressed."""
+def _read_packed(packed: bytes, positions: Iterable[int], read: dict | None = None) -> list:
+    """The items at these positions, each unpickled once while `read` (by default, the module's
+    items while they stay decompressed) keeps them."""
     if not packed:
         return []
-    pickles, read = _unpacked(packed)
+    members, pickles, group_of, kept = _unpacked(packed)
+    read = kept if read is None else read
     found = []
     for at in positions:
         item = read.get(at)
         if item is None:
-            item = read[at] = pickle.loads(pickles[at])
+            group = group_of[at]
+            for position, value in zip(members[group], pickle.loads(pickles[group])):
+                read.setdefault(position, value)
+            item = read[at]
         found.append(item)
     return found
 
 
-@lru_cache(maxsize=8)
-def _unpacked(packed: bytes) -> tuple[tuple[bytes, ...], dict[int, object]]:
-    return pickle.loads(zlib.decompress(packed)), {}
-
-
-# a module's assignments are asked for a few at a time, over and over as names resolve to them:
-# the pickles of more modules stay decompressed than of calls, which are read a function at a time
+# a module's assignments are asked for a few at a time, over and over as names resolve to them
 @lru_cache(maxsize=16)
-def _assign_pickles(packed: bytes) -> tuple[bytes, ...]:
-    return pickle.loads(zlib.decompress(packed))
+def _unpacked(packed: bytes) -> tuple[tuple[tuple[int, ...], ...], tuple[bytes, ...], dict[int, int], dict[int, object]]:
+    members, pickles = pickle.loads(zlib.decompress(packed))
+    return members, pickles, {at: group for group, positions in enumerate(members) for at in positions}, {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +240,7 @@ class PyAssign:
 
 @dataclass(frozen=True, slots=True)
 class PyAssigns(_Packed[PyAssign]):
-    """A module's assignments, each kept pickled until read, as its calls are (PyCalls): they were
+    """A module's assignments, kept pickled until read as its calls are (PyCalls): they were
     three fifths of what loading a module's facts unpickled, where linking reads the few a name
     resolves to. What picks them stays plain: each one's targets and enclosing function, and the
     dotted names its value reads (what the capability conditions' reach follows: gates.conditions)."""
@@ -250,21 +259,14 @@ class PyAssigns(_Packed[PyAssign]):
     @staticmethod
     def of(assigns: Sequence[PyAssign], reads: Callable[[PyExpr], tuple[str, ...]]) -> "PyAssigns":
         return PyAssigns(tuple(a.targets for a in assigns), tuple(a.function for a in assigns),
-                         tuple(reads(a.value) for a in assigns), _packed(assigns))
+                         tuple(reads(a.value) for a in assigns), _packed(assigns, [a.function for a in assigns]))
 
     def having(self, wanted: Callable[[tuple[str, ...], str], bool]) -> list[PyAssign]:
         """The assignments whose (targets, function) `wanted` accepts; only those are unpickled."""
         return self.at([at for at, site in enumerate(zip(self.targets, self.functions)) if wanted(*site)])
 
     def at(self, positions: Iterable[int]) -> list[PyAssign]:
-        wanted = list(positions)
-        read = self._read
-        missing = [at for at in wanted if at not in read]
-        if missing:
-            pickles = _assign_pickles(self.packed)
-            for at in missing:
-                read[at] = pickle.loads(pickles[at])
-        return [read[at] for at in wanted]
+        return _read_packed(self.packed, positions, self._read)
 
     def __len__(self) -> int:
         return len(self.functions)
