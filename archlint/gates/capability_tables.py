@@ -12,9 +12,11 @@ def table_function(index, tables: tuple[str, ...], name: str) -> tuple[str, str]
     """(module, name) of the function a module-level dict literal named in `tables` maps `name` to
     (`_PLATFORM_PROBES = {"is_sm100": "is_sm100_supported", ...}`): a module-level def or binding of
     that name, in a module the table's module imports when several modules define one."""
+    def wanted(targets: tuple[str, ...], function: str) -> bool:
+        return not function and not set(targets).isdisjoint(tables)
+
     for module in index.spelling(set(tables)):
         facts = index.modules.get(module)
-        wanted = (lambda targets, function: not function and not set(targets).isdisjoint(tables))
         for assign in facts.assigns.having(wanted) if facts is not None else ():
             if assign.value.kind != "dict":
                 continue

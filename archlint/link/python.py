@@ -100,12 +100,18 @@ class PyIndex(ModuleStore):
         facts = self._module(module)
         if facts is None:
             return
-        calls, lasts = facts.calls, self._last_names(module, facts)
-        for at in sorted(at for name in names for at in _positions(lasts, name)):
-            callee, function = calls.callees[at], calls.functions[at]
-            target = self.function_of(module, callee, function)
+        lasts = self._last_names(module, facts)
+        for function, target in self._targets(module, facts, sorted(at for name in names for at in _positions(lasts, name))):
+            yield self.qualify(module, function), target
+
+    def _targets(self, module: str, facts: PythonFacts, positions: list[int]) -> Iterator[tuple[str, str]]:
+        """(enclosing function, scanned function named) for the module's calls at these positions."""
+        calls = facts.calls
+        for at in positions:
+            function = calls.functions[at]
+            target = self.function_of(module, calls.callees[at], function)
             if target is not None:
-                yield self.qualify(module, function), target
+                yield function, target
 
     def _last_names(self, module: str, facts: PythonFacts) -> tuple[str, ...]:
         """The last name of each call's callee text (a tuple: a table by name held 30 MB more on
@@ -127,12 +133,8 @@ class PyIndex(ModuleStore):
         facts = self._module(module)
         if facts is None:
             return
-        calls = facts.calls
-        for callee, caller in zip(calls.callees, calls.functions):
-            if caller == function:
-                target = self.function_of(module, callee, function)
-                if target is not None:
-                    yield target
+        for _, target in self._targets(module, facts, list(_positions(facts.calls.functions, function))):
+            yield target
 
     def callees(self, qualname: str) -> tuple[str, ...]:
         found = self._callees.get(qualname)

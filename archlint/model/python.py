@@ -202,7 +202,8 @@ def _read_packed(packed: bytes, positions: Iterable[int], read: dict | None = No
     return found
 
 
-# a module's assignments are asked for a few at a time, over and over as names resolve to them
+# (members, pickles, position -> its group, the items unpickled) of the modules read last: a
+# module's assignments are asked for a few at a time, over and over as names resolve to them
 @lru_cache(maxsize=16)
 def _unpacked(packed: bytes) -> tuple[tuple[tuple[int, ...], ...], tuple[bytes, ...], dict[int, int], dict[int, object]]:
     members, pickles = pickle.loads(zlib.decompress(packed))
