@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, field, replace
 
 from archlint.checks.context import Context
@@ -13,6 +13,7 @@ from archlint.discover import discover
 from archlint.engine.cxx_tiles import linked_cxx_tiles
 from archlint.engine.collector import collector_paused
 from archlint.engine.freefiles import free_files, worth_reading
+from archlint.engine.pyanswers import PyRecord, Recorder, find_gates, link_gates, link_sources
 from archlint.engine.pysource import PythonFiles
 from archlint.engine.steps import (
     SCAN_STAGES,
@@ -32,13 +33,9 @@ from archlint.extract.files import Workers, extract_all, extract_generated, extr
 from archlint.extract.python.markers import markers
 from archlint.gates.build_lists import cmake_gates, generated_units
 from archlint.link.generators import named_scripts
-from archlint.gates.conditions import load_condition_modules
-from archlint.gates.detect import find_gates
 from archlint.gates.host import host_gates
-from archlint.gates.ops import OpCallFinder, op_linked, python_op_namespaces, through_ops
-from archlint.gates.tactics import link_tile_lists
-from archlint.gates.units import guarded_units
-from archlint.gates.variants import passed_macros, variant_macros, with_absent_variant_macros
+from archlint.gates.ops import op_linked, through_ops
+from archlint.gates.variants import with_absent_variant_macros
 from archlint.judge.view import Judging
 from archlint.knowledge.arch import parse_toolkit
 from archlint.knowledge.host import load_host
@@ -48,7 +45,6 @@ from archlint.lang.cpp.lexical import whole_words
 from archlint.link.binary import ExtensionIndex
 from archlint.link.cuda import CudaIndex, build_index, include_closure
 from archlint.link.python import PACKAGE_IMPORTS, PyIndex
-from archlint.link.python import link as link_python_index
 from archlint.link.templates import fill_holes
 from archlint.model.binary import BinaryFacts
 from archlint.model.cuda import CudaFacts
@@ -79,6 +75,7 @@ class Linked:
     host_names: frozenset[str] = frozenset()  # the names the host checks' reach looked up (gates.host)
     host_first: frozenset[str] = frozenset()  # the host files read in full first (_host_files)
     host_words: tuple[str, ...] = ()  # the words that chose them
+    pylink: PyRecord | None = None  # what each answer of the Python link read (engine.relink)
 
 
 def link(options: ScanOptions, eager: bool = True) -> Linked:
@@ -120,53 +117,54 @@ class PythonSide:
     ops: dict[str, tuple] = field(default_factory=dict)
     # the build's own lists (model.gates.WHOLE_BUILD_KIND): never judged, the last link of an op's chain
     wholes: tuple[tuple[Gate, GuardedUnits], ...] = ()
+    record: PyRecord | None = None  # what each answer of the link read (engine.relink), where a state is stored
+    # engine.relink's: `facts` holds the changed Python files' alone, the rest stand as stored
+    relinked: bool = False
+    fresh: frozenset[str] | None = None  # engine.relink's: the ids of the gates whose answers it computed again
 
 
 def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, workers: Workers,
                 keep_python: bool = False, cuda_next: bool = False) -> PythonSide:
     """Every file's bytes, full facts for those the byte prefilter picks and those whose conditions
     can read the capability, then whatever linking asks for; the rest are outlined (diagnostics and
-    suppressions). `cuda_next`: a full scan's, whose includes stage outlines the CUDA files next."""
+    suppressions). `cuda_next`: a full scan's, whose includes stage outlines the CUDA files next.
+    Where a scan state is stored, what each answer of the link read is recorded with it (engine.relink)."""
     root = discovery.root
-    with stage("facts") as touched:
-        facts = _extract([f for f in discovery.files if f.language == "template"], options, cache, workers)
-        # headers only, a few reads per translation unit: not worth a cache entry
-        facts += [extract_binary(f) for f in discovery.files if f.language == "binary"]
-        binaries = tuple(f.binary for f in facts if f.binary is not None)
-        python = PythonFiles([f for f in discovery.files if f.language == "python"], options.max_file_bytes,
-                             lambda todo, outline: _extract(todo, options, cache, workers, directives=outline),
-                             None if eager else markers(load_idioms()), PACKAGE_IMPORTS, workers)
-        pyindex = _python_index(python, root, discovery, eager)
-        touched.files = len(facts) + len(python.full)
-    workers.close()  # they hold what the largest kernels of the prefilter took
-    ahead = cuda_next and not eager and not keep_python
-    with _outlined_meanwhile(discovery, options, cache, workers) if ahead else nullcontext(), stage("pylink") as touched:
-        before = len(python.full)
-        gates = _python_gates(pyindex, options.toolkit)
-        facts = fill_holes(pyindex, facts)
-        # a capability test with no kernel build behind it has nothing to judge
-        extensions = ExtensionIndex.of(binaries, {f.path for f in discovery.files}, [root])
-        gated, ops = [], {}
-        finder = OpCallFinder(pyindex) if pyindex is not None else None
-        for gate in gates:
-            assert pyindex is not None and finder is not None  # gates come from it
-            units, reached = guarded_units(pyindex, gate, extensions), finder.reached(gate)
-            if units.sources or units.unresolved or units.extensions or reached:
-                gated.append((gate, units))
-                ops[gate.id] = (reached, python_op_namespaces(pyindex, reached) if reached else frozenset())
-        variants = variant_macros(pyindex, gates) if pyindex is not None else frozenset()
-        tile_lists = link_tile_lists(pyindex, gates)
-        passed = passed_macros(pyindex) if pyindex is not None else frozenset()
-        cmake = _extract([f for f in discovery.files if f.language == "cmake"], options, cache, workers)
-        cmake_files = {f.file.path: f.cmake for f in cmake if f.cmake is not None}
-        scripts = (named_scripts(cmake_files, (f.path for f in discovery.files if f.language == "python"))
-                   if cmake_files else ())
-        built, wholes = cmake_gates(cmake_files, tuple(f.path for f in discovery.files),
-                                    parse_toolkit(options.toolkit) if options.toolkit else None,
-                                    scan_targets(options), scripts)
-        gated += built
-        facts = facts + cmake + _generated(generated_units(built, scripts), discovery, options)
-        touched.files = len(python.full) - before
+    recording = cache is not None and not eager
+    with ExitStack() as scope:
+        with stage("facts") as touched:
+            facts = _extract([f for f in discovery.files if f.language == "template"], options, cache, workers)
+            # headers only, a few reads per translation unit: not worth a cache entry
+            facts += [extract_binary(f) for f in discovery.files if f.language == "binary"]
+            binaries = tuple(f.binary for f in facts if f.binary is not None)
+            python = PythonFiles([f for f in discovery.files if f.language == "python"], options.max_file_bytes,
+                                 lambda todo, outline: _extract(todo, options, cache, workers, directives=outline),
+                                 None if eager else markers(load_idioms()), PACKAGE_IMPORTS, workers)
+            pyindex = _python_index(python, root, discovery, eager)
+            recorder = Recorder(pyindex) if pyindex is not None else None
+            if pyindex is not None and recording:
+                scope.enter_context(pyindex.reads.recording())
+            sources = link_sources(pyindex, recorder, conditions=not eager) if pyindex is not None and recorder else ()
+            touched.files = len(facts) + len(python.full)
+        workers.close()  # they hold what the largest kernels of the prefilter took
+        ahead = cuda_next and not eager and not keep_python
+        with _outlined_meanwhile(discovery, options, cache, workers) if ahead else nullcontext(), stage("pylink") as touched:
+            before = len(python.full)
+            gated: list[tuple[Gate, GuardedUnits]] = []
+            ops: dict[str, tuple] = {}
+            linked = None
+            if pyindex is not None and recorder is not None:
+                found = find_gates(pyindex, parse_toolkit(options.toolkit) if options.toolkit else None, recorder)
+                with recorder.whole_tree():
+                    facts = fill_holes(pyindex, facts)
+                # a capability test with no kernel build behind it has nothing to judge
+                extensions = ExtensionIndex.of(binaries, {f.path for f in discovery.files}, [root])
+                linked = link_gates(pyindex, found, extensions, recorder, python.tables() if recording else None, sources)
+                gated, ops = gated_of(linked.answers)
+            built, wholes, more = _cmake_side(discovery, options, cache, workers)
+            gated += built
+            facts = facts + more
+            touched.files = len(python.full) - before
     generated = generated_files(pyindex)
     with stage("outline", len(python.modules) - len(python.full)):
         python.release()
@@ -176,9 +174,34 @@ def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, 
             pyindex, read = None, [_reported_only(f) for f in read]
         facts = facts + read
     workers.close()
-    sources = tuple(sorted({s for _, units in gated for s in units.sources}))
+    sources_named = tuple(sorted({s for _, units in gated for s in units.sources}))
+    variants, passed = (linked.variants, linked.passed) if linked else (frozenset[str](), frozenset[str]())
     judged = with_absent_variant_macros(gated, variants, passed)
-    return PythonSide(facts, judged, sources, tile_lists, generated, pyindex, binaries, ops, tuple(wholes))
+    return PythonSide(facts, judged, sources_named, linked.tile_lists if linked else (), generated, pyindex, binaries, ops,
+                      tuple(wholes), linked.record if linked else None)
+
+
+def gated_of(answers) -> tuple[list[tuple[Gate, GuardedUnits]], dict[str, tuple]]:
+    """The gates that guard something to judge, with their units, and each one's op calls."""
+    gated, ops = [], {}
+    for answer in answers:
+        if answer.gated:
+            gated.append((answer.gate, answer.units))
+            ops[answer.gate.id] = (answer.reached, answer.namespaces)
+    return gated, ops
+
+
+def _cmake_side(discovery: Discovery, options: ScanOptions, cache, workers: Workers) -> tuple[list, list, list[FileFacts]]:
+    """The build lists' gates, the build's own lists, and the CMake files' facts with the units their
+    generator scripts write."""
+    cmake = _extract([f for f in discovery.files if f.language == "cmake"], options, cache, workers)
+    cmake_files = {f.file.path: f.cmake for f in cmake if f.cmake is not None}
+    scripts = (named_scripts(cmake_files, (f.path for f in discovery.files if f.language == "python"))
+               if cmake_files else ())
+    built, wholes = cmake_gates(cmake_files, tuple(f.path for f in discovery.files),
+                                parse_toolkit(options.toolkit) if options.toolkit else None,
+                                scan_targets(options), scripts)
+    return list(built), list(wholes), cmake + _generated(generated_units(built, scripts), discovery, options)
 
 
 # CUDA files per batch outlined during the link: few, so a batch of the link's own finds the worker free soon
@@ -298,7 +321,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     ctx = with_tactic_sizes(options, root, ctx)
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, side.binaries,
-                  sources if gated else None, op_linked(index, side.ops), host.asked, chosen, words)
+                  sources if gated else None, op_linked(index, side.ops), host.asked, chosen, words, side.record)
 
 
 def _host_files(marked: list[SourceFile], cuda_files: list[SourceFile], outlined: CudaIndex,
@@ -379,7 +402,7 @@ def _generated(units: dict[str, str], discovery: Discovery, options: ScanOptions
 
 def _python_index(python: PythonFiles, root: str, discovery: Discovery, eager: bool) -> PyIndex | None:
     """The Python index with what linking starts from read: every module (eager), or those the byte
-    prefilter picks and those whose conditions can read the compute capability."""
+    prefilter picks (those whose conditions can read the compute capability come next: pyanswers.link_sources)."""
     if not python.modules:
         return None
     pyindex = PyIndex(python.modules, [root], {f.path for f in discovery.files}, python)
@@ -387,12 +410,4 @@ def _python_index(python: PythonFiles, root: str, discovery: Discovery, eager: b
         pyindex.load_all()
     else:
         pyindex.load_paths(python.marked)
-        load_condition_modules(pyindex)
-    return link_python_index(pyindex)
-
-
-def _python_gates(pyindex: PyIndex | None, toolkit: str) -> tuple[Gate, ...]:
-    if pyindex is None:
-        return ()
-    found = find_gates(pyindex, parse_toolkit(toolkit) if toolkit else None)
-    return tuple(sorted(found, key=lambda g: (g.path, g.line, g.col)))
+    return pyindex

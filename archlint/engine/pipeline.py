@@ -14,7 +14,7 @@ from archlint.engine.collector import collector_paused
 from archlint.engine.roots import analysed
 from archlint.engine.store import ScanState, ScanStore, StoredReport
 from archlint.engine.timing import SCAN_STAGES, hint, plan, stage
-from archlint.postprocess.paths import rebase
+from archlint.postprocess.paths import gate_paths, rebase
 from archlint.model.scan import ScanOptions, ScanResult
 
 # A scan whose stored result stands (nothing changed) loads none of the re-scans, the judging or
@@ -137,6 +137,7 @@ def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[Sca
         host_names=linked.host_names,
         host_first=linked.host_first,
         host_words=linked.host_words,
+        pylink=linked.pylink,
     )
     return assemble_result(linked.root, len(discovery.files), ctx, gate_findings, state), state
 
@@ -147,7 +148,9 @@ def _only_reported(result: ScanResult, report_paths: tuple[str, ...]) -> ScanRes
         return result
     wanted = set(report_paths)
     findings = tuple(f for f in result.findings if f.location.path in wanted or any(e.location.path in wanted for e in f.evidence))
-    return replace(result, findings=findings)
+    # the gates the report shows (postprocess.apply): those whose verdicts rest on a named file
+    # (rebasing every gate of a large tree for a hook's few took half a second)
+    return replace(result, findings=findings, gates=tuple(g for g in result.gates if not wanted.isdisjoint(gate_paths(g))))
 
 
 def _written_units(linked) -> dict:

@@ -29,12 +29,12 @@ from archlint.link.cuda import include_closure
 from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import plan, stage, stage_progress
 from archlint.extract.files import Workers
-from archlint.gates.ops import op_linked, through_ops
+from archlint.gates.ops import called_ops, op_linked, through_ops
 from archlint.judge.view import Judging
 from archlint.knowledge.kb import load_kb
 from archlint.link.templates import read_templates
 from archlint.model.files import Discovery
-from archlint.model.gates import HOST_KIND
+from archlint.model.gates import HOST_KIND, GuardedUnits
 from archlint.model.scan import ScanOptions, ScanResult
 
 PYRESCAN_STAGES = ("discover", "facts", "pylink", "outline", "verdicts", "checks")  # numbered on the progress line
@@ -45,6 +45,7 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
     """(result, state) of the scan from `previous` (a stored state of this scan's very targets and
     the files it saw) when only Python files changed, or None when a full scan is needed."""
     from archlint.engine.linking import python_side_apart  # deferred: as engine.pipeline's full scan
+    from archlint.engine.relink import relinked_side  # deferred: as above
 
     digests, state = previous
     changed = store.changed_files(digests, discovery.files)
@@ -56,8 +57,10 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         return None  # a state of more targets: its results would need narrowing and more
     plan(PYRESCAN_STAGES)
     with Workers(options.jobs) as workers:
-        side = python_side_apart(options, discovery, cache, False, workers)
-    if (side.generated != state.generated or read_templates(side.facts) != state.templates
+        side = relinked_side(options, discovery, cache, state, changed, digests, workers)
+        if side is None:
+            side = python_side_apart(options, discovery, cache, False, workers)
+    if (side.generated != state.generated or (not side.relinked and read_templates(side.facts) != state.templates)
             or side.tile_lists != tuple(t for t in state.tile_lists if not t.fact.kind)
             or bool(side.judged) != (state.free_sources is not None)):
         return None
@@ -70,7 +73,8 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
     index = lazy_index(links, facts, LazyFunctions(facts, links))
     judging = Judging(index, load_kb())
     # the units custom-op calls reach, linked through the stored CUDA side as a full scan links them
-    gated = through_ops(list(side.judged), side.ops, index, [(m.gate, m.units) for m, _ in host], side.wholes)
+    gated = through_ops(list(side.judged), side.ops, index, [(m.gate, m.units) for m, _ in host], side.wholes,
+                        _linked_before(side, state))
     stored: dict[tuple[str, int, int], list[tuple[GateMemo, GateResult]]] = {}
     for memo, result in zip(state.memos, state.results):
         if memo.gate.kind != HOST_KIND:
@@ -121,7 +125,9 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
                                                                        tile_lists))
         gate_findings = run_checks(ctx, file_rules=False)
         rechecked = findings_by_file(run_checks(ctx, file_rules=True))
-    python = {f.path for f in discovery.files if f.language in ("python", "template", "binary", "cmake")}  # python_side reads them
+    # python_side reads them (engine.relink the changed Python files alone)
+    python = ({f.file.path for f in side.facts} if side.relinked
+              else {f.path for f in discovery.files if f.language in ("python", "template", "binary", "cmake")})
     new_state = replace(
         state,
         links=links,
@@ -134,9 +140,29 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         tile_lists=tile_lists,
         binaries=side.binaries,
         free_sources=sources,
-        host_linked=op_linked(index, side.ops),
+        host_linked=state.host_linked if _same_op_calls(side, state) else op_linked(index, side.ops),
+        pylink=side.record,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
+
+
+def _linked_before(side, state: ScanState) -> dict[str, GuardedUnits | None] | None:
+    """What linking their op calls gave the gates whose answers engine.relink kept (their units and
+    op calls are the stored link's): the stored memo's units, or None where it dropped the gate."""
+    if side.fresh is None:
+        return None
+    before = {memo.gate.id: memo.units for memo in state.memos if memo.gate.kind != HOST_KIND}
+    return {gate.id: before.get(gate.id) for gate, _ in side.judged
+            if gate.id not in side.fresh and side.ops.get(gate.id, ((), None))[0]}
+
+
+def _same_op_calls(side, state: ScanState) -> bool:
+    """Whether the gates' op calls name the ops the stored link's did (the CUDA side registering
+    them being the stored one, whether one is registered stands)."""
+    if not side.relinked or state.pylink is None:
+        return False
+    before = {answer.gate.id: (answer.reached, answer.namespaces) for answer in state.pylink.answers if answer.gated}
+    return called_ops(before) == called_ops(side.ops)
 
 
 def _place(memo: GateMemo) -> tuple[str, int, int]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from bisect import bisect_left
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Callable
@@ -65,6 +66,29 @@ class PythonFiles:
         for phrase_holders, more in zip(self._phrases.values(), part.phrases):
             phrase_holders += more
 
+    def tables(self) -> NameTables:
+        """The name tables, to be stored (engine.relink reads the tree again without its bytes)."""
+        assert not self._released
+        return NameTables(tuple(self._paths), tuple(self.modules), tuple(self.marked), _packed(self._names),
+                          _packed(self._members), tuple((phrase, tuple(holders)) for phrase, holders in self._phrases.items()),
+                          tuple(self._readable), tuple(self._wide))
+
+    @classmethod
+    def from_tables(cls, files: Sequence[SourceFile], tables: NameTables, max_bytes: int, extract: Extract) -> PythonFiles:
+        """The files as `tables` saw them (their paths in that order), without reading any bytes."""
+        self = cls.__new__(cls)
+        self._files = {file.path: file for file in files}
+        self._paths = list(tables.paths)
+        self._max_bytes = max_bytes
+        self._extract = extract
+        self.full = {}
+        self.modules, self.marked = list(tables.modules), list(tables.marked)
+        self._names, self._members = dict(_unpacked(tables.names)), dict(_unpacked(tables.members))
+        self._readable, self._wide = list(tables.readable), list(tables.wide)
+        self._phrases = {phrase: list(holders) for phrase, holders in tables.phrases}
+        self._released = False
+        return self
+
     # ---------------------------------------------------------------- link.modules.ModuleReader
 
     def read(self, paths: Sequence[str]) -> Mapping[str, PythonFacts | None]:
@@ -112,6 +136,44 @@ class PythonFiles:
     def _bytes(self, index: int) -> bytes:
         data, _ = read_bytes(self._files[self._paths[index]], self._max_bytes)
         return _as_read(data or b"")
+
+
+@dataclass(frozen=True)
+class NameTables:
+    """PythonFiles' tables of a tree: which file spells which names, by position in `paths`."""
+
+    paths: tuple[str, ...]
+    modules: tuple[str, ...]
+    marked: tuple[str, ...]
+    names: _Packed
+    members: _Packed
+    phrases: tuple[tuple[bytes, tuple[int, ...]], ...]
+    readable: tuple[int, ...]
+    wide: tuple[int, ...]
+
+    def spelled_by(self, path: str) -> tuple:
+        """What the tables say of one file: the names and members it spells, the phrases it holds,
+        and whether it is a module, marked, and holds other letters."""
+        at = self.paths.index(path)
+        return (frozenset(name for name, holders in _unpacked(self.names) if _holds_position(holders, at)),
+                frozenset(name for name, holders in _unpacked(self.members) if _holds_position(holders, at)),
+                frozenset(phrase for phrase, holders in self.phrases if at in holders),
+                path in self.modules, path in self.marked, at in self.wide)
+
+
+def _holds_position(holders: array[int], at: int) -> bool:
+    found = bisect_left(holders, at)
+    return found < len(holders) and holders[found] == at
+
+
+def spelling_of(file: SourceFile, max_bytes: int, prefilter: Markers | None, phrases: tuple[bytes, ...]) -> tuple:
+    """What NameTables.spelled_by says of a file, read from its bytes now."""
+    read = _read([file], 0, max_bytes, prefilter, phrases)
+    if not read.readable:
+        return frozenset(), frozenset(), frozenset(), False, False, False
+    return (frozenset(name for name, _ in _unpacked(read.names)), frozenset(name for name, _ in _unpacked(read.members)),
+            frozenset(phrase for phrase, holders in zip(phrases, read.phrases) if holders), True, bool(read.marked),
+            bool(read.wide))
 
 
 # a name -> file positions table sent between processes as three flat values, which pickle as

@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # a stored result loads without the judging and linking modul
     # state imports what it holds
     from archlint.checks.context import GateResult
     from archlint.engine.linkstore import StoredLinks
+    from archlint.engine.pyanswers import PyRecord
 
 FOLDER = "scans"  # inside the facts cache folder: pruned and cleared with it
 
@@ -75,6 +76,7 @@ class ScanState:
     host_names: frozenset[str] = frozenset()  # the names the host checks' reach looked up (gates.host)
     host_first: frozenset[str] = frozenset()  # the host files a cold scan read in full first (engine.linking)
     host_words: tuple[str, ...] = ()  # the words that chose them
+    pylink: PyRecord | None = None  # what each answer of the Python link read (engine.relink)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from archlint.knowledge.idioms import Idioms
 from archlint.lang.python.expr import int_values, walk
 from archlint.lang.python.unparse import unparse
 from archlint.model.findings import Evidence, EvidenceKind, Location
-from archlint.model.gates import Gate
+from archlint.model.gates import Gate, ProjectBuild
 from archlint.model.python import PyExpr, ResolvedSource, SourceRef, Span, Test, VersionedFlag
 
 
@@ -39,22 +39,50 @@ def _gate(kind: str, text: str, path: str, span: Span, function: str, admits: It
 
 def find_gates(index, toolkit: tuple[int, ...] | None = None) -> tuple[Gate, ...]:
     """`toolkit`: the CUDA toolkit the project's flag code is read for (default: the newest known)."""
-    ccs = known_ccs()
+    context = gate_context(index, toolkit)
+    found = [gate for module, facts in sorted(index.loaded()) for gate in module_gates(index, context, module, facts)]
+    return finished_gates(found, arch_macros(index), context.builds)
+
+
+@dataclass(frozen=True)
+class GateContext:
+    """What every module's gates are read with: the capabilities, the toolkit and how the project's
+    flag code builds each capability."""
+
+    ccs: tuple[int, ...]
+    toolkit: tuple[int, ...]
+    builds: tuple[ProjectBuild, ...]
+
+    @property
+    def suffixes(self) -> dict[int, str]:
+        return {build.cc: build.suffix for build in self.builds}
+
+
+def gate_context(index, toolkit: tuple[int, ...] | None = None) -> GateContext:
+    ccs, toolkit = known_ccs(), toolkit or newest_toolkit()
+    return GateContext(ccs, toolkit, project_builds(index, ccs, toolkit))
+
+
+def module_gates(index, context: GateContext, module: str, facts) -> list[Gate]:
+    """One module's gates. Its evaluators are its own: what a module's gates are depends on what
+    its walk reads, never on which modules were walked before (engine.relink walks one again)."""
+    ccs = context.ccs
     evaluator = Evaluator(index, ccs)
     # build scripts' own branches, read for the toolkit and an environment left at its defaults
-    build_evaluator = Evaluator(index, ccs, toolkit or newest_toolkit(), env_defaults=True)
-    builds = project_builds(index, ccs, toolkit or newest_toolkit())
-    suffixes = {build.cc: build.suffix for build in builds}
+    build_evaluator = Evaluator(index, ccs, context.toolkit, env_defaults=True)
     found: list[Gate] = []
-    for module, facts in sorted(index.loaded()):
-        found.extend(_flag_gates(index, evaluator, module, facts, ccs, suffixes))
-        found.extend(_decorator_gates(index, evaluator, module, facts, ccs))
-        found.extend(_test_gates(index, evaluator, module, facts, ccs))
-        found.extend(_method_gates(index, evaluator, module, facts, ccs))
-        spec_gates, folded = _flag_list_gates(index, evaluator, module, facts, ccs)
-        found.extend(spec_gates)
-        found.extend(_build_flag_gates(index, module, facts, ccs, folded, build_evaluator))
-    macros = arch_macros(index)
+    found.extend(_flag_gates(index, evaluator, module, facts, ccs, context.suffixes))
+    found.extend(_decorator_gates(index, evaluator, module, facts, ccs))
+    found.extend(_test_gates(index, evaluator, module, facts, ccs))
+    found.extend(_method_gates(index, evaluator, module, facts, ccs))
+    spec_gates, folded = _flag_list_gates(index, evaluator, module, facts, ccs)
+    found.extend(spec_gates)
+    found.extend(_build_flag_gates(index, module, facts, ccs, folded, build_evaluator))
+    return found
+
+
+def finished_gates(found: list[Gate], macros: tuple[str, ...], builds: tuple[ProjectBuild, ...]) -> tuple[Gate, ...]:
+    """The modules' gates told the project's arch macros and builds, in place order."""
     if macros or builds:
         found = [replace(gate, arch_macros=macros, project_builds=builds) for gate in found]
     return tuple(sorted(found, key=lambda gate: (gate.path, gate.line, gate.col, gate.kind)))

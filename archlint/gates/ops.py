@@ -5,7 +5,7 @@ that define those; the units join the gate's guarded units."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from archlint.gates.host import Reach
@@ -31,7 +31,9 @@ class OpCallFinder:
         self._module_paths = {module: path for path, module in pyindex.module_of_path.items()}
         # the top-level packages of the scan: a module under one is Python, not a compiled extension
         self._roots = frozenset(module.partition(".")[0] for module in pyindex.module_of_path.values())
-        self._calls: dict[tuple[str, str], list[OpCall]] = {}
+        # (module, function) -> its op calls and the records reading them read (counted again for
+        # each gate that reaches the function: link.reads)
+        self._calls: dict[tuple[str, str], tuple[list[OpCall], set[int]]] = {}
 
     def reached(self, gate: Gate) -> Reached:
         pyindex = self.pyindex
@@ -61,11 +63,15 @@ class OpCallFinder:
         """Asked per function, not per module: every `torch.*` call could be an extension's, so a
         module's whole list holds most of its calls, where the gates reach a few functions."""
         key = (module, local)
+        log = self.pyindex.reads
         if key not in self._calls:
             modules = self.pyindex.modules
-            self._calls[key] = op_calls(facts, lambda name: name not in modules and name.partition(".")[0] not in self._roots,
-                                        local)
-        return self._calls[key]
+            with log.answer() as reads:
+                calls = op_calls(facts, lambda name: name not in modules and name.partition(".")[0] not in self._roots, local)
+            self._calls[key] = calls, reads
+        calls, reads = self._calls[key]
+        log.again(reads)
+        return calls
 
 
 def python_op_namespaces(pyindex: PyIndex, reached: Reached) -> frozenset[str]:
@@ -117,10 +123,15 @@ def blocks_by_unit(gated: Iterable[tuple[Gate, GuardedUnits]]) -> BlocksByUnit:
     return found
 
 
+def called_ops(ops: dict) -> frozenset[str]:
+    """The ops the gates' op calls name (`ops` as through_ops takes it)."""
+    return frozenset(call.op for reached, _ in ops.values() for call, _ in reached)
+
+
 def op_linked(index: CudaIndex, ops: dict) -> bool:
     """Whether some gate's op calls name an op a file of the scan registers: only then can the CUDA
     side (the registrations, the definitions they lead to) add units to a Python gate."""
-    calls = {call.op for reached, _ in ops.values() for call, _ in reached}
+    calls = called_ops(ops)
     if not calls:
         return False
     return any(registration.op in calls for facts in index.files.values() if facts.host is not None
@@ -129,14 +140,24 @@ def op_linked(index: CudaIndex, ops: dict) -> bool:
 
 def through_ops(gated: list[tuple[Gate, GuardedUnits]], ops: dict, index: CudaIndex,
                 host: list[tuple[Gate, GuardedUnits]],
-                wholes: tuple[tuple[Gate, GuardedUnits], ...] = ()) -> list[tuple[Gate, GuardedUnits]]:
+                wholes: tuple[tuple[Gate, GuardedUnits], ...] = (),
+                linked: Mapping[str, GuardedUnits | None] | None = None) -> list[tuple[Gate, GuardedUnits]]:
     """Each gate with the units its custom-op calls reach (`ops`: gate id -> the calls and the op
     namespaces Python defines); a gate left with nothing to judge is dropped. `wholes`: the build's
-    own lists, which link a unit no arch-specific list compiles."""
-    linker = OpLinker.of(index) if any(reached for reached, _ in ops.values()) else None
+    own lists, which link a unit no arch-specific list compiles. `linked`: gate id -> what linking
+    gave it before (None: dropped), for gates whose units and op calls are what they were then (a
+    re-scan's: the tables linking reads span every CUDA file)."""
+    linked = linked or {}
+    linker = (OpLinker.of(index) if any(reached for gate_id, (reached, _) in ops.items() if gate_id not in linked)
+              else None)
     blocks = blocks_by_unit([*gated, *wholes])
     out = []
     for gate, units in gated:
+        if gate.id in linked:
+            before = linked[gate.id]
+            if before is not None:
+                out.append((gate, before))
+            continue
         reached, namespaces = ops.get(gate.id, ((), frozenset()))
         if reached and linker is not None:
             units = with_op_units(units, reached, linker, host, namespaces, blocks)

@@ -10,6 +10,7 @@ generator's arch (rules/kb/cutlass.toml, `[[launcher]]`). The evidence chain is 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import replace
 
 from archlint.gates.units import module_path
@@ -27,23 +28,40 @@ def link_tile_lists(pyindex: PyIndex | None, gates: tuple[Gate, ...],
                     knowledge: CutlassKnowledge | None = None) -> tuple[LinkedTileList, ...]:
     if pyindex is None:
         return ()
-    knowledge = knowledge or load_cutlass()
-    lists = {f"{module}.{fact.function}": (module, fact) for module, facts in pyindex.loaded() for fact in facts.tactics}
+    lists = tile_list_facts(pyindex)
+    return ordered_tile_lists(linked for gate in gates for linked in gate_tile_lists(pyindex, gate, lists, knowledge))
+
+
+TileLists = dict[str, tuple[str, TileListFact]]  # generator function's full qualname -> (module, its tile list)
+
+
+def tile_list_facts(pyindex: PyIndex) -> TileLists:
+    """The tile lists of the modules read so far, by the generator function holding each."""
+    return {f"{module}.{fact.function}": (module, fact) for module, facts in pyindex.loaded() for fact in facts.tactics}
+
+
+def gate_tile_lists(pyindex: PyIndex, gate: Gate, lists: TileLists,
+                    knowledge: CutlassKnowledge | None = None) -> tuple[LinkedTileList, ...]:
+    """The tile lists of the generators the gate's guarded functions call."""
     if not lists:
         return ()
+    knowledge = knowledge or load_cutlass()
     linked = []
-    for gate in gates:
-        for qualname, chain in _reached(pyindex, gate, set(lists)).items():
-            module, fact = lists[qualname]
-            launcher = _launcher(pyindex, module, fact, knowledge)
-            if fact.arch is None and launcher is not None and len(launcher.archs) == 1:
-                fact = replace(fact, arch=launcher.archs[0])  # a list with no arch of its own builds the launcher's
-            fact = _with_template_swaps(fact, launcher)
-            hop = Evidence(Location(fact.path, fact.line, fact.col),
-                           f"tile list `{fact.variable}` of `{fact.function}` ({len(fact.tiles)} tiles)", EvidenceKind.CONSTRUCT,
-                           name=fact.variable)
-            linked.append(LinkedTileList(fact, gate.id, gate.admits, chain + (hop,),
-                                         launcher.names[0] if launcher else "", _defines(pyindex, gate, chain)))
+    for qualname, chain in _reached(pyindex, gate, set(lists)).items():
+        module, fact = lists[qualname]
+        launcher = _launcher(pyindex, module, fact, knowledge)
+        if fact.arch is None and launcher is not None and len(launcher.archs) == 1:
+            fact = replace(fact, arch=launcher.archs[0])  # a list with no arch of its own builds the launcher's
+        fact = _with_template_swaps(fact, launcher)
+        hop = Evidence(Location(fact.path, fact.line, fact.col),
+                       f"tile list `{fact.variable}` of `{fact.function}` ({len(fact.tiles)} tiles)", EvidenceKind.CONSTRUCT,
+                       name=fact.variable)
+        linked.append(LinkedTileList(fact, gate.id, gate.admits, chain + (hop,),
+                                     launcher.names[0] if launcher else "", _defines(pyindex, gate, chain)))
+    return tuple(linked)
+
+
+def ordered_tile_lists(linked: Iterable[LinkedTileList]) -> tuple[LinkedTileList, ...]:
     return tuple(sorted(linked, key=lambda t: (t.fact.path, t.fact.line, t.gate)))
 
 

@@ -19,17 +19,29 @@ def variant_macros(index: PyIndex, gates: tuple[Gate, ...]) -> frozenset[str]:
     """Macros only the specs that hold gates pass with -D (`-DFLASHINFER_MAMBA_ENABLE_SM100`): each
     picks a variant of sources several specs build. A macro some other function passes (a flag all
     builds get) is not one."""
-    owners = {owner for gate in gates for owner in gate.guards}
-    if not owners:
-        return frozenset()
+    return variants_of(macro_passers(index), gates)
+
+
+MacroPassers = tuple[tuple[str, frozenset[str]], ...]  # macro -> the functions whose own flag lists pass it
+
+
+def macro_passers(index: PyIndex) -> MacroPassers:
+    """Each macro the modules read so far pass with -D in a flag list of their own, with the
+    functions passing it. A list's own flags only: a module constant (`common_nvcc_flags`) is flags
+    every build may get, as the arch-flags call's common defines are, never a variant."""
     passed_by: dict[str, set[str]] = {}
-    # A list's own flags only: a module constant (`common_nvcc_flags`) is flags every build may get,
-    # as the arch-flags call's common defines are, never a variant.
     for module, facts in index.loaded():
         for flags in facts.flags:
             for define in (*flags.defines, *flags.maybe_defines):
                 passed_by.setdefault(_macro(define), set()).add(index.qualify(module, flags.function))
-    return frozenset(name for name, functions in passed_by.items() if functions <= owners)
+    return tuple((name, frozenset(functions)) for name, functions in passed_by.items())
+
+
+def variants_of(passers: MacroPassers, gates: tuple[Gate, ...]) -> frozenset[str]:
+    owners = {owner for gate in gates for owner in gate.guards}
+    if not owners:
+        return frozenset()
+    return frozenset(name for name, functions in passers if functions <= owners)
 
 
 def passed_macros(index: PyIndex) -> frozenset[str]:

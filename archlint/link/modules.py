@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Protocol
 
-from archlint.model.python import PyAssign, PyFunction, PythonFacts
+from archlint.link.reads import ReadLog
+from archlint.model.python import PyAssign, PyFunction, PythonFacts, note_read
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class ModuleStore:
         # module may. A set of names per word held 40 MB on FlashInfer 0.7.2.post1 (37,000 words).
         self._spellers: dict[str, array[int] | None] = {}
         self._position = {name: at for at, name in enumerate(self._path_of)}
+        self.reads = ReadLog()  # what each answer asked of the modules reads of their packed records
 
     @property
     def modules(self) -> Mapping[str, PythonFacts]:
@@ -102,6 +104,7 @@ class ModuleStore:
         for name in wanted:
             path = self._path_of[name]
             self._facts[name] = read.get(path) or PythonFacts(path, "")
+            self.reads.watch(self._facts[name], self._position[name])
 
     def load_all(self) -> None:
         self.load(list(self._path_of))
@@ -112,6 +115,14 @@ class ModuleStore:
     def loaded(self) -> list[tuple[str, PythonFacts]]:
         """The modules read so far, in path order."""
         return [(name, self._facts[name]) for name in self._path_of if name in self._facts]
+
+    def module_number(self, module: str) -> int:
+        """The module's position among the scan's modules (what link.reads notes its reads by)."""
+        return self._position[module]
+
+    def module_paths(self) -> tuple[str, ...]:
+        """Every module's path, in module number order."""
+        return tuple(self._path_of.values())
 
     def path_of(self, module: str) -> str | None:
         return self._path_of.get(module)
@@ -211,6 +222,8 @@ class _AssignTable(Mapping[tuple[str, str], tuple[PyAssign, ...]]):
         found = self._read.get(key)
         if found is None:
             found = self._read[key] = tuple(self._assigns.at(self._positions[key]))
+        else:
+            note_read(self._assigns, self._positions[key])
         return found
 
     def __contains__(self, key: object) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -212,6 +213,22 @@ def resolve_ref(index, module: str, ref: SourceRef, by_suffix) -> tuple[str | No
 def resolve_sources(index) -> tuple[dict, dict, tuple]:
     """(function qualname -> its ResolvedSources, generated file name -> the template it is rendered
     from, every TemplateRender)."""
+    by_suffix = suffix_finder(index)
+    return merged_sources([module_sources(index, module, facts, by_suffix) for module, facts in index.loaded()])
+
+
+@dataclass(frozen=True)
+class ModuleSources:
+    """What one module gives `resolve_sources`: each function's sources, the templates each written
+    name is rendered from (None: one not found), and its template renders."""
+
+    found: tuple[tuple[str, tuple[ResolvedSource, ...]], ...]
+    generated: tuple[tuple[str, frozenset], ...]
+    renders: tuple[TemplateRender, ...]
+
+
+def suffix_finder(index) -> Callable[[str], list[str]]:
+    """The scanned files a written name can be (by its last parts, or the names it can format to)."""
     by_name = defaultdict(list)
     for path in sorted(index.files):
         by_name[posixpath.basename(path)].append(path)
@@ -225,46 +242,62 @@ def resolve_sources(index) -> tuple[dict, dict, tuple]:
             return [path for each in sorted(by_name) if pattern.fullmatch(each) for path in by_name[each]]
         return [path for path in by_name.get(name, []) if path == tail or path.endswith("/" + tail)]
 
+    return by_suffix
 
-    found = defaultdict(list)
+
+def merged_sources(parts: Iterable[ModuleSources]) -> tuple[dict, dict, tuple]:
+    """resolve_sources' answer from its modules' parts, in the order the modules were read."""
+    found: dict[str, list[ResolvedSource]] = defaultdict(list)
     generated: dict[str, set] = defaultdict(set)
     renders: list[TemplateRender] = []
-    for module, facts in index.loaded():
-        resolved = {}
-        for ref in facts.sources:
-            resolved[ref] = resolve_ref(index, module, ref, by_suffix)
-        outputs, rendered = _rendered_outputs(facts, resolved, by_suffix, module, index.idioms)
-        renders.extend(rendered)
-        for (function, output), templates in outputs.items():
-            if "{}" not in output:
-                generated[output].update(templates)
-        for ref in facts.sources:
-            qualname = index.qualify(module, ref.function)
-            if ref.each is not None:  # `[csrc / name for name in DEVICE_SOURCES]`
-                found[qualname].extend(each_source(index, module, ref, qualname if ref.function else ""))
-                continue
-            rendered_from = outputs.get((ref.function, output_pattern(written_name(ref))))
-            if rendered_from and None not in rendered_from:
-                for template in sorted(rendered_from):
-                    found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", template, "generated",
-                                                          f"rendered from {template}"))
-                continue
-            path, how, reason = resolved[ref]
-            if path is None and names_toolkit_header(ref):
-                continue  # a header the compiler finds in the toolkit, not a source the build compiles
-            spelled = by_suffix(output_pattern(ref.name)) if path is None and ref.template and "{" in ref.name else []
-            if spelled:  # `open(CSRC_DIR / f"{prefix}_kernel_inst.jinja")`: each template it can name
-                found[qualname].extend(ResolvedSource(ref, qualname if ref.function else "", template, "generated",
-                                                      "a template the formatted name spells") for template in spelled)
-                continue
-            spelled = formatted_matches(index, module, ref) if path is None else []
-            if spelled:  # `csrc / f"moe_{dtype}.cu"`: each source of that folder the name can spell
-                found[qualname].extend(ResolvedSource(ref, qualname if ref.function else "", source, "root",
-                                                      "a source the formatted name spells") for source in spelled)
-                continue
-            found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", path, how, reason))
+    for part in parts:
+        for qualname, sources in part.found:
+            found[qualname].extend(sources)
+        for output, templates in part.generated:
+            generated[output].update(templates)
+        renders.extend(part.renders)
     unique = {name: next(iter(paths)) for name, paths in generated.items() if len(paths) == 1 and None not in paths}
     return {key: tuple(value) for key, value in sorted(found.items())}, unique, tuple(dict.fromkeys(renders))
+
+
+def module_sources(index, module: str, facts, by_suffix: Callable[[str], list[str]]) -> ModuleSources:
+    """One module's part of resolve_sources."""
+    found: dict[str, list[ResolvedSource]] = defaultdict(list)
+    generated: dict[str, set] = defaultdict(set)
+    resolved = {}
+    for ref in facts.sources:
+        resolved[ref] = resolve_ref(index, module, ref, by_suffix)
+    outputs, renders = _rendered_outputs(facts, resolved, by_suffix, module, index.idioms)
+    for (function, output), templates in outputs.items():
+        if "{}" not in output:
+            generated[output].update(templates)
+    for ref in facts.sources:
+        qualname = index.qualify(module, ref.function)
+        if ref.each is not None:  # `[csrc / name for name in DEVICE_SOURCES]`
+            found[qualname].extend(each_source(index, module, ref, qualname if ref.function else ""))
+            continue
+        rendered_from = outputs.get((ref.function, output_pattern(written_name(ref))))
+        if rendered_from and None not in rendered_from:
+            for template in sorted(rendered_from):
+                found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", template, "generated",
+                                                      f"rendered from {template}"))
+            continue
+        path, how, reason = resolved[ref]
+        if path is None and names_toolkit_header(ref):
+            continue  # a header the compiler finds in the toolkit, not a source the build compiles
+        spelled = by_suffix(output_pattern(ref.name)) if path is None and ref.template and "{" in ref.name else []
+        if spelled:  # `open(CSRC_DIR / f"{prefix}_kernel_inst.jinja")`: each template it can name
+            found[qualname].extend(ResolvedSource(ref, qualname if ref.function else "", template, "generated",
+                                                  "a template the formatted name spells") for template in spelled)
+            continue
+        spelled = formatted_matches(index, module, ref) if path is None else []
+        if spelled:  # `csrc / f"moe_{dtype}.cu"`: each source of that folder the name can spell
+            found[qualname].extend(ResolvedSource(ref, qualname if ref.function else "", source, "root",
+                                                  "a source the formatted name spells") for source in spelled)
+            continue
+        found[qualname].append(ResolvedSource(ref, qualname if ref.function else "", path, how, reason))
+    return ModuleSources(tuple((name, tuple(sources)) for name, sources in found.items()),
+                         tuple((output, frozenset(templates)) for output, templates in generated.items()), tuple(renders))
 
 
 _MIN_FORMATTED_STEM = 3  # literal characters a formatted file name keeps (`moe_{}.cu`), not `{}.cu`

@@ -225,6 +225,11 @@ class PyIndex(ModuleStore):
             self._importers = frozenset(self.spelling(PACKAGE_IMPORTS))
         return self._importers
 
+    def set_sources(self, sources: Mapping[str, tuple[ResolvedSource, ...]], generated: Mapping[str, str],
+                    renders: tuple[TemplateRender, ...]) -> None:
+        """What resolving every module's source names gave (link.paths.resolve_sources)."""
+        self._sources, self.generated, self.renders = sources, generated, renders
+
     def sources(self, qualname: str) -> tuple[ResolvedSource, ...]:
         return self._sources.get(qualname, ())
 
@@ -415,5 +420,5 @@ def link_python(facts: Sequence[PythonFacts], roots: Sequence[str], files: Colle
 def link(index: PyIndex) -> PyIndex:
     """The index with the sources each function names resolved; the modules that name sources or
     render templates must be loaded."""
-    index._sources, index.generated, index.renders = resolve_sources(index)
+    index.set_sources(*resolve_sources(index))
     return index

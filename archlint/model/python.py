@@ -166,7 +166,29 @@ class PyCalls(_Packed[PyCall]):
         return len(self.callees)
 
     def at(self, positions: Iterable[int]) -> list[PyCall]:
+        if _watchers:
+            positions = list(positions)
+            note_read(self, positions)
         return _read_packed(self.packed, positions)
+
+
+# Who is told of each packed record read (link.reads.ReadLog, while the Python link records what
+# each of its answers read): a module-level hook, since the records are read deep in the evaluators.
+_watchers: list[Callable[[object, list[int]], None]] = []
+
+
+def watch_reads(watcher: Callable[[object, list[int]], None] | None) -> None:
+    """Tell `watcher` of every packed read from now on (None: stop telling the last one)."""
+    if watcher is None:
+        _watchers.pop()
+    else:
+        _watchers.append(watcher)
+
+
+def note_read(packed: object, positions: list[int]) -> None:
+    """A read of these records of a module's calls or assignments (also one a cache answered)."""
+    if _watchers:
+        _watchers[-1](packed, positions)
 
 
 def _packed(items: Sequence[object], functions: Sequence[str]) -> bytes:
@@ -267,6 +289,9 @@ class PyAssigns(_Packed[PyAssign]):
         return self.at([at for at, site in enumerate(zip(self.targets, self.functions)) if wanted(*site)])
 
     def at(self, positions: Iterable[int]) -> list[PyAssign]:
+        if _watchers:
+            positions = list(positions)
+            note_read(self, positions)
         return _read_packed(self.packed, positions, self._read)
 
     def __len__(self) -> int:
