@@ -14,7 +14,7 @@ from archlint.engine.cxx_tiles import linked_cxx_tiles
 from archlint.engine.collector import collector_paused
 from archlint.engine.freefiles import free_files, worth_reading
 from archlint.engine.pyanswers import PyRecord, Recorder, find_gates, link_gates, link_sources
-from archlint.engine.pysource import PythonFiles
+from archlint.engine.pysource import NameTables, PythonFiles
 from archlint.engine.steps import (
     SCAN_STAGES,
     generated_files,
@@ -76,6 +76,7 @@ class Linked:
     host_first: frozenset[str] = frozenset()  # the host files read in full first (_host_files)
     host_words: tuple[str, ...] = ()  # the words that chose them
     pylink: PyRecord | None = None  # what each answer of the Python link read (engine.relink)
+    pynames: NameTables | None = None  # which Python file spells which names, with it
 
 
 def link(options: ScanOptions, eager: bool = True) -> Linked:
@@ -118,6 +119,7 @@ class PythonSide:
     # the build's own lists (model.gates.WHOLE_BUILD_KIND): never judged, the last link of an op's chain
     wholes: tuple[tuple[Gate, GuardedUnits], ...] = ()
     record: PyRecord | None = None  # what each answer of the link read (engine.relink), where a state is stored
+    names: NameTables | None = None  # which Python file spells which names, with the record
     # engine.relink's: `facts` holds the changed Python files' alone, the rest stand as stored
     relinked: bool = False
     fresh: frozenset[str] | None = None  # engine.relink's: the ids of the gates whose answers it computed again
@@ -152,14 +154,15 @@ def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, 
             before = len(python.full)
             gated: list[tuple[Gate, GuardedUnits]] = []
             ops: dict[str, tuple] = {}
-            linked = None
+            linked, names = None, None
             if pyindex is not None and recorder is not None:
                 found = find_gates(pyindex, parse_toolkit(options.toolkit) if options.toolkit else None, recorder)
                 with recorder.whole_tree():
                     facts = fill_holes(pyindex, facts)
                 # a capability test with no kernel build behind it has nothing to judge
                 extensions = ExtensionIndex.of(binaries, {f.path for f in discovery.files}, [root])
-                linked = link_gates(pyindex, found, extensions, recorder, python.tables() if recording else None, sources)
+                linked = link_gates(pyindex, found, extensions, recorder, sources, recording)
+                names = python.tables() if recording else None
                 gated, ops = gated_of(linked.answers)
             built, wholes, more = _cmake_side(discovery, options, cache, workers)
             gated += built
@@ -178,7 +181,7 @@ def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, 
     variants, passed = (linked.variants, linked.passed) if linked else (frozenset[str](), frozenset[str]())
     judged = with_absent_variant_macros(gated, variants, passed)
     return PythonSide(facts, judged, sources_named, linked.tile_lists if linked else (), generated, pyindex, binaries, ops,
-                      tuple(wholes), linked.record if linked else None)
+                      tuple(wholes), linked.record if linked else None, names)
 
 
 def gated_of(answers) -> tuple[list[tuple[Gate, GuardedUnits]], dict[str, tuple]]:
@@ -321,7 +324,7 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     ctx = with_tactic_sizes(options, root, ctx)
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, side.binaries,
-                  sources if gated else None, op_linked(index, side.ops), host.asked, chosen, words, side.record)
+                  sources if gated else None, op_linked(index, side.ops), host.asked, chosen, words, side.record, side.names)
 
 
 def _host_files(marked: list[SourceFile], cuda_files: list[SourceFile], outlined: CudaIndex,

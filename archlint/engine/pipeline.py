@@ -138,6 +138,7 @@ def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[Sca
         host_first=linked.host_first,
         host_words=linked.host_words,
         pylink=linked.pylink,
+        pynames=linked.pynames,
     )
     return assemble_result(linked.root, len(discovery.files), ctx, gate_findings, state), state
 

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from archlint.engine.pysource import NameTables
 from archlint.gates.conditions import load_condition_modules
 from archlint.gates.detect import GateContext, arch_macros, finished_gates, gate_context, module_gates
 from archlint.gates.ops import OpCallFinder, python_op_namespaces
@@ -73,8 +72,8 @@ class Loaded:
 
 @dataclass(frozen=True)
 class PyRecord:
-    tables: NameTables  # the tree's names, as the link asked for them
-    modules: tuple[str, ...]  # the Python modules' paths, in the index's order (a read's module number)
+    root: str  # the folder analysed from, whose name a top-level package's modules take
+    named: tuple[tuple[str, str], ...]  # each module with its path, in the index's order (a read's module number)
     loaded: Loaded
     shared_reads: Reads  # what the answers for the whole tree read
     sources: tuple[SourcesAnswer, ...]  # in the order the modules were resolved
@@ -85,6 +84,8 @@ class PyRecord:
     lists: tuple[tuple[str, tuple], ...]  # TileLists' items
     passers: MacroPassers
     passed: frozenset[str]
+    # each function's callers, where finding them read plain facts alone (PyIndex.plain_callers)
+    callers: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 class Recorder:
@@ -180,8 +181,8 @@ def find_gates(index: PyIndex, toolkit: tuple[int, ...] | None, recorder: Record
 
 
 def link_gates(index: PyIndex, found: FoundGates, extensions: ExtensionIndex, recorder: Recorder,
-               tables: NameTables | None, sources: tuple[SourcesAnswer, ...]) -> LinkedGates:
-    """Each gate's units, op calls and tile lists, as answers; with `tables`, the record of the link."""
+               sources: tuple[SourcesAnswer, ...], record: bool) -> LinkedGates:
+    """Each gate's units, op calls and tile lists, as answers; with `record`, the record of the link."""
     gates = found.gates
     finder = OpCallFinder(index)
     answers = [units_answer(index, gate, extensions, finder) for gate in gates]
@@ -192,12 +193,13 @@ def link_gates(index: PyIndex, found: FoundGates, extensions: ExtensionIndex, re
     with recorder.whole_tree():
         passed = passed_macros(index)
     tile_lists = ordered_tile_lists(tile for answer in answers for tile in answer.tiles)
-    record = None
-    if tables is not None:
-        record = PyRecord(tables, index.module_paths(), Loaded(recorder.at_gates, recorder.at_macros, at_lists, at_passed),
+    kept = None
+    if record:
+        kept = PyRecord(index.roots[0] if index.roots else "", index.named(), Loaded(recorder.at_gates, recorder.at_macros, at_lists, at_passed),
                           stored(recorder.shared), sources, tuple(walk for walk in found.walks if walk.gates or walk.reads),
-                          found.context, found.macros, tuple(answers), tuple(lists.items()), passers, passed)
-    return LinkedGates(gates, tuple(answers), variants_of(passers, gates), passed, tile_lists, record)
+                          found.context, found.macros, tuple(answers), tuple(lists.items()), passers, passed,
+                          index.plain_callers())
+    return LinkedGates(gates, tuple(answers), variants_of(passers, gates), passed, tile_lists, kept)
 
 
 def _in_place_order(gates: tuple[Gate, ...]) -> tuple[Gate, ...]:

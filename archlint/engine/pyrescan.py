@@ -142,6 +142,7 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         free_sources=sources,
         host_linked=state.host_linked if _same_op_calls(side, state) else op_linked(index, side.ops),
         pylink=side.record,
+        pynames=side.names,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 from array import array
-from bisect import bisect_left
+from bisect import bisect_right
+from itertools import accumulate
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Callable
@@ -83,7 +84,7 @@ class PythonFiles:
         self._extract = extract
         self.full = {}
         self.modules, self.marked = list(tables.modules), list(tables.marked)
-        self._names, self._members = dict(_unpacked(tables.names)), dict(_unpacked(tables.members))
+        self._names, self._members = _PackedTable(tables.names), _PackedTable(tables.members)  # type: ignore[assignment]
         self._readable, self._wide = list(tables.readable), list(tables.wide)
         self._phrases = {phrase: list(holders) for phrase, holders in tables.phrases}
         self._released = False
@@ -155,15 +156,41 @@ class NameTables:
         """What the tables say of one file: the names and members it spells, the phrases it holds,
         and whether it is a module, marked, and holds other letters."""
         at = self.paths.index(path)
-        return (frozenset(name for name, holders in _unpacked(self.names) if _holds_position(holders, at)),
-                frozenset(name for name, holders in _unpacked(self.members) if _holds_position(holders, at)),
+        return (_names_holding(self.names, at), _names_holding(self.members, at),
                 frozenset(phrase for phrase, holders in self.phrases if at in holders),
                 path in self.modules, path in self.marked, at in self.wide)
 
 
-def _holds_position(holders: array[int], at: int) -> bool:
-    found = bisect_left(holders, at)
-    return found < len(holders) and holders[found] == at
+class _PackedTable:
+    """A stored name table looked up as it is (unpacking every name's holders into a dict took a
+    tenth of a second on a large tree, for the few names a re-link asks for)."""
+
+    def __init__(self, packed: _Packed) -> None:
+        joined, counts, self._flat = packed
+        names = joined.split(b"\0") if counts else []
+        self._at = dict(zip(names, range(len(names))))
+        self._ends = [0, *accumulate(counts)]
+
+    def get(self, name: bytes, default: Sequence[int] = ()) -> Sequence[int]:
+        at = self._at.get(name)
+        return default if at is None else self._flat[self._ends[at]:self._ends[at + 1]]
+
+
+def _names_holding(packed: _Packed, at: int) -> frozenset[bytes]:
+    """The names of a packed table whose holders include file position `at`: its number searched
+    for in the holders' bytes, each hit mapped to its name by the counts (a walk of every name's
+    holders took a quarter of a second on a large tree)."""
+    joined, counts, flat = packed
+    data, needle, size = flat.tobytes(), array("I", [at]).tobytes(), flat.itemsize
+    ends = list(accumulate(counts))
+    names = joined.split(b"\0")
+    found = set()
+    hit = data.find(needle)
+    while hit != -1:
+        if hit % size == 0:
+            found.add(names[bisect_right(ends, hit // size)])
+        hit = data.find(needle, hit + 1)
+    return frozenset(found)
 
 
 def spelling_of(file: SourceFile, max_bytes: int, prefilter: Markers | None, phrases: tuple[bytes, ...]) -> tuple:

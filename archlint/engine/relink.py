@@ -21,11 +21,12 @@ far would see it).
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import PurePosixPath
 
 from archlint.engine.linking import PythonSide, _cmake_side, _reported_only, gated_of
 from archlint.engine.pyanswers import (GateAnswer, PyRecord, SourcesAnswer, WalkAnswer, sources_answer, units_answer,
                                        walk_answer, with_tiles)
-from archlint.engine.pysource import PythonFiles, spelling_of
+from archlint.engine.pysource import NameTables, PythonFiles, spelling_of
 from archlint.engine.timing import stage
 from archlint.extract.files import Workers, extract_all
 from archlint.extract.python.markers import markers
@@ -48,20 +49,22 @@ def relinked_side(options: ScanOptions, discovery: Discovery, cache, state, chan
     """The Python side of the edited tree from the stored state's (`state.pylink`), with only the
     answers that read a changed record computed again; None where a full link is needed."""
     record: PyRecord | None = state.pylink
+    names: NameTables | None = state.pynames
     python_files = [f for f in discovery.files if f.language == "python"]
-    if record is None or cache is None or tuple(f.path for f in python_files) != record.tables.paths:
+    if record is None or names is None or cache is None or tuple(f.path for f in python_files) != names.paths:
         return None
     with stage("pylink", len(changed)):
-        edited = _edited_records(record, changed, digests, cache, options)
+        edited = _edited_records(record, names, changed, digests, cache, options)
         if edited is None or touches(record.shared_reads, edited[0]):
             return None
         keys, fresh = edited
-        python = PythonFiles.from_tables(python_files, record.tables, options.max_file_bytes,
+        python = PythonFiles.from_tables(python_files, names, options.max_file_bytes,
                                          lambda todo, outline: extract_all(todo, 1, options.max_file_bytes, cache, outline,
                                                                            workers=workers))
-        index = PyIndex(python.modules, [discovery.root], {f.path for f in discovery.files}, python)
-        if index.module_paths() != record.modules:
-            return None
+        if PurePosixPath(discovery.root).name != PurePosixPath(record.root).name:
+            return None  # (the modules' names are the stored ones: the files are, and the root's name)
+        index = PyIndex(python.modules, [discovery.root], {f.path for f in discovery.files}, python, named=record.named)
+        index.know_callers(record.callers)  # they read plain facts alone, which the edit left
         with index.reads.recording():
             answers = _answers_again(index, record, keys, state, discovery)
         if answers is None:
@@ -74,23 +77,23 @@ def relinked_side(options: ScanOptions, discovery: Discovery, cache, state, chan
     named = tuple(sorted({s for _, units in gated for s in units.sources}))
     judged = with_absent_variant_macros(gated, variants_of(record.passers, gates), record.passed)
     tile_lists = ordered_tile_lists(tile for answer in gate_answers for tile in answer.tiles)
-    new_record = replace(record, sources=sources, walks=walks, answers=gate_answers)
+    new_record = replace(record, sources=sources, walks=walks, answers=gate_answers, callers=index.plain_callers())
     kept = {id(answer) for answer in record.answers}
     again = frozenset(answer.gate.id for answer in gate_answers if id(answer) not in kept)
     return PythonSide(fresh, judged, named, tile_lists, dict(state.generated), None, state.binaries, ops, tuple(wholes),
-                      new_record, relinked=True, fresh=again)
+                      new_record, names, relinked=True, fresh=again)
 
 
-def _edited_records(record: PyRecord, changed: list[SourceFile], digests: dict[str, tuple[str, str]], cache,
-                    options: ScanOptions) -> tuple[frozenset[int], list[FileFacts]] | None:
+def _edited_records(record: PyRecord, names: NameTables, changed: list[SourceFile], digests: dict[str, tuple[str, str]],
+                    cache, options: ScanOptions) -> tuple[frozenset[int], list[FileFacts]] | None:
     """The read keys of the records the edit changed, and the changed files' facts as the rest of a
     scan reads them (what they report); None where the edit changed more than records."""
     prefilter, phrases = markers(load_idioms()), tuple(p.encode() for p in PACKAGE_IMPORTS)
-    number = {path: at for at, path in enumerate(record.modules)}
+    number = {path: at for at, (_, path) in enumerate(record.named)}
     keys: set[int] = set()
     fresh: list[FileFacts] = []
     for file, new in zip(changed, extract_all(changed, 1, options.max_file_bytes, cache)):
-        if spelling_of(file, options.max_file_bytes, prefilter, phrases) != record.tables.spelled_by(file.path):
+        if spelling_of(file, options.max_file_bytes, prefilter, phrases) != names.spelled_by(file.path):
             return None
         old = cache.stored(file, digests[file.path][1])
         if (old is None or old.python is None or new.python is None or file.path not in number

@@ -40,7 +40,7 @@ class Loaded:
 
 
 # the fields that are megabytes on a large tree, each in an entry of its own; the others share one
-ON_THEIR_OWN = ("links", "memos", "results", "file_findings", "templates", "pylink")
+ON_THEIR_OWN = ("links", "memos", "results", "file_findings", "templates", "pylink", "pynames")
 SMALL = "small"
 
 

@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # a stored result loads without the judging and linking modul
     from archlint.checks.context import GateResult
     from archlint.engine.linkstore import StoredLinks
     from archlint.engine.pyanswers import PyRecord
+    from archlint.engine.pysource import NameTables
 
 FOLDER = "scans"  # inside the facts cache folder: pruned and cleared with it
 
@@ -77,6 +78,7 @@ class ScanState:
     host_first: frozenset[str] = frozenset()  # the host files a cold scan read in full first (engine.linking)
     host_words: tuple[str, ...] = ()  # the words that chose them
     pylink: PyRecord | None = None  # what each answer of the Python link read (engine.relink)
+    pynames: NameTables | None = None  # which Python file spells which names, as the link read them
 
 
 @dataclass(frozen=True)

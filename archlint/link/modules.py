@@ -67,12 +67,15 @@ class ModuleStore:
     something first asks for them, with the per-module tables made from them on first use."""
 
     def __init__(self, paths: Collection[str], roots: Sequence[str], files: Collection[str],
-                 reader: ModuleReader) -> None:
+                 reader: ModuleReader, named: Sequence[tuple[str, str]] = ()) -> None:
+        """`named`: the (module, path) pairs `named()` of a store of these very paths, files and
+        roots gave, in place of naming each path again."""
         self.files = frozenset(files) | frozenset(paths)
+        self.roots = tuple(roots)
         self._reader = reader
-        self._path_of: dict[str, str] = {}  # module name -> path, in path order
-        self.module_of_path: dict[str, str] = {}
-        for path in sorted(paths):
+        self._path_of: dict[str, str] = dict(named)  # module name -> path, in path order
+        self.module_of_path: dict[str, str] = {path: name for name, path in named}
+        for path in sorted(paths) if not named else ():
             name = module_name(path, self.files, roots)
             if name not in self._path_of:
                 self._path_of[name] = path
@@ -120,9 +123,9 @@ class ModuleStore:
         """The module's position among the scan's modules (what link.reads notes its reads by)."""
         return self._position[module]
 
-    def module_paths(self) -> tuple[str, ...]:
-        """Every module's path, in module number order."""
-        return tuple(self._path_of.values())
+    def named(self) -> tuple[tuple[str, str], ...]:
+        """Every module with its path, in module number order."""
+        return tuple(self._path_of.items())
 
     def path_of(self, module: str) -> str | None:
         return self._path_of.get(module)

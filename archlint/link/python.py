@@ -7,7 +7,7 @@ never by importing it.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from sys import intern
 
@@ -45,10 +45,12 @@ class PyIndex(ModuleStore):
     own tables is `ModuleStore`'s; this class resolves names across them."""
 
     def __init__(self, paths: Collection[str], roots: Sequence[str], files: Collection[str],
-                 reader: ModuleReader, idioms: Idioms | None = None) -> None:
-        super().__init__(paths, roots, files, reader)
+                 reader: ModuleReader, idioms: Idioms | None = None, named: Sequence[tuple[str, str]] = ()) -> None:
+        super().__init__(paths, roots, files, reader, named)
         self.idioms = idioms or load_idioms()
         self._callers: dict[str, tuple[str, ...]] = {}
+        # those whose search read packed records, with the reads (counted again where asked again: link.reads)
+        self._callers_reading: dict[str, set[int]] = {}
         self._lasts: dict[str, tuple[str, ...]] = {}  # module -> the last name of each call's callee
         self._importers: frozenset[str] | None = None  # modules importing from a package, or all names
         self._resolved: dict[tuple[str, str, str], Binding | None] = {}
@@ -151,11 +153,25 @@ class PyIndex(ModuleStore):
         calls spelling one of those names."""
         found = self._callers.get(qualname)
         if found is None:
-            modules, names = self._modules_naming(qualname)
-            found = self._callers[qualname] = tuple(sorted({caller for module in modules
-                                                            for caller, target in self._calls_to(module, names)
-                                                            if target == qualname}))
+            with self.reads.answer() as reads:
+                modules, names = self._modules_naming(qualname)
+                found = self._callers[qualname] = tuple(sorted({caller for module in modules
+                                                                for caller, target in self._calls_to(module, names)
+                                                                if target == qualname}))
+            if reads:
+                self._callers_reading[qualname] = reads
+        elif qualname in self._callers_reading:
+            self.reads.again(self._callers_reading[qualname])
         return found
+
+    def plain_callers(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The callers found so far by reading the modules' plain facts alone (names, imports,
+        callees), never a packed record: what an index of modules with the same plain facts and
+        names finds too (engine.relink gives them to it: `know_callers`)."""
+        return tuple((name, found) for name, found in self._callers.items() if name not in self._callers_reading)
+
+    def know_callers(self, known: Iterable[tuple[str, tuple[str, ...]]]) -> None:
+        self._callers.update(known)
 
     def _modules_naming(self, qualname: str) -> tuple[list[str], frozenset[str]]:
         """The modules whose calls can name the function, and the names a call can end in to name
