@@ -10,6 +10,7 @@ import pytest
 
 import archlint.engine.linking as linking
 import archlint.engine.relink as relink
+import archlint.engine.stateparts as stateparts
 from archlint.engine import scan
 from archlint.link.python import link_python
 from archlint.link.reads import key_module, key_position
@@ -109,3 +110,41 @@ def test_an_answer_notes_the_assignments_it_reads_also_from_the_index_cache():
     assert keys[0] == keys[1] != set()
     assert {key_module(key) for key in keys[0]} == {0}
     assert {key_position(key) for key in keys[0]} == {0}  # ARCHS, not OTHER
+
+
+def test_an_edit_after_a_comment_the_store_carried_over_is_re_linked(tree, full_scans, monkeypatch):
+    """The pre-commit flow: a comment added (its facts the stored ones: the stored state carried
+    over, its name tables as they were), then a gate's literal changed."""
+    module = tree / "flashinfer/jit/comm.py"
+    _scan(tree)
+    module.write_text(module.read_text() + "# a note spelling names_no_file_spelled\n")
+    settle(module, age=700)
+    _scan(tree)
+    _replace(module, VEC_GATE_LINE, "[9, 10]", "[9, 10, 12]")
+    walks = _counted(monkeypatch, relink, "walk_answer")
+    whole = linking.python_side
+    monkeypatch.setattr(linking, "python_side", lambda *a, **k: pytest.fail("the tree is not linked again"))
+    after = _scan(tree)
+    monkeypatch.setattr(linking, "python_side", whole)
+    assert len(full_scans) == 1 and len(walks) == 1
+    assert after == _scan(tree, use_cache=False)
+
+
+def test_a_cuda_edit_leaves_the_link_record_unread_and_the_next_python_edit_re_links(tree, full_scans, monkeypatch):
+    _scan(tree)
+    header = tree / "flashinfer/data/include/flashinfer/vec_dtypes.cuh"
+    text = header.read_text()
+    old = "{ return static_cast<float>(v) * scale; }"
+    assert old in text
+    header.write_text(text.replace(old, '{ asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory"); '
+                                        'return static_cast<float>(v) * scale; }'))
+    settle(header, age=600)
+    real = stateparts.Deferred.value
+    monkeypatch.setattr(stateparts.Deferred, "value", lambda self: pytest.fail("a CUDA re-scan reads no Python record"))
+    _scan(tree)
+    monkeypatch.setattr(stateparts.Deferred, "value", real)
+    _replace(tree / "flashinfer/jit/comm.py", VEC_GATE_LINE, "[9, 10]", "[9, 10, 12]")
+    walks = _counted(monkeypatch, relink, "walk_answer")
+    after = _scan(tree)
+    assert len(full_scans) == 1 and len(walks) == 1  # the record the CUDA re-scan kept as written
+    assert after == _scan(tree, use_cache=False)

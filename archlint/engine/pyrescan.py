@@ -26,6 +26,8 @@ from archlint.engine.rescan import LazyFacts, LazyFunctions, free_of
 from archlint.engine.steps import (assemble_result, findings_by_file, judge_gate, run_checks, scan_targets,
                                    suppressions_of, user_defines, with_tactic_sizes)
 from archlint.link.cuda import include_closure
+from archlint.engine.pyanswers import PyRecord
+from archlint.engine.stateparts import read_part
 from archlint.engine.store import GateMemo, ScanState, ScanStore
 from archlint.engine.timing import plan, stage, stage_progress
 from archlint.extract.files import Workers
@@ -160,9 +162,10 @@ def _linked_before(side, state: ScanState) -> dict[str, GuardedUnits | None] | N
 def _same_op_calls(side, state: ScanState) -> bool:
     """Whether the gates' op calls name the ops the stored link's did (the CUDA side registering
     them being the stored one, whether one is registered stands)."""
-    if not side.relinked or state.pylink is None:
+    record = read_part(state.pylink)
+    if not side.relinked or not isinstance(record, PyRecord):
         return False
-    before = {answer.gate.id: (answer.reached, answer.namespaces) for answer in state.pylink.answers if answer.gated}
+    before = {answer.gate.id: (answer.reached, answer.namespaces) for answer in record.answers if answer.gated}
     return called_ops(before) == called_ops(side.ops)
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from array import array
-from bisect import bisect_right
 from itertools import accumulate
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -152,13 +151,9 @@ class NameTables:
     readable: tuple[int, ...]
     wide: tuple[int, ...]
 
-    def spelled_by(self, path: str) -> tuple:
-        """What the tables say of one file: the names and members it spells, the phrases it holds,
-        and whether it is a module, marked, and holds other letters."""
-        at = self.paths.index(path)
-        return (_names_holding(self.names, at), _names_holding(self.members, at),
-                frozenset(phrase for phrase, holders in self.phrases if at in holders),
-                path in self.modules, path in self.marked, at in self.wide)
+    def status(self, path: str) -> tuple[bool, bool]:
+        """Whether the file is a module, and whether the byte prefilter picks it."""
+        return path in self.modules, path in self.marked
 
 
 class _PackedTable:
@@ -176,31 +171,12 @@ class _PackedTable:
         return default if at is None else self._flat[self._ends[at]:self._ends[at + 1]]
 
 
-def _names_holding(packed: _Packed, at: int) -> frozenset[bytes]:
-    """The names of a packed table whose holders include file position `at`: its number searched
-    for in the holders' bytes, each hit mapped to its name by the counts (a walk of every name's
-    holders took a quarter of a second on a large tree)."""
-    joined, counts, flat = packed
-    data, needle, size = flat.tobytes(), array("I", [at]).tobytes(), flat.itemsize
-    ends = list(accumulate(counts))
-    names = joined.split(b"\0")
-    found = set()
-    hit = data.find(needle)
-    while hit != -1:
-        if hit % size == 0:
-            found.add(names[bisect_right(ends, hit // size)])
-        hit = data.find(needle, hit + 1)
-    return frozenset(found)
-
-
-def spelling_of(file: SourceFile, max_bytes: int, prefilter: Markers | None, phrases: tuple[bytes, ...]) -> tuple:
-    """What NameTables.spelled_by says of a file, read from its bytes now."""
-    read = _read([file], 0, max_bytes, prefilter, phrases)
-    if not read.readable:
-        return frozenset(), frozenset(), frozenset(), False, False, False
-    return (frozenset(name for name, _ in _unpacked(read.names)), frozenset(name for name, _ in _unpacked(read.members)),
-            frozenset(phrase for phrase, holders in zip(phrases, read.phrases) if holders), True, bool(read.marked),
-            bool(read.wide))
+def read_status(file: SourceFile, max_bytes: int, prefilter: Markers | None) -> tuple[bool, bool]:
+    """What NameTables.status says of a file, read from its bytes now."""
+    data, _ = read_bytes(file, max_bytes)
+    if data is None or b"\x00" in data[:8192]:
+        return False, False
+    return True, prefilter is not None and prefilter.hold(_as_read(data))
 
 
 # a name -> file positions table sent between processes as three flat values, which pickle as

@@ -4,14 +4,18 @@ The link reads a module's facts in two ways: their plain parts (its functions, c
 each call's callee and each assignment's targets, what its branches test...) and its packed
 records, the calls and assignments themselves, read a function at a time (model.python). Every
 answer of the stored link (engine.pyanswers) kept what it read of the packed records. When every
-changed Python file keeps its plain parts and spells the names it spelled, and differs only in some
+changed Python file keeps its plain parts and the byte prefilter's choice, and differs only in some
 of its calls and assignments (a literal of a gate's keyword, a flag list, an argument), an answer
 that read none of those records reads the same facts as before and gives what it gave: only the
 others are computed again, on an index that reads the modules they ask for from the facts cache
-and answers which files spell a name from the stored name tables.
+and answers which files spell a name from the stored name tables. Those tables may be older than
+the changed files' bytes (a comment added since, a literal changed): which files spell a name only
+picks the files whose facts a search reads, reading one more gives the same answer
+(tests/test_demand.py), and every name a file's plain parts hold (its calls' callees, its
+imports, its definitions) was in its bytes when the tables were made, those parts being the same.
 
 Anything else makes `relinked_side` give None and the caller links the whole tree: a changed file
-whose plain parts or names changed, or whose earlier full facts are not cached; a record the answers
+whose plain parts or prefilter choice changed, or whose earlier full facts are not cached; a record the answers
 for the whole tree read (the capability conditions' reach, the project's builds, its arch macros,
 passed macros, the templates' holes); a module's sources that come out otherwise; an answer that
 reads a module the stored link had not read by then (a full link's walks over the modules read so
@@ -26,7 +30,8 @@ from pathlib import PurePosixPath
 from archlint.engine.linking import PythonSide, _cmake_side, _reported_only, gated_of
 from archlint.engine.pyanswers import (GateAnswer, PyRecord, SourcesAnswer, WalkAnswer, sources_answer, units_answer,
                                        walk_answer, with_tiles)
-from archlint.engine.pysource import NameTables, PythonFiles, spelling_of
+from archlint.engine.pysource import NameTables, PythonFiles, read_status
+from archlint.engine.stateparts import read_part
 from archlint.engine.timing import stage
 from archlint.extract.files import Workers, extract_all
 from archlint.extract.python.markers import markers
@@ -37,7 +42,7 @@ from archlint.gates.variants import variants_of, with_absent_variant_macros
 from archlint.knowledge.idioms import load_idioms
 from archlint.link.binary import ExtensionIndex
 from archlint.link.paths import merged_sources, suffix_finder
-from archlint.link.python import PACKAGE_IMPORTS, PyIndex
+from archlint.link.python import PyIndex
 from archlint.link.reads import ASSIGN, CALL, read_key, touches
 from archlint.model.files import Discovery, FileFacts, SourceFile
 from archlint.model.python import PythonFacts
@@ -48,10 +53,12 @@ def relinked_side(options: ScanOptions, discovery: Discovery, cache, state, chan
                   digests: dict[str, tuple[str, str]], workers: Workers) -> PythonSide | None:
     """The Python side of the edited tree from the stored state's (`state.pylink`), with only the
     answers that read a changed record computed again; None where a full link is needed."""
-    record: PyRecord | None = state.pylink
-    names: NameTables | None = state.pynames
+    record = read_part(state.pylink)
+    names = read_part(state.pynames)
+    if not isinstance(record, PyRecord) or not isinstance(names, NameTables):
+        return None
     python_files = [f for f in discovery.files if f.language == "python"]
-    if record is None or names is None or cache is None or tuple(f.path for f in python_files) != names.paths:
+    if cache is None or tuple(f.path for f in python_files) != names.paths:
         return None
     with stage("pylink", len(changed)):
         edited = _edited_records(record, names, changed, digests, cache, options)
@@ -88,12 +95,12 @@ def _edited_records(record: PyRecord, names: NameTables, changed: list[SourceFil
                     cache, options: ScanOptions) -> tuple[frozenset[int], list[FileFacts]] | None:
     """The read keys of the records the edit changed, and the changed files' facts as the rest of a
     scan reads them (what they report); None where the edit changed more than records."""
-    prefilter, phrases = markers(load_idioms()), tuple(p.encode() for p in PACKAGE_IMPORTS)
+    prefilter = markers(load_idioms())
     number = {path: at for at, (_, path) in enumerate(record.named)}
     keys: set[int] = set()
     fresh: list[FileFacts] = []
     for file, new in zip(changed, extract_all(changed, 1, options.max_file_bytes, cache)):
-        if spelling_of(file, options.max_file_bytes, prefilter, phrases) != names.spelled_by(file.path):
+        if read_status(file, options.max_file_bytes, prefilter) != names.status(file.path):
             return None
         old = cache.stored(file, digests[file.path][1])
         if (old is None or old.python is None or new.python is None or file.path not in number

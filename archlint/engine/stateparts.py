@@ -42,6 +42,35 @@ class Loaded:
 # the fields that are megabytes on a large tree, each in an entry of its own; the others share one
 ON_THEIR_OWN = ("links", "memos", "results", "file_findings", "templates", "pylink", "pynames")
 SMALL = "small"
+# parts read only where a re-scan asks for them (a Python re-link: engine.relink), kept as written
+# by the others (a CUDA re-scan read 14 MB more on FlashInfer 0.7.2.post1 for nothing)
+ON_DEMAND = ("pylink", "pynames")
+
+
+class Deferred:
+    """A part of a loaded state not read yet. Pickled, it is its value."""
+
+    def __init__(self, parts: StateParts, index: Stamp, part: str) -> None:
+        self._parts, self._index, self._part = parts, index, part
+        self._held: tuple[object] | None = None
+
+    def value(self) -> object:
+        """The part's value; None where it cannot be read."""
+        if self._held is None:
+            self._held = self._parts.part(self._index, self._part) or (None,)
+        return self._held[0]
+
+    def __reduce__(self) -> tuple:
+        return _itself, (self.value(),)
+
+
+def _itself(value: object) -> object:
+    return value
+
+
+def read_part(value: object) -> object:
+    """A state field's value, a part read on demand read now."""
+    return value.value() if isinstance(value, Deferred) else value
 
 
 class StateParts:
@@ -59,6 +88,9 @@ class StateParts:
             return None
         values: dict[str, object] = {}
         for part, _ in index.parts:
+            if part in ON_DEMAND and part not in read:
+                values[part] = Deferred(self, index, part)
+                continue
             # in a 1-tuple: a part may be None, which read_entry gives for a bad entry
             held = read.get(part) or self.part(index, part)
             if held is None:
