@@ -41,6 +41,16 @@ def _replace(path: Path, line: int, old: str, new: str) -> None:
     settle(path, age=600)
 
 
+def _re_linked_scan(root: Path, monkeypatch):
+    """A scan that must not link the whole tree again."""
+    whole = linking.python_side
+    monkeypatch.setattr(linking, "python_side", lambda *a, **k: pytest.fail("the tree is not linked again"))
+    try:
+        return _scan(root)
+    finally:
+        monkeypatch.setattr(linking, "python_side", whole)
+
+
 def _counted(monkeypatch, module, name: str) -> list:
     calls: list = []
     real = getattr(module, name)
@@ -54,10 +64,7 @@ def test_a_changed_gate_literal_re_walks_the_edited_module_alone(tree, full_scan
     walks = _counted(monkeypatch, relink, "walk_answer")
     units = _counted(monkeypatch, relink, "units_answer")
     linked = _counted(monkeypatch, relink, "relinked_side")
-    whole = linking.python_side
-    monkeypatch.setattr(linking, "python_side", lambda *a, **k: pytest.fail("the tree is not linked again"))
-    after = _scan(tree)
-    monkeypatch.setattr(linking, "python_side", whole)
+    after = _re_linked_scan(tree, monkeypatch)
     assert len(full_scans) == 1 and len(linked) == 1
     assert [walk[2] for walk in walks] == ["flashinfer.jit.comm"]
     assert [args[1].line for args in units] == [VEC_GATE_LINE]  # the other gates' answers read nothing that changed
@@ -122,10 +129,7 @@ def test_an_edit_after_a_comment_the_store_carried_over_is_re_linked(tree, full_
     _scan(tree)
     _replace(module, VEC_GATE_LINE, "[9, 10]", "[9, 10, 12]")
     walks = _counted(monkeypatch, relink, "walk_answer")
-    whole = linking.python_side
-    monkeypatch.setattr(linking, "python_side", lambda *a, **k: pytest.fail("the tree is not linked again"))
-    after = _scan(tree)
-    monkeypatch.setattr(linking, "python_side", whole)
+    after = _re_linked_scan(tree, monkeypatch)
     assert len(full_scans) == 1 and len(walks) == 1
     assert after == _scan(tree, use_cache=False)
 
