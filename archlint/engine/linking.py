@@ -177,11 +177,17 @@ def python_side(options: ScanOptions, discovery: Discovery, cache, eager: bool, 
             pyindex, read = None, [_reported_only(f) for f in read]
         facts = facts + read
     workers.close()
-    sources_named = tuple(sorted({s for _, units in gated for s in units.sources}))
     variants, passed = (linked.variants, linked.passed) if linked else (frozenset[str](), frozenset[str]())
-    judged = with_absent_variant_macros(gated, variants, passed)
+    judged, sources_named = judged_gates(gated, variants, passed)
     return PythonSide(facts, judged, sources_named, linked.tile_lists if linked else (), generated, pyindex, binaries, ops,
                       tuple(wholes), linked.record if linked else None, names)
+
+
+def judged_gates(gated: list[tuple[Gate, GuardedUnits]], variants: frozenset[str],
+                 passed: frozenset[str]) -> tuple[list[tuple[Gate, GuardedUnits]], tuple[str, ...]]:
+    """The gates to judge, each told the variant macros its build lacks, and every source their
+    units name."""
+    return with_absent_variant_macros(gated, variants, passed), tuple(sorted({s for _, units in gated for s in units.sources}))
 
 
 def gated_of(answers) -> tuple[list[tuple[Gate, GuardedUnits]], dict[str, tuple]]:

@@ -9,7 +9,7 @@ computed again.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -60,7 +60,7 @@ class GateAnswer:
 
 
 @dataclass(frozen=True)
-class Loaded:
+class LoadedAt:
     """The modules read (their numbers in the index) when each walk over the modules read so far
     began: the gates', the arch macros', the tile lists' and macro passers', the passed macros'."""
 
@@ -74,7 +74,7 @@ class Loaded:
 class PyRecord:
     root: str  # the folder analysed from, whose name a top-level package's modules take
     named: tuple[tuple[str, str], ...]  # each module with its path, in the index's order (a read's module number)
-    loaded: Loaded
+    loaded: LoadedAt
     shared_reads: Reads  # what the answers for the whole tree read
     sources: tuple[SourcesAnswer, ...]  # in the order the modules were resolved
     walks: tuple[WalkAnswer, ...]  # the modules walked whose walk read a record or found a gate
@@ -112,7 +112,6 @@ class Recorder:
 class LinkedGates:
     """What linking the gates gives the rest of the Python side."""
 
-    gates: tuple[Gate, ...]
     answers: tuple[GateAnswer, ...]
     variants: frozenset[str]
     passed: frozenset[str]
@@ -176,8 +175,7 @@ def find_gates(index: PyIndex, toolkit: tuple[int, ...] | None, recorder: Record
     recorder.at_macros = recorder.loaded()
     with recorder.whole_tree():
         macros = arch_macros(index)
-    gates = finished_gates([gate for walk in walks for gate in walk.gates], macros, context.builds)
-    return FoundGates(context, walks, macros, _in_place_order(gates))
+    return FoundGates(context, walks, macros, walked_gates(walks, macros, context.builds))
 
 
 def link_gates(index: PyIndex, found: FoundGates, extensions: ExtensionIndex, recorder: Recorder,
@@ -195,12 +193,14 @@ def link_gates(index: PyIndex, found: FoundGates, extensions: ExtensionIndex, re
     tile_lists = ordered_tile_lists(tile for answer in answers for tile in answer.tiles)
     kept = None
     if record:
-        kept = PyRecord(index.roots[0] if index.roots else "", index.named(), Loaded(recorder.at_gates, recorder.at_macros, at_lists, at_passed),
+        kept = PyRecord(index.roots[0] if index.roots else "", index.named(), LoadedAt(recorder.at_gates, recorder.at_macros, at_lists, at_passed),
                           stored(recorder.shared), sources, tuple(walk for walk in found.walks if walk.gates or walk.reads),
                           found.context, found.macros, tuple(answers), tuple(lists.items()), passers, passed,
                           index.plain_callers())
-    return LinkedGates(gates, tuple(answers), variants_of(passers, gates), passed, tile_lists, kept)
+    return LinkedGates(tuple(answers), variants_of(passers, gates), passed, tile_lists, kept)
 
 
-def _in_place_order(gates: tuple[Gate, ...]) -> tuple[Gate, ...]:
+def walked_gates(walks: Iterable[WalkAnswer], macros: tuple[str, ...], builds: tuple) -> tuple[Gate, ...]:
+    """The modules' gates, finished (gates.detect.finished_gates), in place order."""
+    gates = finished_gates([gate for walk in walks for gate in walk.gates], macros, builds)
     return tuple(sorted(gates, key=lambda g: (g.path, g.line, g.col)))

@@ -27,18 +27,17 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import PurePosixPath
 
-from archlint.engine.linking import PythonSide, _cmake_side, _reported_only, gated_of
+from archlint.engine.linking import PythonSide, _cmake_side, _reported_only, gated_of, judged_gates
 from archlint.engine.pyanswers import (GateAnswer, PyRecord, SourcesAnswer, WalkAnswer, sources_answer, units_answer,
-                                       walk_answer, with_tiles)
+                                       walk_answer, walked_gates, with_tiles)
 from archlint.engine.pysource import NameTables, PythonFiles, read_status
 from archlint.engine.stateparts import read_part
 from archlint.engine.timing import stage
 from archlint.extract.files import Workers, extract_all
 from archlint.extract.python.markers import markers
-from archlint.gates.detect import finished_gates
 from archlint.gates.ops import OpCallFinder
 from archlint.gates.tactics import ordered_tile_lists
-from archlint.gates.variants import variants_of, with_absent_variant_macros
+from archlint.gates.variants import variants_of
 from archlint.knowledge.idioms import load_idioms
 from archlint.link.binary import ExtensionIndex
 from archlint.link.paths import merged_sources, suffix_finder
@@ -64,7 +63,7 @@ def relinked_side(options: ScanOptions, discovery: Discovery, cache, state, chan
         edited = _edited_records(record, names, changed, digests, cache, options)
         if edited is None or touches(record.shared_reads, edited[0]):
             return None
-        keys, fresh = edited
+        keys, reported = edited
         python = PythonFiles.from_tables(python_files, names, options.max_file_bytes,
                                          lambda todo, outline: extract_all(todo, 1, options.max_file_bytes, cache, outline,
                                                                            workers=workers))
@@ -81,13 +80,12 @@ def relinked_side(options: ScanOptions, discovery: Discovery, cache, state, chan
     gated, ops = gated_of(gate_answers)
     built, wholes, _ = _cmake_side(discovery, options, cache, workers)
     gated += built
-    named = tuple(sorted({s for _, units in gated for s in units.sources}))
-    judged = with_absent_variant_macros(gated, variants_of(record.passers, gates), record.passed)
+    judged, named = judged_gates(gated, variants_of(record.passers, gates), record.passed)
     tile_lists = ordered_tile_lists(tile for answer in gate_answers for tile in answer.tiles)
     new_record = replace(record, sources=sources, walks=walks, answers=gate_answers, callers=index.plain_callers())
     kept = {id(answer) for answer in record.answers}
     again = frozenset(answer.gate.id for answer in gate_answers if id(answer) not in kept)
-    return PythonSide(fresh, judged, named, tile_lists, dict(state.generated), None, state.binaries, ops, tuple(wholes),
+    return PythonSide(reported, judged, named, tile_lists, dict(state.generated), None, state.binaries, ops, tuple(wholes),
                       new_record, names, relinked=True, fresh=again)
 
 
@@ -98,7 +96,7 @@ def _edited_records(record: PyRecord, names: NameTables, changed: list[SourceFil
     prefilter = markers(load_idioms())
     number = {path: at for at, (_, path) in enumerate(record.named)}
     keys: set[int] = set()
-    fresh: list[FileFacts] = []
+    reported: list[FileFacts] = []
     for file, new in zip(changed, extract_all(changed, 1, options.max_file_bytes, cache)):
         if read_status(file, options.max_file_bytes, prefilter) != names.status(file.path):
             return None
@@ -111,8 +109,8 @@ def _edited_records(record: PyRecord, names: NameTables, changed: list[SourceFil
             return None
         module = number[file.path]
         keys.update(read_key(module, kind, at) for kind, positions in zip((CALL, ASSIGN), moved) for at in positions)
-        fresh.append(_reported_only(new))
-    return frozenset(keys), fresh
+        reported.append(_reported_only(new))
+    return frozenset(keys), reported
 
 
 def _changed_records(old: PythonFacts, new: PythonFacts) -> tuple[list[int], list[int]] | None:
@@ -149,8 +147,7 @@ def _answers_again(index: PyIndex, record: PyRecord, keys: frozenset[int], state
                   if touches(walk.reads, keys) else walk for walk in record.walks)
     if not _read_by_then(index, loaded.macros):
         return None
-    gates = finished_gates([gate for walk in walks for gate in walk.gates], record.macros, record.context.builds)
-    gates = tuple(sorted(gates, key=lambda g: (g.path, g.line, g.col)))
+    gates = walked_gates(walks, record.macros, record.context.builds)
     stored = {answer.gate: answer for answer in record.answers if not touches(answer.reads, keys)}
     extensions = ExtensionIndex.of(state.binaries, {f.path for f in discovery.files}, [discovery.root])
     finder = OpCallFinder(index)

@@ -64,13 +64,14 @@ class OpCallFinder:
         module's whole list holds most of its calls, where the gates reach a few functions."""
         key = (module, local)
         log = self.pyindex.reads
-        if key not in self._calls:
-            modules = self.pyindex.modules
-            with log.answer() as reads:
-                calls = op_calls(facts, lambda name: name not in modules and name.partition(".")[0] not in self._roots, local)
-            self._calls[key] = calls, reads
-        calls, reads = self._calls[key]
-        log.again(reads)
+        if key in self._calls:
+            calls, reads = self._calls[key]
+            log.again(reads)
+            return calls
+        modules = self.pyindex.modules
+        with log.answer() as reads:
+            calls = op_calls(facts, lambda name: name not in modules and name.partition(".")[0] not in self._roots, local)
+        self._calls[key] = calls, reads
         return calls
 
 

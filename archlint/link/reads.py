@@ -33,10 +33,6 @@ def key_module(key: int) -> int:
     return key >> (_KIND_BITS + _POSITION_BITS)
 
 
-def key_kind(key: int) -> int:
-    return (key >> _POSITION_BITS) & ((1 << _KIND_BITS) - 1)
-
-
 def key_position(key: int) -> int:
     return key & ((1 << _POSITION_BITS) - 1)
 
