@@ -108,7 +108,8 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
             kept.add(id(result))
     gone = [result for result in state.results if id(result) not in kept]
     sources = side.sources if side.judged else None
-    free = free_of(discovery, index, sources)
+    # the CUDA files and their links are the stored ones: the same sources leave the same files free
+    free = state.free if sources == state.free_sources else free_of(discovery, index, sources)
     if host and free != state.free:
         # the Python gates' units now include other files: a full scan reads other files in full,
         # and the host checks' reach follows the definitions of those it reads

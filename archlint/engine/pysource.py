@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from itertools import accumulate
+from bisect import bisect_left
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Callable
@@ -69,8 +69,8 @@ class PythonFiles:
     def tables(self) -> NameTables:
         """The name tables, to be stored (engine.relink reads the tree again without its bytes)."""
         assert not self._released
-        return NameTables(tuple(self._paths), tuple(self.modules), tuple(self.marked), _packed(self._names),
-                          _packed(self._members), tuple((phrase, tuple(holders)) for phrase, holders in self._phrases.items()),
+        return NameTables(tuple(self._paths), tuple(self.modules), tuple(self.marked), _sorted(self._names),
+                          _sorted(self._members), tuple((phrase, tuple(holders)) for phrase, holders in self._phrases.items()),
                           tuple(self._readable), tuple(self._wide))
 
     @classmethod
@@ -145,8 +145,8 @@ class NameTables:
     paths: tuple[str, ...]
     modules: tuple[str, ...]
     marked: tuple[str, ...]
-    names: _Packed
-    members: _Packed
+    names: _Sorted
+    members: _Sorted
     phrases: tuple[tuple[bytes, tuple[int, ...]], ...]
     readable: tuple[int, ...]
     wide: tuple[int, ...]
@@ -157,18 +157,22 @@ class NameTables:
 
 
 class _PackedTable:
-    """A stored name table looked up as it is (unpacking every name's holders into a dict took a
-    tenth of a second on a large tree, for the few names a re-link asks for)."""
+    """A stored name table looked up as it is, by bisection over its sorted names (unpacking every
+    name's holders into a dict took a tenth of a second on a large tree, for the few names a
+    re-link asks for)."""
 
-    def __init__(self, packed: _Packed) -> None:
-        joined, counts, self._flat = packed
-        names = joined.split(b"\0") if counts else []
-        self._at = dict(zip(names, range(len(names))))
-        self._ends = [0, *accumulate(counts)]
+    def __init__(self, table: _Sorted) -> None:
+        self._joined, self._starts, self._ends, self._flat = table
 
     def get(self, name: bytes, default: Sequence[int] = ()) -> Sequence[int]:
-        at = self._at.get(name)
-        return default if at is None else self._flat[self._ends[at]:self._ends[at + 1]]
+        at = bisect_left(range(len(self._starts)), name, key=self._name)
+        if at == len(self._starts) or self._name(at) != name:
+            return default
+        return self._flat[self._ends[at - 1] if at else 0:self._ends[at]]
+
+    def _name(self, at: int) -> bytes:
+        end = self._starts[at + 1] - 1 if at + 1 < len(self._starts) else len(self._joined)
+        return self._joined[self._starts[at]:end]
 
 
 def read_status(file: SourceFile, max_bytes: int, prefilter: Markers | None) -> tuple[bool, bool]:
@@ -243,6 +247,23 @@ def _packed(table: dict[bytes, array[int]]) -> _Packed:
     for holders in table.values():
         flat.extend(holders)
     return b"\0".join(table), array("I", map(len, table.values())), flat
+
+
+# a name table as stored with the state: the names sorted and joined by NUL, where each name starts,
+# where each name's holders end in the last, and the holders (file positions) of every name in turn
+_Sorted = tuple[bytes, "array[int]", "array[int]", "array[int]"]
+
+
+def _sorted(table: dict[bytes, array[int]]) -> _Sorted:
+    names = sorted(table)
+    starts, ends, flat = array("I"), array("I"), array("I")
+    at = 0
+    for name in names:
+        starts.append(at)
+        at += len(name) + 1
+        flat.extend(table[name])
+        ends.append(len(flat))
+    return b"\0".join(names), starts, ends, flat
 
 
 def _unpacked(packed: _Packed) -> Iterator[tuple[bytes, array[int]]]:

@@ -82,7 +82,10 @@ def relinked_side(options: ScanOptions, discovery: Discovery, cache, state, chan
     gated += built
     judged, named = judged_gates(gated, variants_of(record.passers, gates), record.passed)
     tile_lists = ordered_tile_lists(tile for answer in gate_answers for tile in answer.tiles)
-    new_record = replace(record, sources=sources, walks=walks, answers=gate_answers, callers=index.plain_callers())
+    callers = index.plain_callers()
+    # kept as loaded where equal: the stored record is written as a delta of the one it was loaded from
+    new_record = replace(record, sources=sources, walks=walks, answers=gate_answers,
+                         callers=record.callers if callers == record.callers else callers)
     kept = {id(answer) for answer in record.answers}
     again = frozenset(answer.gate.id for answer in gate_answers if id(answer) not in kept)
     return PythonSide(reported, judged, named, tile_lists, dict(state.generated), None, state.binaries, ops, tuple(wholes),

@@ -15,7 +15,7 @@ import posixpath
 from dataclasses import replace
 from pathlib import Path
 
-from archlint.model.files import Discovery
+from archlint.model.files import Discovery, SourceFile
 from archlint.model.scan import ScanOptions
 
 
@@ -32,7 +32,7 @@ def analysed(discovery: Discovery, options: ScanOptions) -> tuple[Discovery, Sca
     lead = prefix + "/"
     if any(not d.path.startswith(lead) and not posixpath.isabs(d.path) for d in discovery.diagnostics):
         return discovery, options
-    files = tuple(replace(f, path=f.path[len(lead):]) for f in discovery.files)
+    files = tuple(SourceFile(f.path[len(lead):], f.absolute, f.language) for f in discovery.files)  # (replace() is slower)
     diagnostics = tuple(replace(d, path=d.path[len(lead):]) if d.path.startswith(lead) else d for d in discovery.diagnostics)
     # a named file outside the folder names no discovered file: it can match no finding
     report = tuple(p[len(lead):] if p.startswith(lead) else "\0" + p for p in options.report_paths)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from archlint.engine.cache import read_entry, store_value
+from archlint.engine.deltas import Delta, delta, undelta
 
 Digests = tuple[tuple[str, str, str], ...]  # (path, language, sha256) of every file scanned, sorted
 
@@ -28,6 +29,7 @@ class Stamp:
 
     digests: Digests
     parts: tuple[tuple[str, str], ...]  # (part, the file name of its entry)
+    bases: tuple[tuple[str, str], ...] = ()  # (part, its base's entry) for each part stored as a delta
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,10 @@ class Loaded:
     digests: Digests
     values: dict[str, object]  # part -> its value: a field's, or SMALL's dict of the other fields
     names: dict[str, str]
+    bases: dict[str, str]  # part -> its base's entry, for each part stored as a delta
+    # part -> (entry, value, size) of what a new value of it can be a delta of, for each part read
+    # so far (a part read on demand adds itself when read)
+    read_as: dict[str, tuple[str, object, int]]
 
 
 # the fields that are megabytes on a large tree, each in an entry of its own; the others share one
@@ -45,23 +51,29 @@ SMALL = "small"
 # parts read only where a re-scan asks for them (a Python re-link: engine.relink), kept as written
 # by the others (a CUDA re-scan read 14 MB more on FlashInfer 0.7.2.post1 for nothing)
 ON_DEMAND = ("pylink", "pynames")
+# parts a re-scan keeps most of, as the objects it loaded: stored as deltas of an earlier entry
+AS_DELTAS = ("memos", "results", "pylink")
 
 
 class Deferred:
     """A part of a loaded state not read yet. Pickled, it is its value."""
 
-    def __init__(self, parts: StateParts, index: Stamp, part: str) -> None:
-        self._parts, self._index, self._part = parts, index, part
+    def __init__(self, parts: StateParts, index: Stamp, part: str, read_as: dict[str, tuple[str, object, int]]) -> None:
+        self._parts, self._index, self._part, self._read_as = parts, index, part, read_as
         self._held: tuple[object] | None = None
 
     def value(self) -> object:
         """The part's value; None where it cannot be read."""
         if self._held is None:
-            self._held = self._parts.part(self._index, self._part) or (None,)
+            self._held = self._parts.part(self._index, self._part, self._read_as) or (None,)
         return self._held[0]
 
     def __reduce__(self) -> tuple:
         return _itself, (self.value(),)
+
+    def holds(self, value: object) -> bool:
+        """Whether `value` is the one this part was read as (never read: it cannot be)."""
+        return self._held is not None and self._held[0] is value
 
 
 def _itself(value: object) -> object:
@@ -87,33 +99,53 @@ class StateParts:
         if index is None:
             return None
         values: dict[str, object] = {}
+        read_as: dict[str, tuple[str, object, int]] = {}
         for part, _ in index.parts:
             if part in ON_DEMAND and part not in read:
-                values[part] = Deferred(self, index, part)
+                values[part] = Deferred(self, index, part, read_as)
                 continue
             # in a 1-tuple: a part may be None, which read_entry gives for a bad entry
-            held = read.get(part) or self.part(index, part)
+            held = read.get(part) or self.part(index, part, read_as)
             if held is None:
                 return None
             values[part] = held[0]
-        return Loaded(index.digests, values, dict(index.parts))
+        return Loaded(index.digests, values, dict(index.parts), dict(index.bases), read_as)
 
     def stamp(self) -> Stamp | None:
         """The index alone: the digests of the files the state saw, and where its parts are."""
         return read_entry(self.index_path, self.key, Stamp, keep=True)
 
-    def part(self, index: Stamp, part: str) -> tuple[object] | None:
-        """One part's value, in a 1-tuple; None where it cannot be read."""
+    def part(self, index: Stamp, part: str, read_as: dict[str, tuple[str, object, int]] | None = None) -> tuple[object] | None:
+        """One part's value, in a 1-tuple; None where it cannot be read. `read_as` takes what a new
+        value of the part can be a delta of."""
         name = dict(index.parts).get(part)
-        if name is None:
+        held = self._entry(name, part) if name is not None else None
+        if held is None or not isinstance(held[0], Delta):
+            if held is not None and read_as is not None and name is not None:
+                read_as[part] = (name, held[0], self._size(name))
+            return held
+        base_name = held[0].base
+        base = self._entry(base_name, part)
+        if base is None or isinstance(base[0], Delta):
             return None
+        if read_as is not None:
+            read_as[part] = (base_name, base[0], self._size(base_name))
+        return (undelta(held[0].payload, base[0]),)
+
+    def _entry(self, name: str, part: str) -> tuple[object] | None:
         held = read_entry(self.index_path.with_name(name), self._part_key(part), tuple, keep=True, mapped=True)
         return held if held is not None and len(held) == 1 else None
+
+    def _size(self, name: str) -> int:
+        try:
+            return self.index_path.with_name(name).stat().st_size
+        except OSError:
+            return 0
 
     def restamp(self, index: Stamp, digests: Digests) -> bool:
         """The state `index` names, its parts as they are, as the state of the files `digests` gives:
         for a scan whose changed files cannot change it (engine.samefacts). Whether it was written."""
-        return store_value(self.index_path, self.key, Stamp(digests, index.parts)) is not None
+        return store_value(self.index_path, self.key, Stamp(digests, index.parts, index.bases)) is not None
 
     def save(self, digests: Digests, state, previous: Loaded | None) -> None:
         """Write `state` (a dataclass) and its index; a part whose value is the one `previous` loaded
@@ -121,17 +153,23 @@ class StateParts:
         everything = {f.name: getattr(state, f.name) for f in fields(state)}
         values = {name: everything.pop(name) for name in ON_THEIR_OWN}
         values[SMALL] = everything
-        parts = []
+        parts, bases = [], []
         for part, value in values.items():
-            name = previous.names.get(part) if previous is not None and _same(value, previous.values.get(part)) else None
-            if name is None:
-                name = f"{self._stem}-{part}-{secrets.token_hex(8)}.pkl"
-                if store_value(self.index_path.with_name(name), self._part_key(part), (value,)) is None:
-                    return
+            if previous is not None and _same(value, previous.values.get(part)):
+                parts.append((part, previous.names[part]))
+                bases += [(part, previous.bases[part])] if part in previous.bases else []
+                continue
+            name = f"{self._stem}-{part}-{secrets.token_hex(8)}.pkl"
+            base = previous.read_as.get(part) if previous is not None and part in AS_DELTAS else None
+            payload = delta(value, base[1], base[2]) if base is not None else None
+            stored = (value,) if payload is None or base is None else (Delta(base[0], payload),)
+            if store_value(self.index_path.with_name(name), self._part_key(part), stored) is None:
+                return
             parts.append((part, name))
-        if store_value(self.index_path, self.key, Stamp(digests, tuple(parts))) is None:
+            bases += [(part, base[0])] if payload is not None and base is not None else []
+        if store_value(self.index_path, self.key, Stamp(digests, tuple(parts), tuple(bases))) is None:
             return
-        named = {name for _, name in parts}
+        named = {name for _, name in (*parts, *bases)}
         for path in self.index_path.parent.glob(f"{self._stem}-*.pkl"):
             if path.name not in named:
                 path.unlink(missing_ok=True)
@@ -152,7 +190,7 @@ def _same(value: object, loaded: object) -> bool:
     keeps the object): their equality would read every file's part."""
     from archlint.engine.linkstore import StoredLinks  # deferred: a scan that stores nothing never loads the links
 
-    if value is loaded:
+    if value is loaded or (isinstance(loaded, Deferred) and loaded.holds(value)):
         return True
     return not isinstance(value, StoredLinks) and type(value) is type(loaded) and value == loaded
 
