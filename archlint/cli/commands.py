@@ -195,9 +195,7 @@ def scan(paths, targets, toolkit, fmt, output, fail_on, select, ignore, baseline
         raise UserError(str(error)) from None
     options = settings.scan_options(plan.paths, jobs=jobs, use_cache=not no_cache, report_paths=plan.report_paths)
     options = replace(options, defines=defines, compile_probe=compile_probe)
-    from archlint.probe.nvcc import find_nvcc  # deferred: as above
-
-    if compile_probe and find_nvcc() is None:
+    if compile_probe and _no_nvcc():
         click.echo("archlint: --compile-probe needs nvcc (not on PATH, in $CUDA_HOME or /usr/local/cuda): "
                    "tactics are judged by the static bound alone", err=True)
     view = View(fmt, output, category, quiet, verbose)
@@ -285,6 +283,12 @@ def cache_clear() -> None:
     except cache.NotACacheFolder as error:
         raise UserError(f"cannot clear the cache: {error}") from None
     click.echo(f"archlint: removed {removed} cache entr{'y' if removed == 1 else 'ies'} from {cache.cache_dir()}", err=True)
+
+
+def _no_nvcc() -> bool:
+    from archlint.probe.nvcc import find_nvcc  # deferred: only the compile probe needs it (and subprocess)
+
+    return find_nvcc() is None
 
 
 if __name__ == "__main__":

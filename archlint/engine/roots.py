@@ -43,10 +43,9 @@ def _common_folder(paths: list[str]) -> str:
     """The deepest folder (root-relative, posix) that holds every path; '' for the root itself."""
     if not paths:
         return ""
-    folders = {posixpath.dirname(p) for p in paths}
-    if "" in folders:
-        return ""
-    return posixpath.commonpath(list(folders))
+    # the common prefix of all is that of the first and last in order (a dirname each took longer)
+    common = posixpath.commonprefix([min(paths), max(paths)])
+    return common[:common.rfind("/")] if "/" in common else ""
 
 
 def _between(folder: Path, inner: Path, outer: Path) -> bool:
