@@ -123,3 +123,34 @@ def test_a_delta_whose_base_is_gone_runs_a_full_scan(tree, full_scans):
     after = _scan(tree)
     assert len(full_scans) == 2
     assert after == _scan(tree, use_cache=False)
+
+
+def _append(path: Path, text: str) -> None:
+    path.write_text(path.read_text() + text)
+    settle(path, age=600)
+
+
+def test_deltas_stand_through_a_carried_over_comment_and_a_cuda_edit(tree, full_scans):
+    """Each kind of re-scan after the first delta: a comment the store carries over (the index is
+    stamped again, its bases with it), a CUDA edit (the results again, as a delta of the same
+    base), a gate edit again; each gives what a scan with no cache gives, and every entry the
+    index names is there."""
+    _scan(tree)
+    _set_gate(tree, "[9, 10, 12]")
+    _scan(tree)
+    bases = dict(_stamp(tree).bases)
+    _append(tree / "flashinfer/jit/comm.py", "# a comment\n")
+    _scan(tree)
+    assert dict(_stamp(tree).bases) == bases
+    unit = tree / "flashinfer/data/csrc/vec_dequant.cu"
+    text = unit.read_text()
+    unit.write_text(text.replace("int i = blockIdx.x", "flashinfer::gemm::warpgroup_arrive();\n  int i = blockIdx.x"))
+    settle(unit, age=600)
+    after_cuda = _scan(tree)
+    assert after_cuda == _scan(tree, use_cache=False)
+    _set_gate(tree, "[9]")
+    after = _scan(tree)
+    assert len(full_scans) == 2  # the first scan and the one with no cache
+    assert after == _scan(tree, use_cache=False)
+    stamp = _stamp(tree)
+    assert _entries(tree) == {name for _, name in (*stamp.parts, *stamp.bases)}
