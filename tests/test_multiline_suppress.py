@@ -97,7 +97,7 @@ def test_a_suppression_on_the_next_statement_does_not_cover_the_gate(tmp_path):
 def test_the_gate_text_leaves_the_comment_out(tmp_path):
     tree = _tree(tmp_path, arch=IGNORE)
     report = json.loads(_scan(tree, "--format", "json", "--show-suppressed").output)
-    text = "current_compilation_context.get_nvcc_flags_list( supported_major_versions=[9, 10] )"
+    text = "current_compilation_context.get_nvcc_flags_list(supported_major_versions=[9, 10])"
     assert [gate["text"] for gate in report["gates"]] == [text]
     assert report["findings"][0]["message"].startswith(f"Gate `{text}` excludes sm_80")
     gates = CliRunner().invoke(cli, ["gates", str(tree), "--no-cache"])

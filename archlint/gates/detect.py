@@ -19,7 +19,7 @@ from archlint.gates.builds import project_builds
 from archlint.gates.methods import capability_methods
 from archlint.knowledge.arch import known_ccs, newest_toolkit
 from archlint.knowledge.idioms import Idioms
-from archlint.lang.python.expr import int_values, walk
+from archlint.lang.python.expr import int_values, tight, walk
 from archlint.lang.python.unparse import unparse
 from archlint.model.findings import Evidence, EvidenceKind, Location
 from archlint.model.gates import Gate, ProjectBuild
@@ -30,7 +30,7 @@ def _gate(kind: str, text: str, path: str, span: Span, function: str, admits: It
           **extra: Any) -> Gate:
     """A gate with the fields every kind has; `extra` sets those its kind knows."""
     gate = Gate(
-        f"{path}:{span.line}:{span.col}", kind, text, path, span.line, span.col, span.end_line, span.end_col,
+        f"{path}:{span.line}:{span.col}", kind, tight(text), path, span.line, span.col, span.end_line, span.end_col,
         function, tuple(sorted(admits)), exact,
         suffix="?", guards=(), sources=(), defines=(), list_span=None, majors_literal=None, unit="cc",
     )

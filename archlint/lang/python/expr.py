@@ -54,6 +54,30 @@ def short(text: str) -> str:
     return one if len(one) <= MAX_TEXT else one[: MAX_TEXT - 3] + "..."
 
 
+def tight(text: str) -> str:
+    """`short`'s one-line text of code written over several lines as it would be written on one:
+    `f( a=1 )` (a call's lines joined) becomes `f(a=1)`; string literals are left as they are."""
+    out: list[str] = []
+    quote = ""
+    at = 0
+    while at < len(text):
+        char = text[at]
+        if quote:
+            if char == "\\":
+                out.append(text[at:at + 2])
+                at += 2
+                continue
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == " " and ((out and out[-1] in "([{") or text[at + 1:at + 2] in (")", "]", "}")):
+            at += 1
+            continue
+        out.append(char)
+        at += 1
+    return "".join(out)
+
+
 # An attribute chain whose text is only ASCII names and dots, none of them True, False or None (the
 # only other one-word nodes an attribute's object can be; numbers start with a digit), is what
 # `dotted` joins from its nodes: its text.
