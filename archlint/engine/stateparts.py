@@ -155,24 +155,29 @@ class StateParts:
         values[SMALL] = everything
         parts, bases = [], []
         for part, value in values.items():
-            if previous is not None and _same(value, previous.values.get(part)):
-                parts.append((part, previous.names[part]))
-                bases += [(part, previous.bases[part])] if part in previous.bases else []
-                continue
-            name = f"{self._stem}-{part}-{secrets.token_hex(8)}.pkl"
-            base = previous.read_as.get(part) if previous is not None and part in AS_DELTAS else None
-            payload = delta(value, base[1], base[2]) if base is not None else None
-            stored = (value,) if payload is None or base is None else (Delta(base[0], payload),)
-            if store_value(self.index_path.with_name(name), self._part_key(part), stored) is None:
+            kept = previous.names.get(part) if previous is not None and _same(value, previous.values.get(part)) else None
+            written = (kept, previous.bases.get(part)) if kept is not None and previous is not None else self._write(part, value, previous)
+            if written is None:
                 return
-            parts.append((part, name))
-            bases += [(part, base[0])] if payload is not None and base is not None else []
+            parts.append((part, written[0]))
+            bases += [(part, written[1])] if written[1] is not None else []
         if store_value(self.index_path, self.key, Stamp(digests, tuple(parts), tuple(bases))) is None:
             return
         named = {name for _, name in (*parts, *bases)}
         for path in self.index_path.parent.glob(f"{self._stem}-*.pkl"):
             if path.name not in named:
                 path.unlink(missing_ok=True)
+
+    def _write(self, part: str, value: object, previous: Loaded | None) -> tuple[str, str | None] | None:
+        """A new entry for the part's value, a delta of what it was loaded from where that pays:
+        its name and its base's (None: written whole); None where it could not be written."""
+        name = f"{self._stem}-{part}-{secrets.token_hex(8)}.pkl"
+        base = previous.read_as.get(part) if previous is not None and part in AS_DELTAS else None
+        payload = delta(value, base[1], base[2]) if base is not None else None
+        stored = (value,) if payload is None or base is None else (Delta(base[0], payload),)
+        if store_value(self.index_path.with_name(name), self._part_key(part), stored) is None:
+            return None
+        return name, (base[0] if payload is not None and base is not None else None)
 
     def _part_key(self, part: str) -> bytes:
         return hashlib.sha256(self.key + part.encode()).digest()
