@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from archlint.cli.commands import cli
+from archlint.lang.python.expr import tight
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CORE = (FIXTURES / "gate-flashinfer" / "flashinfer" / "jit" / "core.py").read_text()
@@ -102,6 +103,16 @@ def test_the_gate_text_leaves_the_comment_out(tmp_path):
     assert report["findings"][0]["message"].startswith(f"Gate `{text}` excludes sm_80")
     gates = CliRunner().invoke(cli, ["gates", str(tree), "--no-cache"])
     assert "archlint:" not in gates.output and f": {text} (admits sm_90a" in gates.output
+
+
+@pytest.mark.parametrize("written, shown", [
+    ("get_nvcc_flags_list( supported_major_versions=[9, 10] )", "get_nvcc_flags_list(supported_major_versions=[9, 10])"),
+    ('gen_jit_spec( "mnnvl", [ CSRC / "a.cu" ], extra_cuda_cflags=["-DX=( 1 )"] )',
+     'gen_jit_spec("mnnvl", [CSRC / "a.cu"], extra_cuda_cflags=["-DX=( 1 )"])'),  # a string as written
+    ("f(x, y='\\' )', z={ 1: 2 })", "f(x, y='\\' )', z={1: 2})"),  # an escaped quote does not end it
+])
+def test_a_gate_written_over_lines_reads_as_code_on_one_line(written, shown):
+    assert tight(written) == shown
 
 
 @pytest.mark.parametrize("noqa, hint", [
