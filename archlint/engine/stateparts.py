@@ -191,8 +191,9 @@ def fields_of(loaded: Loaded) -> dict[str, object]:
 
 
 def _same(value: object, loaded: object) -> bool:
-    """The value is the one loaded. The links are compared by identity (a re-scan that changes none
-    keeps the object): their equality would read every file's part."""
+    """The value is the one loaded (a part read on demand: the one it was read as). The links are
+    compared by identity (a re-scan that changes none keeps the object): their equality would read
+    every file's part."""
     from archlint.engine.linkstore import StoredLinks  # deferred: a scan that stores nothing never loads the links
 
     if value is loaded or (isinstance(loaded, Deferred) and loaded.holds(value)):
