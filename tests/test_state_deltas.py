@@ -154,3 +154,19 @@ def test_deltas_stand_through_a_carried_over_comment_and_a_cuda_edit(tree, full_
     assert after == _scan(tree, use_cache=False)
     stamp = _stamp(tree)
     assert _entries(tree) == {name for _, name in (*stamp.parts, *stamp.bases)}
+
+
+def test_an_edited_gate_stores_its_result_without_reading_the_stored_one(tree, monkeypatch):
+    """The result reports each gate with its text: after a gate's edit it differs from the stored
+    result, which is then not read back to compare (the compare only keeps an equal result's bytes)."""
+    from archlint.engine import store
+
+    _scan(tree)
+    compared = []
+    rekeyed = store.rekeyed_entry
+    monkeypatch.setattr(store, "rekeyed_entry", lambda *args, **kwargs: compared.append(args[0]) or rekeyed(*args, **kwargs))
+    _set_gate(tree, "[9, 10, 12]")
+    after = _scan(tree)
+    assert compared == []
+    assert after == _scan(tree, use_cache=False)
+    assert _scan(tree) == after  # the stored result stands for the tree as it is

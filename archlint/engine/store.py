@@ -282,18 +282,29 @@ class ScanStore:
         """This scan's result (and state, when given) in its own slot."""
         if self.racy:
             return
-        self._result_sum = self._save_result(result)
+        self._result_sum = self._save_result(result, state is not None and self._gates_differ(state))
         if state is not None:
             self._parts(self.slot).save(self.digests, state, self._loaded)
 
-    def _save_result(self, result: ScanResult) -> bytes | None:
+    def _save_result(self, result: ScanResult, changed: bool) -> bytes | None:
         """Store the result; its entry's checksum, which stands for its content: a result equal to
         the one stored (an edit that changed no finding) keeps the stored bytes, since the same
-        content can pickle to other bytes (which of its equal parts are one object)."""
+        content can pickle to other bytes (which of its equal parts are one object). `changed`:
+        the result is known to differ from the stored one, which is then not read to compare."""
         path = self.slot.result_path
-        kept = rekeyed_entry(path, self.slot.result_key, ScanResult, result.__eq__)
+        kept = None if changed else rekeyed_entry(path, self.slot.result_key, ScanResult, result.__eq__)
         # in band: the checksum then stands for the result's pickle
         return kept[1] if kept is not None else store_value(path, self.slot.result_key, result, out_of_band=False)
+
+    def _gates_differ(self, state: ScanState) -> bool:
+        """Whether the state's gates, each with its text, are other than those of the state this scan
+        loaded (an edited gate): the result reports each gate with its text, so it differs from the
+        stored result of the loaded state. (Were the stored result another's, the compare skipped
+        only costs the stored report, made again once.)"""
+        loaded = self._loaded.values.get("results") if self._loaded is not None else None
+        if not isinstance(loaded, tuple):
+            return False
+        return [(r.gate.id, r.gate.text) for r in loaded] != [(r.gate.id, r.gate.text) for r in state.results]
 
 
 def _result_key(key: bytes, digests: tuple[tuple[str, str, str], ...]) -> bytes:
