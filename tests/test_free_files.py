@@ -12,7 +12,7 @@ import pytest
 
 import archlint.engine.linking as linking
 import archlint.engine.pipeline as pipeline
-import archlint.extract.files as files
+import archlint.extract.cuda.facts as cuda_facts
 from archlint.engine import scan
 from archlint.model.scan import ScanOptions
 from conftest import settle
@@ -122,7 +122,7 @@ def test_narrowing_the_targets_reads_no_file_in_full(tree, monkeypatch):
         raise AssertionError("a file was read in full, or the tree scanned again")
 
     with monkeypatch.context() as patched:
-        patched.setattr(files, "extract_cuda", refused)
+        patched.setattr(cuda_facts, "extract_cuda", refused)
         patched.setattr(pipeline, "_full_scan", refused)
         narrowed = _scan(tree, targets=("sm_90a", "sm_120a"))
     assert narrowed == _scan(tree, use_cache=False, targets=("sm_90a", "sm_120a"))

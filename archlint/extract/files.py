@@ -14,7 +14,6 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
-from archlint.extract.cuda.facts import extract_cuda, extract_cuda_directives
 from archlint.extract.suppressions import may_hold_notes
 from archlint.lang.cpp.jinja import stub_template
 from archlint.model.cuda import TemplateHole
@@ -93,6 +92,8 @@ def _extract(file: SourceFile, data: bytes, notes: tuple[Diagnostic, ...]) -> Fi
 
         python = extract_python(file.path, data)
         return FileFacts(file, python=python, diagnostics=notes + python.diagnostics)
+    from archlint.extract.cuda.facts import extract_cuda  # deferred: a Python re-scan never loads it
+
     holes: tuple[TemplateHole, ...] = ()
     if file.language == "template":
         data, holes = stub_template(data)
@@ -105,6 +106,8 @@ def _extract(file: SourceFile, data: bytes, notes: tuple[Diagnostic, ...]) -> Fi
 
 
 def _extract_directives(file: SourceFile, data: bytes, notes: tuple[Diagnostic, ...]) -> FileFacts:
+    from archlint.extract.cuda.facts import extract_cuda_directives  # deferred: as in _extract
+
     if b"\x00" in data[:8192]:
         return FileFacts(file, diagnostics=(*notes, Diagnostic(file.path, "binary content (NUL bytes); skipped")))
     cuda = extract_cuda_directives(file.path, data)
