@@ -16,6 +16,7 @@ from archlint.engine import cache as cache_module
 from archlint.engine import scan
 from archlint.engine.cache import FactsCache, cache_dir, clear
 from archlint.extract.files import extract_file, pickled
+from archlint.knowledge import resources
 from archlint.knowledge.rules import load_rules
 from archlint.model.scan import ScanOptions
 from archlint.report import Report, render
@@ -235,6 +236,29 @@ def test_cache_clear_command(tmp_path, cache_home):
     assert clear() == 0
     rendered(tree, use_cache=True)
     assert clear() == count
+
+
+def test_the_rules_tables_a_scan_parsed_are_read_back_from_the_cache(tmp_path, cache_home, monkeypatch):
+    """The next process takes the rules files' tables as a scan parsed them, for the same data and
+    code (the cache's salt) alone."""
+    tree = copy_fixture("gate-flashinfer", tmp_path)
+    monkeypatch.setattr(resources, "_parsed", {})
+    scan(ScanOptions(paths=(str(tree),), jobs=1))
+    assert (cache_home / cache_module.LAYOUT / cache_module.TABLES_NAME).is_file()
+    parsed = resources.parsed_tables()
+    assert parsed  # (what this process had not read before the scan: the rest is remembered where it is used)
+    name = sorted(parsed)[0]
+
+    def no_parsing(handle, **_):
+        raise AssertionError(f"{handle.name} parsed again")
+
+    monkeypatch.setattr(resources, "_parsed", {})  # as in a new process
+    monkeypatch.setattr(resources.tomllib, "load", no_parsing)
+    FactsCache.usable()
+    assert resources.load_toml(name) == parsed[name]
+    monkeypatch.setattr(resources, "_parsed", {})
+    FactsCache.usable(max_bytes=12_345)  # another salt
+    assert resources.parsed_tables() == {}
 
 
 def test_cli_scan_uses_the_cache_unless_told_not_to(tmp_path, cache_home):

@@ -30,7 +30,7 @@ from typing import NamedTuple
 from archlint import __version__
 from archlint.engine.collector import collector_paused
 from archlint.engine.timing import warn
-from archlint.knowledge.resources import data_hash, tree_hash
+from archlint.knowledge.resources import data_hash, parsed_tables, preload_tables, tree_hash
 from archlint.model.files import FileFacts, SourceFile
 from archlint.model.scan import ScanOptions
 
@@ -39,6 +39,7 @@ _HEADER = struct.Struct(">8s32s32sQ")  # magic, key, payload sha256, payload len
 _COUNT = struct.Struct(">I")  # how many out-of-band buffers follow the payload (then their sizes)
 STATS_NAME = "stats-v1.idx"  # (size, mtime_ns, inode, device) -> sha256, for files hashed at rest
 STATS_LIMIT = 500_000
+TABLES_NAME = "rules-tables.idx"  # the shipped rules files' tables as parsed, for the salt's data
 LAYOUT = "facts-v1"  # the folder inside cache_dir(); a format change picks a new name
 RACY_SECONDS = 2.0
 _RACY_NS = int(RACY_SECONDS * 1e9)
@@ -82,6 +83,7 @@ class FactsCache:
         # absolute path -> (stat, sha256 of its bytes)
         self._known = _load_stats(folder / STATS_NAME) if known is None else known
         self._known_changed = False
+        self._tables_held: frozenset[str] = frozenset()  # the rules files' tables the folder holds
 
     @classmethod
     def open(cls, max_bytes: int = 4 * 1024 * 1024, roots: tuple[str, ...] = ()) -> FactsCache | None:
@@ -108,7 +110,9 @@ class FactsCache:
         except (OSError, RuntimeError) as error:
             raise Unusable(cache_dir(), _reason(error)) from None
         _prune_now_and_then(folder)
-        return cls(folder, salt)
+        cache = cls(folder, salt)
+        cache._preload_tables()
+        return cache
 
     def get(self, file: SourceFile) -> FileFacts | None:
         seen = self._look(file)
@@ -185,10 +189,25 @@ class FactsCache:
         self._known_changed = self._known_changed or copy._known_changed
 
     def flush(self) -> None:
-        """Save the stat → hash table, so the next scan need not re-read unchanged files."""
+        """Save the stat → hash table, so the next scan need not re-read unchanged files, and the
+        rules files' tables, where this scan parsed some the folder did not hold."""
         if self._known_changed:
             _save_stats(self.folder / STATS_NAME, self._known)
             self._known_changed = False
+        parsed = parsed_tables()
+        if not parsed.keys() <= self._tables_held:
+            if store_value(self.folder / TABLES_NAME, self._tables_key(), parsed, out_of_band=False) is not None:
+                self._tables_held = frozenset(parsed)
+
+    def _preload_tables(self) -> None:
+        """The rules files' tables as an earlier scan of this salt (its data) parsed them."""
+        tables = read_entry(self.folder / TABLES_NAME, self._tables_key(), dict)
+        if isinstance(tables, dict):
+            preload_tables(tables)
+            self._tables_held = frozenset(tables)
+
+    def _tables_key(self) -> bytes:
+        return hashlib.sha256(self._salt + b"\0" + TABLES_NAME.encode()).digest()
 
     def _key(self, file: SourceFile, digest: str) -> bytes:
         text = b"\0".join((self._salt, file.path.encode("utf-8", "surrogateescape"), file.language.encode(), digest.encode()))
@@ -274,6 +293,7 @@ def clear() -> int:
             raise NotACacheFolder(f"{top}{_origin()} is not an archlint cache folder (it holds no {LAYOUT} folder); nothing removed")
         return 0
     _discard(folder / STATS_NAME)
+    _discard(folder / TABLES_NAME)
     for shard in sorted(folder.iterdir()):
         if not shard.is_dir() or shard.is_symlink():
             continue
