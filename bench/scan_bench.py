@@ -17,7 +17,8 @@ user would run it, from the copy's root:
                 same scan (no goal of its own: what an edit of the code costs beside cu-edit)
     py-edit     one line appended to a Python gate module, then archlint scan PACKAGE
     hook        a literal of that module changed, then archlint scan PACKAGE/MODULE (pre-commit)
-    cold-j1     archlint scan PACKAGE --jobs 1           (its own empty cache)
+    cold-j1     archlint scan PACKAGE --jobs 1           (its own empty cache; then the speed-up, and the
+                                                         most it could be while some stages run in one process)
     reference   archlint scan PACKAGE --no-cache --jobs 1
 
 Each edit is made, then the bench waits out the two-second window in which archlint does not
@@ -237,6 +238,7 @@ def _run(args, source: Path, work: Path) -> int:
     if not args.skip_jobs1:
         cold_j1 = run("cold-j1", [package, "--jobs", "1"], "cache-j1")
         print(f"{'':12}--jobs 1 -> --jobs 2 cold speed-up: {cold_j1['wall'] / cold['wall']:.2f}x (goal >= 1.7x)")
+        print(f"{'':12}{_parallel_bound(cold_j1)}")
     print(f"{'':12}peak RSS cold: {cold['rss'] / 2**20:.0f} MiB (goal <= 1024 MiB)")
     if not args.no_reference:
         run("reference", [package, "--no-cache", "--jobs", "1"], "none")
@@ -255,6 +257,21 @@ def _run(args, source: Path, work: Path) -> int:
         print(_same(out, "hook", "hook-ref"))
     print(f"load at the end {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     return 0
+
+
+# the stages that run in one process whatever --jobs says (engine/timing.py's names)
+ONE_PROCESS_STAGES = ("discover", "pylink", "outline", "index", "verdicts", "checks")
+
+
+def _parallel_bound(cold_j1: dict) -> str:
+    """The most --jobs 2 could gain on this tree (Amdahl's law): every other stage twice as fast,
+    those that run in one process as they were with one job."""
+    times = {match.group(1): float(match.group(2)) for line in cold_j1["stages"]
+             if (match := re.match(r"(\S+(?: \S+)?)\s+([\d.]+) s", line))}
+    alone = sum(times.get(name, 0.0) for name in ONE_PROCESS_STAGES)
+    bound = cold_j1["wall"] / (alone + (cold_j1["wall"] - alone) / 2)
+    return (f"cold-j1's one-process stages ({', '.join(ONE_PROCESS_STAGES)}) took {alone:.1f} s of "
+            f"{cold_j1['wall']:.1f} s: with the rest twice as fast, --jobs 2 would gain at most {bound:.2f}x")
 
 
 def _commit() -> str:
