@@ -238,7 +238,7 @@ def _run(args, source: Path, work: Path) -> int:
     if not args.skip_jobs1:
         cold_j1 = run("cold-j1", [package, "--jobs", "1"], "cache-j1")
         print(f"{'':12}--jobs 1 -> --jobs 2 cold speed-up: {cold_j1['wall'] / cold['wall']:.2f}x (goal >= 1.7x)")
-        print(f"{'':12}{_parallel_bound(cold_j1)}")
+        print(f"{'':12}{_parallel_bound(cold_j1, cold)}")
     print(f"{'':12}peak RSS cold: {cold['rss'] / 2**20:.0f} MiB (goal <= 1024 MiB)")
     if not args.no_reference:
         run("reference", [package, "--no-cache", "--jobs", "1"], "none")
@@ -263,15 +263,21 @@ def _run(args, source: Path, work: Path) -> int:
 ONE_PROCESS_STAGES = ("discover", "pylink", "outline", "index", "verdicts", "checks")
 
 
-def _parallel_bound(cold_j1: dict) -> str:
+def _parallel_bound(cold_j1: dict, cold: dict) -> str:
     """The most --jobs 2 could gain on this tree (Amdahl's law): every other stage twice as fast,
-    those that run in one process as they were with one job."""
-    times = {match.group(1): float(match.group(2)) for line in cold_j1["stages"]
-             if (match := re.match(r"(\S+(?: \S+)?)\s+([\d.]+) s", line))}
-    alone = sum(times.get(name, 0.0) for name in ONE_PROCESS_STAGES)
+    those that run in one process as they were with one job. Those take the same work in both
+    runs, so what they took in each also shows how far the machine's speed drifted between them."""
+    alone, alone_j2 = _one_process(cold_j1), _one_process(cold)
     bound = cold_j1["wall"] / (alone + (cold_j1["wall"] - alone) / 2)
-    return (f"cold-j1's one-process stages ({', '.join(ONE_PROCESS_STAGES)}) took {alone:.1f} s of "
-            f"{cold_j1['wall']:.1f} s: with the rest twice as fast, --jobs 2 would gain at most {bound:.2f}x")
+    return (f"the one-process stages ({', '.join(ONE_PROCESS_STAGES)}) took {alone:.1f} s of cold-j1's "
+            f"{cold_j1['wall']:.1f} s ({alone_j2:.1f} s in cold): with the rest twice as fast, --jobs 2 "
+            f"would gain at most {bound:.2f}x")
+
+
+def _one_process(run: dict) -> float:
+    times = {match.group(1): float(match.group(2)) for line in run["stages"]
+             if (match := re.match(r"(\S+(?: \S+)?)\s+([\d.]+) s", line))}
+    return sum(times.get(name, 0.0) for name in ONE_PROCESS_STAGES)
 
 
 def _commit() -> str:
