@@ -66,3 +66,30 @@ def test_a_comment_appended_to_a_host_checked_unit_re_scans_in_part(tmp_path, mo
         after = _scan(root)
         assert len(full_scans) == 1, name  # the first scan alone
         assert [(g.gate_id, g.verdicts) for g in after.gates] == [(g.gate_id, g.verdicts) for g in before.gates]
+
+
+def test_a_capability_helper_moved_down_its_header_re_scans_in_part(tmp_path, monkeypatch, full_scans):
+    # the helper's facts only move: no host gate lies in its header, so the gates keep their units
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = settled_copy(FIXTURES / "gate-host-checks", tmp_path / "tree")
+    before = _scan(root)
+    header = root / "csrc/flash_attn/src/hardware_info.h"
+    header.write_text("// Device queries shared by the launchers.\n\n" + header.read_text())
+    settle(header, 600)
+    after = _scan(root)
+    assert len(full_scans) == 1  # the first scan alone
+    assert after == _scan(root, cache=False)
+    assert [(g.gate_id, g.verdicts) for g in after.gates] == [(g.gate_id, g.verdicts) for g in before.gates]
+
+
+def test_a_host_check_moved_down_its_file_moves_its_gate(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = settled_copy(FIXTURES / "gate-host-checks", tmp_path / "tree")
+    before = {g.gate_id for g in _scan(root).gates if g.gate_id.startswith("csrc/flash_attn/flash_api.cpp:")}
+    api = root / "csrc/flash_attn/flash_api.cpp"
+    api.write_text("// Host entry points.\n" + api.read_text())
+    settle(api, 600)
+    after = _scan(root)
+    moved = {g.gate_id for g in after.gates if g.gate_id.startswith("csrc/flash_attn/flash_api.cpp:")}
+    assert before and moved == {f"{path}:{int(line) + 1}:{col}" for path, line, col in (g.rsplit(":", 2) for g in before)}
+    assert after == _scan(root, cache=False)

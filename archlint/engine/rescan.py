@@ -44,6 +44,7 @@ from archlint.knowledge.kb import load_kb
 from archlint.link.cuda import file_links, include_closure, resolver_for
 from archlint.model.files import FileFacts, SourceFile
 from archlint.model.gates import HOST_KIND
+from archlint.model.host import HostFacts
 
 
 class LazyFacts(Mapping):
@@ -116,7 +117,7 @@ def _touches_host_checks(fresh, state, digests, cache) -> bool:
     """Whether a change can alter the host-check gates or the units op calls reach, which are linked
     scan-wide (gates.host, gates.ops), where the scan has either or the file holds host facts. A
     full scan when a changed file's previous facts are not at hand (or were read for its
-    directives only), its host facts differ, its scope-wide declarations differ, a definition
+    directives only), its host facts differ (other than by moving, where that changes no gate), its scope-wide declarations differ, a definition
     changed whose name a host check's reach looked up (any definition, where op calls are linked),
     a definition moved that some gate's evidence points into, or, for a file holding host checks
     or where op calls are linked, its functions' names and kinds differ."""
@@ -131,7 +132,7 @@ def _touches_host_checks(fresh, state, digests, cache) -> bool:
             return True
         stored = cache.stored(facts.file, digests[path][1])
         old = stored.cuda if stored is not None else None
-        if old is None or old.host != new.host:
+        if old is None or (old.host != new.host and _moved_host_matters(old.host, new.host, path, state)):
             return True
         if new.host is not None and state.host_words and _spells(facts.file, state.host_words) != (path in state.host_first):
             return True  # a full scan would read it in full first now, or no longer (engine.linking._host_files)
@@ -152,6 +153,25 @@ def _touches_host_checks(fresh, state, digests, cache) -> bool:
         if path in cited:
             return True
     return False
+
+
+def _moved_host_matters(old: HostFacts | None, new: HostFacts | None, path: str, state: ScanState) -> bool:
+    """Whether a file's changed host facts can change the host gates or the op links: unless they
+    only moved (the same checks, helpers and registrations at other lines), in a scan whose op
+    calls link no registration and where no host gate lies in the file (a moved check's gate
+    would move with it), they can."""
+    if state.host_linked or _placeless_host(old) != _placeless_host(new):
+        return True
+    return any(memo.gate.kind == HOST_KIND and memo.gate.path == path for memo in state.memos)
+
+
+def _placeless_host(host: HostFacts | None) -> HostFacts | None:
+    if host is None:
+        return None
+    checks = tuple(replace(check, line=0, col=0, end_line=0, end_col=0, arms=tuple(replace(arm, line=0) for arm in check.arms))
+                   for check in host.checks)
+    return HostFacts(checks, tuple(replace(helper, line=0) for helper in host.helpers),
+                     tuple(replace(registration, line=0, col=0) for registration in host.registrations))
 
 
 def _spells(file: SourceFile, words: tuple[str, ...]) -> bool:
