@@ -82,14 +82,18 @@ def test_a_capability_helper_moved_down_its_header_re_scans_in_part(tmp_path, mo
     assert [(g.gate_id, g.verdicts) for g in after.gates] == [(g.gate_id, g.verdicts) for g in before.gates]
 
 
-def test_a_host_check_moved_down_its_file_moves_its_gate(tmp_path, monkeypatch):
+def test_host_checks_and_the_units_they_reach_moved_down_re_scan_in_part(tmp_path, monkeypatch, full_scans):
+    # a check's gate moves with it; the evidence of the units it reaches points at their new lines
     monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
     root = settled_copy(FIXTURES / "gate-host-checks", tmp_path / "tree")
     before = {g.gate_id for g in _scan(root).gates if g.gate_id.startswith("csrc/flash_attn/flash_api.cpp:")}
-    api = root / "csrc/flash_attn/flash_api.cpp"
-    api.write_text("// Host entry points.\n" + api.read_text())
-    settle(api, 600)
-    after = _scan(root)
+    for name in ("flash_api.cpp", "src/flash_fwd_hdim128_fp16_sm90.cu"):
+        path = root / "csrc/flash_attn" / name
+        path.write_text("// Moved down a line.\n" + path.read_text())
+        settle(path, 600)
+        full = len(full_scans)
+        after = _scan(root)
+        assert len(full_scans) == full, name  # a re-scan in part
+        assert after == _scan(root, cache=False), name
     moved = {g.gate_id for g in after.gates if g.gate_id.startswith("csrc/flash_attn/flash_api.cpp:")}
     assert before and moved == {f"{path}:{int(line) + 1}:{col}" for path, line, col in (g.rsplit(":", 2) for g in before)}
-    assert after == _scan(root, cache=False)

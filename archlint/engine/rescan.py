@@ -6,8 +6,9 @@ links are unpickled, and their facts loaded from the facts cache, only when judg
 for them (engine.linkstore). A gate is judged again
 when a changed file is among the files its units can include (its verdicts read nothing else but
 the scan-wide macro table); the file rules run again on the changed files and on the files whose
-compiling builds changed. A changed Python file whose facts are those it had (a comment added at
-its end) changes nothing. Whenever a change could reach further than that — a file added or
+compiling builds changed. Where host checks or the definitions their units were reached through
+only moved, the host checks' gates are derived again from the index. A changed Python file whose
+facts are those it had (a comment added at its end) changes nothing. Whenever a change could reach further than that — a file added or
 removed, a Python file's facts changed, a changed #define, or gates appearing or disappearing —
 this returns None and the caller runs a full scan.
 """
@@ -35,9 +36,10 @@ from archlint.engine.steps import (
 )
 from archlint.engine.freefiles import free_files
 from archlint.engine.samefacts import same_python_facts, spells_any
-from archlint.engine.store import ScanState
+from archlint.engine.store import GateMemo, ScanState
 from archlint.engine.timing import part_progress, plan, stage, stage_progress
 from archlint.extract.files import DIRECTIVES, extract_all, extract_file
+from archlint.gates.host import host_gates
 from archlint.judge.view import Judging
 from archlint.knowledge.arch import Target, parse_target
 from archlint.knowledge.kb import load_kb
@@ -113,56 +115,77 @@ def _placeless(items) -> Counter:
     return Counter(replace(item, start=(0, 0), end=(0, 0)) for item in items)
 
 
-def _touches_host_checks(fresh, state, digests, cache) -> bool:
-    """Whether a change can alter the host-check gates or the units op calls reach, which are linked
-    scan-wide (gates.host, gates.ops), where the scan has either or the file holds host facts. A
-    full scan when a changed file's previous facts are not at hand (or were read for its
-    directives only), its host facts differ (other than by moving, where that changes no gate), its scope-wide declarations differ, a definition
-    changed whose name a host check's reach looked up (any definition, where op calls are linked),
-    a definition moved that some gate's evidence points into, or, for a file holding host checks
-    or where op calls are linked, its functions' names and kinds differ."""
+# What a change does to the host checks' gates and the op links, which are linked scan-wide
+# (gates.host, gates.ops): nothing; moves them (the host gates are derived again from the index);
+# or may link them otherwise (a full scan)
+UNTOUCHED, MOVED, RELINKED = "untouched", "moved", "relinked"
+
+
+def _host_change(fresh, state, digests, cache) -> str:
+    """RELINKED when a changed file's previous facts are not at hand (or were read for its
+    directives only), its host facts differ other than by moving (or at all, where op calls are
+    linked), its scope-wide declarations differ, a definition changed whose name a host check's
+    reach looked up (any definition, where op calls are linked), an op call's evidence points into
+    a moved definition, or, for a file holding host facts or where op calls are linked, its
+    functions' names and kinds differ. MOVED when a host gate lies in a file whose host facts only
+    moved, or its evidence points into a definition that did."""
     sensitive = state.host_linked or any(memo.gate.kind == HOST_KIND for memo in state.memos)
     cited: set[str] | None = None
+    moved = False
     for facts in fresh:
         new = facts.cuda
         if new is None or (not sensitive and new.host is None):
             continue
         path = facts.file.path
         if path in state.shallow or path not in digests:
-            return True
+            return RELINKED
         stored = cache.stored(facts.file, digests[path][1])
         old = stored.cuda if stored is not None else None
-        if old is None or (old.host != new.host and _moved_host_matters(old.host, new.host, path, state)):
-            return True
+        if old is None:
+            return RELINKED
+        if old.host != new.host:
+            if state.host_linked or _placeless_host(old.host) != _placeless_host(new.host):
+                return RELINKED
+            moved = moved or any(memo.gate.kind == HOST_KIND and memo.gate.path == path for memo in state.memos)
         if new.host is not None and state.host_words and _spells(facts.file, state.host_words) != (path in state.host_first):
-            return True  # a full scan would read it in full first now, or no longer (engine.linking._host_files)
+            return RELINKED  # a full scan would read it in full first now, or no longer (engine.linking._host_files)
         was, now = old.declarations, new.declarations
         if (was.loose, was.read, was.instantiated, was.namespaces) != (now.loose, now.read, now.instantiated, now.namespaces):
-            return True
+            return RELINKED
         if (new.host is not None or state.host_linked) and _kinds(old) != _kinds(new):
-            return True
+            return RELINKED
         if was.items == now.items:
             continue
         before, after = _placeless(was.items), _placeless(now.items)
         changed = {name for item in (before - after) + (after - before) for name in item.names}
         if changed and (state.host_linked or changed & state.host_names):
-            return True
+            return RELINKED
         if cited is None:  # where the host checks' (and the op calls') evidence chains point
             linked = [m for m in state.memos if state.host_linked or m.gate.kind == HOST_KIND]
             cited = {hop.location.path for memo in linked for chain in memo.units.evidence.values() for hop in chain}
         if path in cited:
-            return True
-    return False
+            if state.host_linked:
+                return RELINKED
+            moved = True
+    return MOVED if moved else UNTOUCHED
 
 
-def _moved_host_matters(old: HostFacts | None, new: HostFacts | None, path: str, state: ScanState) -> bool:
-    """Whether a file's changed host facts can change the host gates or the op links: unless they
-    only moved (the same checks, helpers and registrations at other lines), in a scan whose op
-    calls link no registration and where no host gate lies in the file (a moved check's gate
-    would move with it), they can."""
-    if state.host_linked or _placeless_host(old) != _placeless_host(new):
-        return True
-    return any(memo.gate.kind == HOST_KIND and memo.gate.path == path for memo in state.memos)
+def _host_rederived(memos: tuple[GateMemo, ...], index) -> tuple[GateMemo, ...] | None:
+    """The memos with each host check's gate and units derived again from the index, as a full
+    scan derives them, or None where some check's units are other files than before (a full scan
+    reads other files in full then). After a move only places differ: the gates' lines, the
+    evidence pointing into moved definitions."""
+    derived = iter(host_gates(index).pairs)
+    out = []
+    for memo in memos:
+        if memo.gate.kind != HOST_KIND:
+            out.append(memo)
+            continue
+        gate, units = next(derived, (None, None))
+        if gate is None or units is None or units.sources != memo.units.sources:
+            return None
+        out.append(memo if (gate, units) == (memo.gate, memo.units) else GateMemo(gate, units, memo.deps))
+    return tuple(out) if next(derived, None) is None else None
 
 
 def _placeless_host(host: HostFacts | None) -> HostFacts | None:
@@ -202,7 +225,8 @@ def rescan(options, discovery, cache, store, previous):
     plan(RESCAN_STAGES)
     with stage("facts", len(changed)):
         fresh = extract_all(changed, options.jobs, options.max_file_bytes, cache, progress=part_progress())
-    if _touches_host_checks(fresh, state, digests, cache):
+    change = _host_change(fresh, state, digests, cache)
+    if change == RELINKED:
         return None
     with stage("index"):
         links = _updated_links(state.links, state.generated, fresh, options, discovery)
@@ -214,13 +238,16 @@ def rescan(options, discovery, cache, store, previous):
         shallow = state.shallow - changed_paths
         facts = LazyFacts({f.path: f for f in discovery.files if f.path in known}, loaded, cache, options.max_file_bytes, shallow)
         index = lazy_index(links, facts, LazyFunctions(facts, links))
+        stored_memos = state.memos if change == UNTOUCHED else _host_rederived(state.memos, index)
+        if stored_memos is None:
+            return None
     with stage("verdicts"):
         judging, targets = Judging(index, load_kb()), scan_targets(options)
         before, narrowing = _narrowed(state, targets)
         overrides = user_defines(options)
         memos, results, rejudged, parts = [], [], [], {}
-        for memo, old in zip(state.memos, before):
-            if memo.deps & changed_paths:
+        for memo, stored, old in zip(stored_memos, state.memos, before):
+            if memo is not stored or memo.deps & changed_paths:
                 memo = replace(memo, deps=include_closure(index, memo.units.sources))
                 if memo.deps & shallow:
                     return None  # the change reaches a file read for its directives only
