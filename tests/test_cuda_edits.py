@@ -97,3 +97,27 @@ def test_host_checks_and_the_units_they_reach_moved_down_re_scan_in_part(tmp_pat
         assert after == _scan(root, cache=False), name
     moved = {g.gate_id for g in after.gates if g.gate_id.startswith("csrc/flash_attn/flash_api.cpp:")}
     assert before and moved == {f"{path}:{int(line) + 1}:{col}" for path, line, col in (g.rsplit(":", 2) for g in before)}
+
+
+def test_an_op_linked_entry_edited_re_scans_in_part(tmp_path, monkeypatch, full_scans):
+    # vLLM's shape: Python gates call ops whose registrations lead to dispatch ladders; moving the
+    # ladders, or adding a call that reaches no other unit, leaves every gate's units as they were
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = settled_copy(FIXTURES / "gate-host-ops", tmp_path / "tree")
+    entry = root / "csrc/quantization/w8a8/cutlass/scaled_mm_entry.cu"
+    ladders = {g.gate_id for g in _scan(root).gates if g.gate_id.startswith(entry.relative_to(root).as_posix())}
+    edits = [
+        lambda text: "// Dispatch by compute capability.\n" + text,
+        lambda text: text.replace("  int32_t version_num = get_sm_version_num();\n",
+                                  "  int32_t version_num = get_sm_version_num();\n  record_dispatch(version_num);\n", 1),
+    ]
+    for number, edit in enumerate(edits):
+        entry.write_text(edit(entry.read_text()))
+        settle(entry, 600 - number)
+        full = len(full_scans)
+        after = _scan(root)
+        assert len(full_scans) == full, number  # a re-scan in part
+        assert after == _scan(root, cache=False), number
+    moved = {g.gate_id for g in after.gates if g.gate_id.startswith(entry.relative_to(root).as_posix())}
+    # two lines above each ladder's refusal now
+    assert ladders and moved == {f"{path}:{int(line) + 2}:{col}" for path, line, col in (g.rsplit(":", 2) for g in ladders)}

@@ -25,7 +25,7 @@ from archlint.engine.steps import (
     user_defines,
     with_tactic_sizes,
 )
-from archlint.engine.store import GateMemo
+from archlint.engine.store import GateMemo, OpLinking
 from archlint.engine.timing import (TimingState, part_progress, plan, resume_timing, skip, stage, stage_progress,
                                    timing_state)
 from archlint.extract.binary import extract_binary
@@ -77,6 +77,7 @@ class Linked:
     host_words: tuple[str, ...] = ()  # the words that chose them
     pylink: PyRecord | None = None  # what each answer of the Python link read (engine.relink)
     pynames: NameTables | None = None  # which Python file spells which names, with it
+    op_linking: OpLinking | None = None  # what the op calls were linked from, where host_linked
 
 
 def link(options: ScanOptions, eager: bool = True) -> Linked:
@@ -329,8 +330,10 @@ def _link_with(options: ScanOptions, discovery: Discovery, cache, eager: bool, w
         tile_lists += linked_cxx_tiles(root, index, [(m.gate, m.units, m.deps) for m in memos])
         ctx = Context.judged(judging, targets, tuple(results), free=free, tile_lists=tile_lists)
     ctx = with_tactic_sizes(options, root, ctx)
+    linking = OpLinking(tuple(gated), side.ops, side.wholes) if op_linked(index, side.ops) else None
     return Linked(root, tuple(facts), discovery, index, pyindex, ctx, generated, tuple(memos), shallow, side.binaries,
-                  sources if gated else None, op_linked(index, side.ops), host.asked, chosen, words, side.record, side.names)
+                  sources if gated else None, linking is not None, host.asked, chosen, words, side.record, side.names,
+                  linking)
 
 
 def _host_files(marked: list[SourceFile], cuda_files: list[SourceFile], outlined: CudaIndex,

@@ -139,6 +139,7 @@ def _full_scan(options: ScanOptions, discovery, cache, eager: bool) -> tuple[Sca
         host_words=linked.host_words,
         pylink=linked.pylink,
         pynames=linked.pynames,
+        op_linking=linked.op_linking,
     )
     return assemble_result(linked.root, len(discovery.files), ctx, gate_findings, state), state
 

@@ -28,7 +28,7 @@ from archlint.engine.steps import (assemble_result, findings_by_file, judge_gate
 from archlint.link.cuda import include_closure
 from archlint.engine.pyanswers import PyRecord
 from archlint.engine.stateparts import read_part
-from archlint.engine.store import GateMemo, ScanState, ScanStore
+from archlint.engine.store import GateMemo, OpLinking, ScanState, ScanStore
 from archlint.engine.timing import plan, stage, stage_progress
 from archlint.extract.files import Workers
 from archlint.gates.ops import called_ops, op_linked, through_ops
@@ -131,6 +131,7 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
     # python_side reads them (engine.relink the changed Python files alone)
     python = ({f.file.path for f in side.facts} if side.relinked
               else {f.path for f in discovery.files if f.language in ("python", "template", "binary", "cmake")})
+    host_linked = state.host_linked if _same_op_calls(side, state) else op_linked(index, side.ops)
     new_state = replace(
         state,
         links=links,
@@ -143,7 +144,8 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         tile_lists=tile_lists,
         binaries=side.binaries,
         free_sources=sources,
-        host_linked=state.host_linked if _same_op_calls(side, state) else op_linked(index, side.ops),
+        host_linked=host_linked,
+        op_linking=OpLinking(tuple(side.judged), side.ops, side.wholes) if host_linked else None,
         pylink=side.record,
         pynames=side.names,
     )

@@ -15,7 +15,6 @@ this returns None and the caller runs a full scan.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -35,18 +34,16 @@ from archlint.engine.steps import (
     with_tactic_sizes,
 )
 from archlint.engine.freefiles import free_files
-from archlint.engine.samefacts import same_python_facts, spells_any
-from archlint.engine.store import GateMemo, ScanState
+from archlint.engine.hostlinks import FULL, UNTOUCHED, derived_memos, host_change
+from archlint.engine.samefacts import same_python_facts
+from archlint.engine.store import ScanState
 from archlint.engine.timing import part_progress, plan, stage, stage_progress
 from archlint.extract.files import DIRECTIVES, extract_all, extract_file
-from archlint.gates.host import host_gates
 from archlint.judge.view import Judging
 from archlint.knowledge.arch import Target, parse_target
 from archlint.knowledge.kb import load_kb
 from archlint.link.cuda import file_links, include_closure, resolver_for
-from archlint.model.files import FileFacts, SourceFile
-from archlint.model.gates import HOST_KIND
-from archlint.model.host import HostFacts
+from archlint.model.files import FileFacts
 
 
 class LazyFacts(Mapping):
@@ -111,104 +108,6 @@ class LazyFunctions(Mapping):
 RESCAN_STAGES = ("discover", "facts", "index", "verdicts", "checks")  # numbered on the progress line
 
 
-def _placeless(items) -> Counter:
-    return Counter(replace(item, start=(0, 0), end=(0, 0)) for item in items)
-
-
-# What a change does to the host checks' gates and the op links, which are linked scan-wide
-# (gates.host, gates.ops): nothing; moves them (the host gates are derived again from the index);
-# or may link them otherwise (a full scan)
-UNTOUCHED, MOVED, RELINKED = "untouched", "moved", "relinked"
-
-
-def _host_change(fresh, state, digests, cache) -> str:
-    """RELINKED when a changed file's previous facts are not at hand (or were read for its
-    directives only), its host facts differ other than by moving (or at all, where op calls are
-    linked), its scope-wide declarations differ, a definition changed whose name a host check's
-    reach looked up (any definition, where op calls are linked), an op call's evidence points into
-    a moved definition, or, for a file holding host facts or where op calls are linked, its
-    functions' names and kinds differ. MOVED when a host gate lies in a file whose host facts only
-    moved, or its evidence points into a definition that did."""
-    sensitive = state.host_linked or any(memo.gate.kind == HOST_KIND for memo in state.memos)
-    cited: set[str] | None = None
-    moved = False
-    for facts in fresh:
-        new = facts.cuda
-        if new is None or (not sensitive and new.host is None):
-            continue
-        path = facts.file.path
-        if path in state.shallow or path not in digests:
-            return RELINKED
-        stored = cache.stored(facts.file, digests[path][1])
-        old = stored.cuda if stored is not None else None
-        if old is None:
-            return RELINKED
-        if old.host != new.host:
-            if state.host_linked or _placeless_host(old.host) != _placeless_host(new.host):
-                return RELINKED
-            moved = moved or any(memo.gate.kind == HOST_KIND and memo.gate.path == path for memo in state.memos)
-        if new.host is not None and state.host_words and _spells(facts.file, state.host_words) != (path in state.host_first):
-            return RELINKED  # a full scan would read it in full first now, or no longer (engine.linking._host_files)
-        was, now = old.declarations, new.declarations
-        if (was.loose, was.read, was.instantiated, was.namespaces) != (now.loose, now.read, now.instantiated, now.namespaces):
-            return RELINKED
-        if (new.host is not None or state.host_linked) and _kinds(old) != _kinds(new):
-            return RELINKED
-        if was.items == now.items:
-            continue
-        before, after = _placeless(was.items), _placeless(now.items)
-        changed = {name for item in (before - after) + (after - before) for name in item.names}
-        if changed and (state.host_linked or changed & state.host_names):
-            return RELINKED
-        if cited is None:  # where the host checks' (and the op calls') evidence chains point
-            linked = [m for m in state.memos if state.host_linked or m.gate.kind == HOST_KIND]
-            cited = {hop.location.path for memo in linked for chain in memo.units.evidence.values() for hop in chain}
-        if path in cited:
-            if state.host_linked:
-                return RELINKED
-            moved = True
-    return MOVED if moved else UNTOUCHED
-
-
-def _host_rederived(memos: tuple[GateMemo, ...], index) -> tuple[GateMemo, ...] | None:
-    """The memos with each host check's gate and units derived again from the index, as a full
-    scan derives them, or None where some check's units are other files than before (a full scan
-    reads other files in full then). After a move only places differ: the gates' lines, the
-    evidence pointing into moved definitions."""
-    derived = iter(host_gates(index).pairs)
-    out = []
-    for memo in memos:
-        if memo.gate.kind != HOST_KIND:
-            out.append(memo)
-            continue
-        gate, units = next(derived, (None, None))
-        if gate is None or units is None or units.sources != memo.units.sources:
-            return None
-        out.append(memo if (gate, units) == (memo.gate, memo.units) else GateMemo(gate, units, memo.deps))
-    return tuple(out) if next(derived, None) is None else None
-
-
-def _placeless_host(host: HostFacts | None) -> HostFacts | None:
-    if host is None:
-        return None
-    checks = tuple(replace(check, line=0, col=0, end_line=0, end_col=0, arms=tuple(replace(arm, line=0) for arm in check.arms))
-                   for check in host.checks)
-    return HostFacts(checks, tuple(replace(helper, line=0) for helper in host.helpers),
-                     tuple(replace(registration, line=0, col=0) for registration in host.registrations))
-
-
-def _spells(file: SourceFile, words: tuple[str, ...]) -> bool:
-    try:
-        with open(file.absolute, "rb") as handle:
-            return spells_any(handle.read(), words)
-    except OSError:
-        return False
-
-
-def _kinds(cuda) -> tuple:
-    return tuple((f.name, f.kind, f.template) for f in cuda.functions)
-
-
 def rescan(options, discovery, cache, store, previous):
     """(result, state) of the scan from `previous` (a stored state and the files it saw, of this
     scan's targets or more: store.ScanStore.wider), or None when a full scan is needed."""
@@ -225,8 +124,8 @@ def rescan(options, discovery, cache, store, previous):
     plan(RESCAN_STAGES)
     with stage("facts", len(changed)):
         fresh = extract_all(changed, options.jobs, options.max_file_bytes, cache, progress=part_progress())
-    change = _host_change(fresh, state, digests, cache)
-    if change == RELINKED:
+    change = host_change(fresh, state, digests, cache)
+    if change == FULL:
         return None
     with stage("index"):
         links = _updated_links(state.links, state.generated, fresh, options, discovery)
@@ -238,9 +137,10 @@ def rescan(options, discovery, cache, store, previous):
         shallow = state.shallow - changed_paths
         facts = LazyFacts({f.path: f for f in discovery.files if f.path in known}, loaded, cache, options.max_file_bytes, shallow)
         index = lazy_index(links, facts, LazyFunctions(facts, links))
-        stored_memos = state.memos if change == UNTOUCHED else _host_rederived(state.memos, index)
-        if stored_memos is None:
+        derived = (state.memos, state.host_names) if change == UNTOUCHED else derived_memos(state, index)
+        if derived is None:
             return None
+        stored_memos, host_names = derived
     with stage("verdicts"):
         judging, targets = Judging(index, load_kb()), scan_targets(options)
         before, narrowing = _narrowed(state, targets)
@@ -281,6 +181,7 @@ def rescan(options, discovery, cache, store, previous):
         targets=tuple(t.name for t in targets),
         free=free,
         tile_lists=tile_lists,
+        host_names=host_names,
     )
     return assemble_result(discovery.root, len(discovery.files), ctx, gate_findings, new_state), new_state
 

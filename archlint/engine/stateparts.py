@@ -46,11 +46,12 @@ class Loaded:
 
 
 # the fields that are megabytes on a large tree, each in an entry of its own; the others share one
-ON_THEIR_OWN = ("links", "memos", "results", "file_findings", "templates", "pylink", "pynames")
+ON_THEIR_OWN = ("links", "memos", "results", "file_findings", "templates", "pylink", "pynames", "op_linking")
 SMALL = "small"
-# parts read only where a re-scan asks for them (a Python re-link: engine.relink), kept as written
+# parts read only where a re-scan asks for them (a Python re-link: engine.relink; op calls linked
+# again: engine.rescan), kept as written
 # by the others (a CUDA re-scan read 14 MB more on FlashInfer 0.7.2.post1 for nothing)
-ON_DEMAND = ("pylink", "pynames")
+ON_DEMAND = ("pylink", "pynames", "op_linking")
 # parts a re-scan keeps most of, as the objects it loaded: stored as deltas of an earlier entry
 AS_DELTAS = ("memos", "results", "pylink")
 

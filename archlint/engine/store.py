@@ -53,6 +53,16 @@ class GateMemo:
 
 
 @dataclass(frozen=True)
+class OpLinking:
+    """What the gates' op calls were linked from (gates.ops.through_ops), kept where some op call
+    names an op the scan registers: a CUDA re-scan links them again through the changed files."""
+
+    judged: tuple[tuple[Gate, GuardedUnits], ...]  # the gates to judge, before their op calls were linked
+    ops: dict[str, tuple]  # gate id -> its op calls and the op namespaces Python defines
+    wholes: tuple[tuple[Gate, GuardedUnits], ...]  # the build's own lists
+
+
+@dataclass(frozen=True)
 class ScanState:
     links: StoredLinks  # every CUDA file's, each loaded when a re-scan asks for it
     memos: tuple[GateMemo, ...]
@@ -79,6 +89,7 @@ class ScanState:
     host_words: tuple[str, ...] = ()  # the words that chose them
     pylink: PyRecord | None = None  # what each answer of the Python link read (engine.relink)
     pynames: NameTables | None = None  # which Python file spells which names, as the link read them
+    op_linking: OpLinking | None = None  # where host_linked (engine.rescan links the op calls again)
 
 
 @dataclass(frozen=True)
