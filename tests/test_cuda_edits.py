@@ -121,3 +121,21 @@ def test_an_op_linked_entry_edited_re_scans_in_part(tmp_path, monkeypatch, full_
     moved = {g.gate_id for g in after.gates if g.gate_id.startswith(entry.relative_to(root).as_posix())}
     # two lines above each ladder's refusal now
     assert ladders and moved == {f"{path}:{int(line) + 2}:{col}" for path, line, col in (g.rsplit(":", 2) for g in ladders)}
+
+
+def test_op_links_stored_by_a_python_re_scan_serve_the_next_cuda_edit(tmp_path, monkeypatch, full_scans):
+    monkeypatch.setenv("ARCHLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = settled_copy(FIXTURES / "gate-host-ops", tmp_path / "tree")
+    _scan(root)
+    ops = root / "vllm/_custom_ops.py"
+    ops.write_text(ops.read_text() + "\n\ndef describe_dispatch() -> str:\n    return 'cutlass'\n")
+    settle(ops, 900)
+    entry = root / "csrc/quantization/w8a8/cutlass/scaled_mm_entry.cu"
+    for number, path in enumerate((ops, entry)):
+        if path is entry:
+            entry.write_text("// Dispatch by compute capability.\n" + entry.read_text())
+            settle(entry, 600)
+        full = len(full_scans)
+        after = _scan(root)
+        assert len(full_scans) == full, number  # a Python re-scan, then a CUDA one, in part
+        assert after == _scan(root, cache=False), number

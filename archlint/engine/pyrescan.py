@@ -145,7 +145,7 @@ def python_rescan(options: ScanOptions, discovery: Discovery, cache: FactsCache,
         binaries=side.binaries,
         free_sources=sources,
         host_linked=host_linked,
-        op_linking=OpLinking(tuple(side.judged), side.ops, side.wholes) if host_linked else None,
+        op_linking=_op_linking(side, host_linked, state),
         pylink=side.record,
         pynames=side.names,
     )
@@ -160,6 +160,14 @@ def _linked_before(side, state: ScanState) -> dict[str, GuardedUnits | None] | N
     before = {memo.gate.id: memo.units for memo in state.memos if memo.gate.kind != HOST_KIND}
     return {gate.id: before.get(gate.id) for gate, _ in side.judged
             if gate.id not in side.fresh and side.ops.get(gate.id, ((), None))[0]}
+
+
+def _op_linking(side, host_linked: bool, state: ScanState) -> OpLinking | None:
+    """What the op calls were linked from, where they are linked; else None, as stored where they
+    were not before either (the part is kept as written, not read)."""
+    if host_linked:
+        return OpLinking(tuple(side.judged), side.ops, side.wholes)
+    return state.op_linking if not state.host_linked else None
 
 
 def _same_op_calls(side, state: ScanState) -> bool:
