@@ -35,7 +35,8 @@ def host_change(fresh, state: ScanState, digests, cache) -> str:
     declarations differ, a definition changed whose name a host check's reach looked up (any
     definition, where op calls are linked), a definition moved that such a gate's evidence points
     into, or, for a file holding host facts or where op calls are linked, its functions' names and
-    kinds differ. UNTOUCHED otherwise."""
+    kinds differ. In a scan with neither host gates nor linked op calls only the host facts count:
+    whether a check is a gate reads its arms and the helpers, no definition. UNTOUCHED otherwise."""
     sensitive = state.host_linked or any(memo.gate.kind == HOST_KIND for memo in state.memos)
     derive = False
     cited: set[str] | None = None
@@ -48,13 +49,20 @@ def host_change(fresh, state: ScanState, digests, cache) -> str:
             return FULL
         stored = cache.stored(facts.file, digests[path][1])
         old = stored.cuda if stored is not None else None
-        if old is None or _helpers(old.host) != _helpers(new.host):
+        if old is None:
             return FULL
-        if not state.host_linked and _registrations(old.host) != _registrations(new.host):
+        was, now = _placeless_host(old.host), _placeless_host(new.host)
+        if _helpers(was) != _helpers(now):
+            return FULL
+        if not state.host_linked and (was.registrations if was else ()) != (now.registrations if now else ()):
             return FULL  # an op call may be linked now: what it was linked from is not stored
         if new.host is not None and state.host_words and _spells(facts.file, state.host_words) != (path in state.host_first):
             return FULL  # a full scan would read it in full first now, or no longer (engine.linking._host_files)
-        derive = derive or _derives(old, new, path, state)
+        if old.host != new.host and (state.host_linked or was != now or _holds_host_gate(state, path)):
+            derive = True
+        if derive or not sensitive:
+            continue
+        derive = _reach_changed(old, new, state)
         if derive or old.declarations.items == new.declarations.items:
             continue
         if cited is None:  # where the host checks' (and the op calls') evidence chains point
@@ -66,15 +74,20 @@ def host_change(fresh, state: ScanState, digests, cache) -> str:
     return DERIVED if derive else UNTOUCHED
 
 
-def _derives(old, new, path: str, state: ScanState) -> bool:
-    if old.host != new.host and (state.host_linked or _placeless_host(old.host) != _placeless_host(new.host) or any(
-            memo.gate.kind == HOST_KIND and memo.gate.path == path for memo in state.memos)):
-        return True
+def _holds_host_gate(state: ScanState, path: str) -> bool:
+    return any(memo.gate.kind == HOST_KIND and memo.gate.path == path for memo in state.memos)
+
+
+def _reach_changed(old, new, state: ScanState) -> bool:
+    """Whether what the host checks' and the op calls' reach reads of the file changed (other than
+    definitions that only moved)."""
     was, now = old.declarations, new.declarations
     if (was.loose, was.read, was.instantiated, was.namespaces) != (now.loose, now.read, now.instantiated, now.namespaces):
         return True
     if (new.host is not None or state.host_linked) and _kinds(old) != _kinds(new):
         return True
+    if was.items == now.items:
+        return False
     before, after = _placeless(was.items), _placeless(now.items)
     changed = {name for item in (before - after) + (after - before) for name in item.names}
     return bool(changed and (state.host_linked or changed & state.host_names))
@@ -86,14 +99,14 @@ def derived_memos(state: ScanState, index) -> tuple[tuple[GateMemo, ...], frozen
     host checks' reach looked up; None where a gate would be judged on other units than before,
     or a gate appears or goes (a full scan reads other files in full then)."""
     host = host_gates(index)
-    derived = list(host.pairs)
     if state.host_linked:
         linking = read_part(state.op_linking)
         if not isinstance(linking, OpLinking) or not op_linked(index, linking.ops):
             return None
-        derived = through_ops(list(linking.judged), linking.ops, index, host.pairs, linking.wholes) + derived
-    else:
-        derived = [(m.gate, m.units) for m in state.memos if m.gate.kind != HOST_KIND] + derived
+        others = through_ops(list(linking.judged), linking.ops, index, host.pairs, linking.wholes)
+    else:  # no op call is linked: the other gates' units are the stored ones
+        others = [(m.gate, m.units) for m in state.memos if m.gate.kind != HOST_KIND]
+    derived = others + list(host.pairs)
     if len(derived) != len(state.memos):
         return None
     out = []
@@ -120,10 +133,6 @@ def _placeless_host(host: HostFacts | None) -> HostFacts | None:
 def _helpers(host: HostFacts | None) -> frozenset[str]:
     """The capability helpers' names: words that choose the host files a cold scan reads first."""
     return frozenset(helper.name for helper in host.helpers) if host is not None else frozenset()
-
-
-def _registrations(host: HostFacts | None) -> tuple:
-    return tuple(replace(r, line=0, col=0) for r in host.registrations) if host is not None else ()
 
 
 def _spells(file: SourceFile, words: tuple[str, ...]) -> bool:

@@ -6,11 +6,12 @@ links are unpickled, and their facts loaded from the facts cache, only when judg
 for them (engine.linkstore). A gate is judged again
 when a changed file is among the files its units can include (its verdicts read nothing else but
 the scan-wide macro table); the file rules run again on the changed files and on the files whose
-compiling builds changed. Where host checks or the definitions their units were reached through
-only moved, the host checks' gates are derived again from the index. A changed Python file whose
-facts are those it had (a comment added at its end) changes nothing. Whenever a change could reach further than that — a file added or
-removed, a Python file's facts changed, a changed #define, or gates appearing or disappearing —
-this returns None and the caller runs a full scan.
+compiling builds changed. The gates linked scan-wide (host checks, op calls) are kept, or
+derived again from the index where a changed file can change them (engine.hostlinks). A changed
+Python file whose facts are those it had (a comment added at its end) changes nothing. Whenever a
+change could reach further than that — a file added or removed, a Python file's facts changed, a
+changed #define, or gates appearing or disappearing — this returns None and the caller runs a
+full scan.
 """
 
 from __future__ import annotations
