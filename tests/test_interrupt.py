@@ -137,3 +137,17 @@ def test_ctrl_c_while_a_worker_outlines_cuda_files_meanwhile_stops_every_process
     """More entries stored than the Python files: a CUDA file's outline is among them (the worker
     that outlines them while the Python side links is running, or has run)."""
     _stops_cleanly(tmp_path, _python_and_cuda_tree, (300, 1200, 4800), stored=lambda files: files + 20)
+
+
+def test_semaphores_reclaimed_after_an_abandoned_pool_print_nothing():
+    # a scan ended abruptly leaves its pool's semaphores to multiprocessing's resource tracker,
+    # which reclaims them once the scan is gone: the user sees archlint's one line, not its notice
+    script = (
+        "import multiprocessing, os\n"
+        "from archlint.extract.files import Workers\n"
+        "Workers(1).pool()\n"
+        "held = multiprocessing.get_context('spawn').Lock()  # never released: as an abandoned pool's\n"
+        "os._exit(0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")

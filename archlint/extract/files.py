@@ -9,6 +9,7 @@ import gc
 import os
 import pickle
 import signal
+import sys
 import threading
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
@@ -199,6 +200,7 @@ class Workers:
             import multiprocessing  # deferred: a scan that starts no worker (a one-file re-scan) skips their import
             from concurrent.futures import ProcessPoolExecutor
 
+            _quiet_resource_tracker()
             self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=_worker_started)
         return self._pool
@@ -265,6 +267,17 @@ class Workers:
             process.terminate()
         for process in processes:
             process.join(5)
+
+
+# multiprocessing's resource tracker (started with the pool, and given this process's -W options)
+# reclaims the semaphores of a pool abandoned on Ctrl-C, and can warn that it did so after
+# archlint has printed its one line: the reclaiming is its job, the warning noise to the user
+_TRACKER_QUIET = "ignore::UserWarning:multiprocessing.resource_tracker"
+
+
+def _quiet_resource_tracker() -> None:
+    if _TRACKER_QUIET not in sys.warnoptions:
+        sys.warnoptions.append(_TRACKER_QUIET)
 
 
 def _worker_started() -> None:
